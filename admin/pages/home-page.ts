@@ -1,0 +1,27 @@
+import type { Service, SessionUser } from '../../shared/types.js';
+import { html, page } from './layout.js';
+
+/**
+ * The gateway's home page at `/` while no service is registered there (DESIGN §5): who you are,
+ * sign in or out, the enabled services, and the admin endpoints for admins.
+ */
+export function homePage(options: { user: SessionUser | null; services: Service[]; csrfToken?: string }): string {
+  const { user, services } = options;
+  const who = user
+    ? html`<p>Signed in as <strong id="user-name">${user.name}</strong> <span class="muted">${user.email}</span>${user.isAdmin ? ' · administrator' : ''}.</p>
+<p><a class="button secondary" href="/auth/logout">Sign out</a></p>`
+    : html`<p>You are not signed in.</p><p><a class="button" href="/auth/login-page">Sign in</a></p>`;
+  const list = services.length
+    ? html`<ul class="services">${services.map(
+        (service) => html`<li><a href="${service.path}">${service.name}</a> <code>${service.path}</code>${service.requireAuth ? html` <span class="muted">· sign-in required</span>` : ''}${service.description ? html`<br><span class="muted">${service.description}</span>` : ''}</li>`,
+      )}</ul>`
+    : html`<p class="muted">No services are available yet.${user?.isAdmin ? ' Register one with POST /api/services.' : ''}</p>`;
+  const admin = user?.isAdmin
+    ? html`<h2>Administration</h2><ul>
+<li><a href="/api/services">/api/services</a>: the registry (JSON)</li>
+<li><a href="/dashboard/stats">/dashboard/stats</a>: statistics</li>
+<li><a href="/dashboard/logs">/dashboard/logs</a>: the audit log</li>
+<li><a href="/auth/csrf-token">/auth/csrf-token</a>: your CSRF token for API writes</li></ul>`
+    : '';
+  return page('Home', html`<h1>Gatehouse</h1>${who}<h2>Services</h2>${list}${admin}`, options.csrfToken);
+}

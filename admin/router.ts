@@ -1,0 +1,54 @@
+import type { Handler } from './request-context.js';
+
+/** Result of {@link Router.match}: a handler with its params, or the methods the path allows. */
+export type RouteMatch =
+  | { handler: Handler; params: Record<string, string> }
+  | { allow: string[] }
+  | undefined;
+
+interface Route {
+  method: string;
+  segments: string[];
+  handler: Handler;
+}
+
+/**
+ * A small method + path router for the admin plane. Patterns are literal segments and `:name`
+ * parameters (`/api/services/:id/logs`). A path that exists under other methods yields its
+ * `Allow` list, for 405 (RFC 9110 §15.5.6).
+ */
+export class Router {
+  readonly #routes: Route[] = [];
+
+  add(method: string, pattern: string, handler: Handler): this {
+    this.#routes.push({ method, segments: pattern.split('/'), handler });
+    return this;
+  }
+
+  match(method: string, path: string): RouteMatch {
+    const segments = path.split('/');
+    const allow: string[] = [];
+    for (const route of this.#routes) {
+      const params = matchSegments(route.segments, segments);
+      if (!params) continue;
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { handler: route.handler, params };
+      allow.push(route.method);
+    }
+    return allow.length > 0 ? { allow } : undefined;
+  }
+}
+
+function matchSegments(pattern: string[], actual: string[]): Record<string, string> | undefined {
+  if (pattern.length !== actual.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const expected = pattern[i]!;
+    if (expected.startsWith(':')) {
+      if (!actual[i]) return undefined;
+      params[expected.slice(1)] = actual[i]!;
+    } else if (expected !== actual[i]) {
+      return undefined;
+    }
+  }
+  return params;
+}

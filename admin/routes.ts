@@ -1,0 +1,38 @@
+import { requireAdmin, requireCsrf, requireSession } from './guards.js';
+import type { Handler } from './request-context.js';
+import { Router } from './router.js';
+
+/** The handler groups the admin plane serves; each comes from its own file under routes/. */
+export interface RouteHandlers {
+  pages: { home: Handler; loginPage: Handler };
+  auth: { login: Handler; callback: Handler; logout: Handler; profile: Handler; csrfToken: Handler };
+  services: { list: Handler; create: Handler; get: Handler; update: Handler; remove: Handler; toggle: Handler; logs: Handler };
+  dashboard: { stats: Handler; logs: Handler };
+}
+
+/**
+ * Every gateway-owned endpoint and its guards, in one table (spec §4.1–4.3, DESIGN §4/§5).
+ * Admin mutations check the session, then admin rights, then the CSRF token, in that order.
+ */
+export function buildRouter(h: RouteHandlers): Router {
+  const admin = requireAdmin;
+  const adminWrite = (handler: Handler) => requireAdmin(requireCsrf(handler));
+  return new Router()
+    .add('GET', '/', h.pages.home)
+    .add('GET', '/auth/login-page', h.pages.loginPage)
+    .add('GET', '/auth/login', h.auth.login)
+    .add('POST', '/auth/callback', h.auth.callback)
+    .add('GET', '/auth/callback', h.auth.callback)
+    .add('GET', '/auth/logout', h.auth.logout)
+    .add('GET', '/auth/profile', requireSession(h.auth.profile))
+    .add('GET', '/auth/csrf-token', requireSession(h.auth.csrfToken))
+    .add('GET', '/api/services', admin(h.services.list))
+    .add('POST', '/api/services', adminWrite(h.services.create))
+    .add('GET', '/api/services/:id', admin(h.services.get))
+    .add('PUT', '/api/services/:id', adminWrite(h.services.update))
+    .add('DELETE', '/api/services/:id', adminWrite(h.services.remove))
+    .add('PATCH', '/api/services/:id/toggle', adminWrite(h.services.toggle))
+    .add('GET', '/api/services/:id/logs', admin(h.services.logs))
+    .add('GET', '/dashboard/stats', admin(h.dashboard.stats))
+    .add('GET', '/dashboard/logs', admin(h.dashboard.logs));
+}

@@ -1,0 +1,23 @@
+import type { Config } from '../../shared/config.js';
+import { sendHtml } from '../../shared/http-response.js';
+import type { RelyingParty } from '../oidc/relying-party.js';
+import { safeReturnTo } from '../oidc/return-to.js';
+import { homePage } from '../pages/home-page.js';
+import { loginPage } from '../pages/login-page.js';
+import type { Handler } from '../request-context.js';
+import type { ServiceRegistry } from '../service-registry.js';
+
+/** The HTML pages of the admin plane: home at `/` (DESIGN §5) and the login page (spec §4.1). */
+export function createPageHandlers(deps: { config: Config; registry: ServiceRegistry; relyingParty: RelyingParty }) {
+  const home: Handler = (ctx) => {
+    const services = deps.registry.list().filter((service) => service.enabled);
+    sendHtml(ctx.res, 200, homePage({ user: ctx.session?.user ?? null, services, csrfToken: ctx.session?.csrfToken }));
+  };
+
+  const loginPageHandler: Handler = (ctx) => {
+    const returnTo = safeReturnTo(ctx.url.searchParams.get('returnTo'));
+    sendHtml(ctx.res, 200, loginPage({ returnTo, issuerHost: deps.relyingParty.issuerHost }));
+  };
+
+  return { home, loginPage: loginPageHandler };
+}

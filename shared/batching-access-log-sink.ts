@@ -1,0 +1,87 @@
+import type { AccessLogSink } from './access-log-sink.js';
+import type { AccessLogEntry } from './types.js';
+
+/** Ships one batch; throws (or rejects) when the pipeline is down, and the batch is kept for retry. */
+export type ShipBatch = (batch: AccessLogEntry[]) => void | Promise<void>;
+
+export interface BatchingOptions {
+  /** Ship when this many records are buffered (default 500). */
+  maxBatch?: number;
+  /** Ship at least this often while records wait, in ms (default 100). */
+  intervalMs?: number;
+  /** Records held while shipping fails; beyond it the oldest are dropped and counted (default 100,000). */
+  maxBuffered?: number;
+  /** Told about each failed shipment (the batch stays buffered). */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * An {@link AccessLogSink} that buffers records and hands them to `ship` in batches, off the
+ * request path: every `intervalMs`, or as soon as `maxBatch` are waiting. The embedded mode ships to
+ * the SQLite batch writer; the Redis mode to a stream. Shipments run one at a time, in order.
+ */
+export class BatchingAccessLogSink implements AccessLogSink {
+  readonly #ship: ShipBatch;
+  readonly #maxBatch: number;
+  readonly #intervalMs: number;
+  readonly #maxBuffered: number;
+  readonly #onError: (error: unknown) => void;
+  #buffer: AccessLogEntry[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #shipping: Promise<void> = Promise.resolve();
+  #closed = false;
+  #dropped = 0;
+
+  constructor(ship: ShipBatch, options: BatchingOptions = {}) {
+    this.#ship = ship;
+    this.#maxBatch = options.maxBatch ?? 500;
+    this.#intervalMs = options.intervalMs ?? 100;
+    this.#maxBuffered = options.maxBuffered ?? 100_000;
+    this.#onError = options.onError ?? (() => {});
+  }
+
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  write(record: AccessLogEntry): void {
+    if (this.#closed) {
+      this.#dropped++;
+      return;
+    }
+    if (this.#buffer.length >= this.#maxBuffered) {
+      this.#buffer.shift();
+      this.#dropped++;
+    }
+    this.#buffer.push(record);
+    if (this.#buffer.length >= this.#maxBatch) void this.flush();
+    else this.#timer ??= setTimeout(() => void this.flush(), this.#intervalMs);
+  }
+
+  flush(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#shipping = this.#shipping.then(() => this.#drain());
+    return this.#shipping;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.flush();
+  }
+
+  /** Ships buffered records batch by batch; on failure keeps them and retries after an interval. */
+  async #drain(): Promise<void> {
+    while (this.#buffer.length > 0) {
+      const batch = this.#buffer.slice(0, this.#maxBatch);
+      try {
+        await this.#ship(batch);
+      } catch (error) {
+        this.#onError(error);
+        if (!this.#closed) this.#timer ??= setTimeout(() => void this.flush(), this.#intervalMs);
+        return;
+      }
+      this.#buffer.splice(0, batch.length);
+    }
+  }
+}

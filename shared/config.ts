@@ -1,0 +1,173 @@
+import * as v from 'valibot';
+import { parseDuration, parseRateLimit, type RateLimit } from './durations.js';
+
+/**
+ * Gatehouse configuration, read once from the environment (DESIGN §6) and validated with valibot.
+ * Each variable's default and meaning is written once, in {@link VARIABLES}; the README's table is
+ * checked against it by a test.
+ */
+export interface Config {
+  /** Public listener (the data plane). */
+  port: number;
+  /** The admin plane's own listener ("admin-port API"). */
+  adminPort: number;
+  /** The origin users reach the gateway at; decides cookie names and `Secure`. No trailing slash. */
+  publicUrl: URL;
+  databasePath: string;
+  /** Unset: embedded implementations of the shared interfaces. */
+  redisUrl: string | undefined;
+  oidc: {
+    issuer: URL | undefined;
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+    scopes: string;
+    groupsClaim: string;
+  };
+  admins: { emails: ReadonlySet<string>; subjects: ReadonlySet<string>; groups: ReadonlySet<string> };
+  /** Absolute session lifetime in ms. */
+  sessionTtlMs: number;
+  /** null: limiter off. */
+  rateLimitGeneral: RateLimit | null;
+  rateLimitAuth: RateLimit | null;
+  /** CIDRs, addresses or proxy-addr names (`loopback`, `uniquelocal`) whose X-Forwarded-For is believed. */
+  trustProxy: string[];
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  adminInternalUrl: URL;
+  internalPort: number;
+  /** How long the proxy waits for an upstream's response headers before 504, in ms. */
+  upstreamTimeoutMs: number;
+}
+
+/** A variable: its default (undefined: unset) and what it means. The README table mirrors this. */
+export interface VariableDoc {
+  name: string;
+  default: string | undefined;
+  meaning: string;
+}
+
+export const VARIABLES: readonly VariableDoc[] = [
+  { name: 'PORT', default: '8080', meaning: 'Public listener: proxied services and the gateway pages.' },
+  { name: 'ADMIN_PORT', default: '8081', meaning: 'Admin-port API: the admin plane on its own port.' },
+  { name: 'PUBLIC_URL', default: 'http://localhost:8080', meaning: 'Origin users reach the gateway at; `https:` turns on `Secure` and `__Host-` cookies.' },
+  { name: 'DATABASE_PATH', default: './data/gateway.db', meaning: 'SQLite file (created with its folder).' },
+  { name: 'REDIS_URL', default: undefined, meaning: 'Unset: embedded mode (no Redis needed). Set: sessions, registry, rate limits and access logs go through Redis.' },
+  { name: 'OIDC_ISSUER', default: undefined, meaning: 'OpenID Provider issuer URL (discovery at `/.well-known/openid-configuration`). Required.' },
+  { name: 'OIDC_CLIENT_ID', default: undefined, meaning: 'Client id registered at the issuer. Required.' },
+  { name: 'OIDC_CLIENT_SECRET', default: undefined, meaning: 'Client secret; unset for a public client (PKCE only).' },
+  { name: 'OIDC_SCOPES', default: 'openid profile email', meaning: 'Scopes requested at login.' },
+  { name: 'OIDC_GROUPS_CLAIM', default: 'groups', meaning: 'ID token claim that lists the user\'s groups.' },
+  { name: 'ADMIN_EMAILS', default: '', meaning: 'Comma-separated verified emails that get `isAdmin`.' },
+  { name: 'ADMIN_SUBJECTS', default: '', meaning: 'Comma-separated `sub` values that get `isAdmin`.' },
+  { name: 'ADMIN_GROUPS', default: '', meaning: 'Comma-separated groups that get `isAdmin`.' },
+  { name: 'SESSION_TTL', default: '8h', meaning: 'Absolute session lifetime (`30m`, `8h`, `7d`).' },
+  { name: 'RATE_LIMIT_GENERAL', default: '100/15m', meaning: 'Requests per client IP and window; `0` turns it off.' },
+  { name: 'RATE_LIMIT_AUTH', default: '5/15m', meaning: 'Login attempts (`GET /auth/login`, failed callbacks) per client IP; `0` turns it off.' },
+  { name: 'TRUST_PROXY', default: '', meaning: 'Comma-separated CIDRs of proxies whose `X-Forwarded-For` is believed (`loopback`, `10.0.0.0/8`).' },
+  { name: 'LOG_LEVEL', default: 'info', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
+  { name: 'ADMIN_INTERNAL_URL', default: 'http://127.0.0.1:$ADMIN_PORT', meaning: 'Where a proxy process reaches the admin plane (split mode).' },
+  { name: 'INTERNAL_PORT', default: '9090', meaning: 'A proxy process\'s health and metrics port (split mode).' },
+  { name: 'UPSTREAM_TIMEOUT', default: '30s', meaning: 'Wait for an upstream\'s response headers before 504.' },
+];
+
+/** Thrown by {@link loadConfig}: one line per bad variable, each naming it and what is wrong. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+const port = v.pipe(
+  v.string(),
+  v.regex(/^\d+$/, 'must be a port number (0-65535)'),
+  v.transform(Number),
+  v.maxValue(65535, 'must be a port number (0-65535)'),
+);
+const httpUrl = v.pipe(
+  v.string(),
+  v.url('must be an absolute URL'),
+  v.transform((text) => new URL(text)),
+  v.check((url) => url.protocol === 'http:' || url.protocol === 'https:', 'must be an http: or https: URL'),
+);
+const duration = v.pipe(
+  v.string(),
+  v.transform(parseDuration),
+  v.number('must be a duration such as 30s, 15m, 8h or 7d'),
+);
+const rateLimit = v.pipe(
+  v.string(),
+  v.transform(parseRateLimit),
+  v.custom<RateLimit | null>((value) => value !== undefined, 'must be <requests>/<window> such as 100/15m, or 0 to turn it off'),
+);
+const list = v.pipe(
+  v.string(),
+  v.transform((text) => text.split(',').map((item) => item.trim()).filter(Boolean)),
+);
+const lowerSet = v.pipe(list, v.transform((items) => new Set(items.map((item) => item.toLowerCase()))));
+const nonEmpty = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'));
+
+const schema = v.object({
+  PORT: port,
+  ADMIN_PORT: port,
+  PUBLIC_URL: v.pipe(httpUrl, v.check((url) => url.pathname === '/' && !url.search && !url.hash, 'must be an origin without path, query or fragment')),
+  DATABASE_PATH: nonEmpty,
+  REDIS_URL: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL'))),
+  OIDC_ISSUER: v.optional(httpUrl),
+  OIDC_CLIENT_ID: v.optional(nonEmpty),
+  OIDC_CLIENT_SECRET: v.optional(nonEmpty),
+  OIDC_SCOPES: v.pipe(nonEmpty, v.check((scopes) => scopes.split(/\s+/).includes('openid'), 'must include openid')),
+  OIDC_GROUPS_CLAIM: nonEmpty,
+  ADMIN_EMAILS: lowerSet,
+  ADMIN_SUBJECTS: list,
+  ADMIN_GROUPS: list,
+  SESSION_TTL: duration,
+  RATE_LIMIT_GENERAL: rateLimit,
+  RATE_LIMIT_AUTH: rateLimit,
+  TRUST_PROXY: list,
+  LOG_LEVEL: v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'must be one of fatal, error, warn, info, debug, trace, silent'),
+  ADMIN_INTERNAL_URL: httpUrl,
+  INTERNAL_PORT: port,
+  UPSTREAM_TIMEOUT: duration,
+});
+
+/**
+ * Reads and validates the configuration from `env` (default `process.env`); empty strings count as
+ * unset. Every problem is collected, so one start reports them all.
+ * @throws {ConfigError} one line per bad variable: `<NAME>: <what is wrong>`.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const input: Record<string, string> = {};
+  for (const { name, default: fallback } of VARIABLES) {
+    const value = env[name]?.trim() ? env[name]!.trim() : fallback;
+    if (value !== undefined) input[name] = value;
+  }
+  input.ADMIN_INTERNAL_URL = input.ADMIN_INTERNAL_URL!.replace('$ADMIN_PORT', input.ADMIN_PORT ?? '');
+  const result = v.safeParse(schema, input, { abortPipeEarly: true });
+  if (!result.success) {
+    throw new ConfigError(result.issues.map((issue) => `${v.getDotPath(issue) ?? 'config'}: ${issue.message}`));
+  }
+  const out = result.output;
+  return {
+    port: out.PORT,
+    adminPort: out.ADMIN_PORT,
+    publicUrl: out.PUBLIC_URL,
+    databasePath: out.DATABASE_PATH,
+    redisUrl: out.REDIS_URL,
+    oidc: {
+      issuer: out.OIDC_ISSUER,
+      clientId: out.OIDC_CLIENT_ID,
+      clientSecret: out.OIDC_CLIENT_SECRET,
+      scopes: out.OIDC_SCOPES,
+      groupsClaim: out.OIDC_GROUPS_CLAIM,
+    },
+    admins: { emails: out.ADMIN_EMAILS, subjects: new Set(out.ADMIN_SUBJECTS), groups: new Set(out.ADMIN_GROUPS) },
+    sessionTtlMs: out.SESSION_TTL,
+    rateLimitGeneral: out.RATE_LIMIT_GENERAL,
+    rateLimitAuth: out.RATE_LIMIT_AUTH,
+    trustProxy: out.TRUST_PROXY,
+    logLevel: out.LOG_LEVEL,
+    adminInternalUrl: out.ADMIN_INTERNAL_URL,
+    internalPort: out.INTERNAL_PORT,
+    upstreamTimeoutMs: out.UPSTREAM_TIMEOUT,
+  };
+}

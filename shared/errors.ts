@@ -1,0 +1,59 @@
+/**
+ * The gateway's client-facing failures: one stable `code` each, the HTTP status, and the exact
+ * message of the interface (spec §7) or of DESIGN.md §5 where the spec leaves it open.
+ * Callers match on `code`, never on message text.
+ */
+
+export const ERRORS = {
+  MISSING_FIELDS: { status: 400, message: 'Missing required fields: name, path, targetUrl' },
+  INVALID_JSON: { status: 400, message: 'Invalid JSON body' },
+  BAD_REQUEST: { status: 400, message: 'Bad request' },
+  NOT_AUTHENTICATED: { status: 401, message: 'Not authenticated' },
+  ADMIN_REQUIRED: { status: 403, message: 'Admin access required' },
+  INVALID_CSRF: { status: 403, message: 'Invalid CSRF token' },
+  SERVICE_NOT_FOUND: { status: 404, message: 'Service not found' },
+  NOT_FOUND: { status: 404, message: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  PATH_IN_USE: { status: 409, message: 'Path already in use' },
+  BODY_TOO_LARGE: { status: 413, message: 'Request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests, please try again later' },
+  INTERNAL: { status: 500, message: 'Internal server error' },
+  BAD_GATEWAY: { status: 502, message: 'Bad gateway' },
+  SERVICE_DISABLED: { status: 503, message: 'Service is disabled' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'Service unavailable' },
+  SESSION_STORE_UNAVAILABLE: { status: 503, message: 'Session store unavailable' },
+  IDENTITY_PROVIDER_UNAVAILABLE: { status: 503, message: 'Identity provider unavailable' },
+  GATEWAY_TIMEOUT: { status: 504, message: 'Gateway timeout' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/**
+ * A failure the client may see. `message` defaults to the table's; `fields` carries per-field
+ * validation reasons (DESIGN §5: `{ error, fields }`); `headers` are added to the response
+ * (for example `Allow` on 405, `Retry-After` on 429).
+ */
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly fields: Record<string, string> | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    options: { message?: string; fields?: Record<string, string>; headers?: Record<string, string> } = {},
+  ) {
+    super(options.message ?? ERRORS[code].message);
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.fields = options.fields;
+    this.headers = options.headers;
+  }
+
+  /** The JSON body the client receives: `{ "error": message }` plus `fields` when present. */
+  toJSON(): { error: string; fields?: Record<string, string> } {
+    return this.fields ? { error: this.message, fields: this.fields } : { error: this.message };
+  }
+}

@@ -1,0 +1,52 @@
+import type { ServerResponse } from 'node:http';
+import { GatewayError } from './errors.js';
+
+/**
+ * Writes `body` as a JSON response with `status`. Adds `Cache-Control: no-store` because every
+ * JSON answer of the gateway is per-user or live.
+ */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string | string[]> = {},
+): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(payload),
+    'cache-control': 'no-store',
+  });
+  res.end(payload);
+}
+
+/** Writes a {@link GatewayError} as `{ "error": message }` (spec §2.6) with its status and headers. */
+export function sendError(res: ServerResponse, error: GatewayError): void {
+  sendJson(res, error.status, error.toJSON(), error.headers);
+}
+
+/** Writes an HTML page; `Cache-Control: no-store` since pages show who is signed in. */
+export function sendHtml(
+  res: ServerResponse,
+  status: number,
+  html: string,
+  headers: Record<string, string | string[]> = {},
+): void {
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': Buffer.byteLength(html),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+  });
+  res.end(html);
+}
+
+/** Sends a 302 to `location` (spec §4.1 uses 302 for every redirect). */
+export function redirect(res: ServerResponse, location: string, headers: Record<string, string | string[]> = {}): void {
+  res.writeHead(302, { ...headers, location, 'content-length': 0, 'cache-control': 'no-store' });
+  res.end();
+}

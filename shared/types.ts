@@ -1,0 +1,59 @@
+/**
+ * Domain types shared by the data plane (proxy/) and the control plane (admin/).
+ * Field names follow the interface (spec §2); timestamps inside the process are epoch ms.
+ */
+
+/** A registry entry (spec §2.1). Timestamps are ISO 8601 UTC strings, as the API returns them. */
+export interface Service {
+  id: string;
+  name: string;
+  /** Public path prefix: `/` or `/seg(/seg)*`, no trailing slash (DESIGN §5). */
+  path: string;
+  /** Upstream base URL: absolute http(s), may carry a base path, no query or fragment. */
+  targetUrl: string;
+  requireAuth: boolean;
+  description: string;
+  enabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The signed-in user as the API shows it (spec §2.4). */
+export interface SessionUser {
+  /** Subject identifier from the issuer. */
+  sub: string;
+  name: string;
+  email: string;
+  isAdmin: boolean;
+}
+
+/** A server-side session. Never sent to clients or upstreams as a whole. */
+export interface Session {
+  user: SessionUser;
+  /** Per-session CSRF token (DESIGN §4), 256 random bits, base64url. */
+  csrfToken: string;
+  /** The ID token, kept only as `id_token_hint` for RP-initiated logout. Secret: never logged. */
+  idToken: string | null;
+  /** Epoch ms. */
+  createdAt: number;
+  /** Epoch ms; the session is absolute, not sliding (SESSION_TTL). */
+  expiresAt: number;
+}
+
+/** One access-log record as the data plane produces it (spec §2.2, before it gets its row id). */
+export interface AccessLogEntry {
+  /** Random id per record, so a re-delivered batch inserts nothing twice. */
+  eventId: string;
+  serviceId: string;
+  /** Subject of the session, or null for an anonymous request. */
+  userId: string | null;
+  /** The raw request path with its query, as received. */
+  path: string;
+  method: string;
+  statusCode: number;
+  /** From request start to response end, in ms. */
+  responseTimeMs: number;
+  ipAddress: string;
+  /** Epoch ms at request start. */
+  timestamp: number;
+}

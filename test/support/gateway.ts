@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../shared/config.js';
+import { startGateway, type Gateway } from '../../shared/gateway.js';
+import { createLogger } from '../../shared/logger.js';
+import { freePort } from './free-port.js';
+
+/** A gateway started for one test file, with its own temporary SQLite file. */
+export interface TestGateway {
+  /** Public listener, e.g. http://127.0.0.1:PORT (equal to PUBLIC_URL's origin). */
+  baseUrl: string;
+  /** The admin-port API. */
+  adminUrl: string;
+  gateway: Gateway;
+  databasePath: string;
+  /** Stops the gateway and removes its temporary folder. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the embedded gateway on free ports with a temp database. Rate limits are off unless
+ * `env` sets them; OIDC points at an unreachable placeholder unless `env` sets it (discovery is
+ * lazy, so only logins need a real provider). Pass `PORT` to fix the public port (for example when
+ * an identity provider must know the redirect URI first).
+ */
+export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
+  const port = env.PORT ?? String(await freePort());
+  const config = loadConfig({
+    PORT: port,
+    ADMIN_PORT: '0',
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    DATABASE_PATH: join(dir, 'gateway.db'),
+    OIDC_ISSUER: 'http://127.0.0.1:9/unreachable',
+    OIDC_CLIENT_ID: 'gatehouse-test',
+    RATE_LIMIT_GENERAL: '0',
+    RATE_LIMIT_AUTH: '0',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const gateway = await startGateway(config, createLogger(config.logLevel, 'gatehouse-test'));
+  return {
+    baseUrl: `http://127.0.0.1:${gateway.port}`,
+    adminUrl: `http://127.0.0.1:${gateway.adminPort}`,
+    gateway,
+    databasePath: config.databasePath,
+    async close() {
+      await gateway.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

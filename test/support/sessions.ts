@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import { gatewayCookieNames } from '../../shared/cookies.js';
+import type { SessionUser } from '../../shared/types.js';
+import type { TestGateway } from './gateway.js';
+
+/** A signed-in client: a ready `Cookie` header value and the session's CSRF token. */
+export interface SignedIn {
+  cookie: string;
+  csrfToken: string;
+  user: SessionUser;
+}
+
+/**
+ * Creates a session directly in the gateway's session store, for tests of the API rather than of
+ * login (auth tests sign in through the real identity provider). `isAdmin` defaults to true.
+ */
+export async function signIn(gw: TestGateway, user: Partial<SessionUser> = {}): Promise<SignedIn> {
+  const fullUser: SessionUser = { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user };
+  const csrfToken = randomBytes(32).toString('base64url');
+  const now = Date.now();
+  const id = await gw.gateway.sessions.create({
+    user: fullUser,
+    csrfToken,
+    idToken: null,
+    createdAt: now,
+    expiresAt: now + gw.gateway.config.sessionTtlMs,
+  });
+  return { cookie: `${gatewayCookieNames(gw.gateway.config.publicUrl).session}=${id}`, csrfToken, user: fullUser };
+}
