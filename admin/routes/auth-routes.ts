@@ -119,13 +119,17 @@ export function createAuthHandlers(deps: AuthDeps) {
   return { login, callback, logout, profile, csrfToken };
 }
 
-/** A reason for the audit log and the page: ours, the issuer's `error`, or openid-client's check. */
+/**
+ * A reason for the audit log and the page: ours, or the most specific error openid-client reports
+ * (it wraps oauth4webapi's check, e.g. `unexpected JWT "aud" (audience) claim value`, as `cause`).
+ * These messages name the failed check, never a token.
+ */
 function describeFailure(error: unknown): string {
   if (error instanceof LoginFailure) return error.message;
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown; error?: unknown }).error ?? (error as { code?: unknown }).code;
-    const text = `${typeof code === 'string' ? `${code}: ` : ''}${error.message}`;
-    return `The identity provider's response was rejected (${text.slice(0, 300)}).`;
-  }
-  return 'The identity provider\'s response was rejected.';
+  let specific: unknown = error;
+  while (specific instanceof Error && specific.cause instanceof Error) specific = specific.cause;
+  if (!(specific instanceof Error)) return "The identity provider's response was rejected.";
+  const code = (specific as { error?: unknown; code?: unknown }).error ?? (specific as { code?: unknown }).code;
+  const text = `${typeof code === 'string' ? `${code}: ` : ''}${specific.message}`;
+  return `The identity provider's response was rejected (${text.slice(0, 300)}).`;
 }

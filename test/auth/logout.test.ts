@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { request } from 'undici';
+import { CookieJar, logoutThroughProvider } from '../fixtures/browserless-login.js';
+import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { signIn } from '../support/sessions.js';
+
+let env: GatewayWithProvider;
+let upstream: EchoUpstream;
+
+before(async () => {
+  env = await startGatewayWithProvider();
+  upstream = await startEchoUpstream();
+  const admin = await signIn(env.gw);
+  const created = await request(`${env.gw.baseUrl}/api/services`, {
+    method: 'POST',
+    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Private', path: '/private', targetUrl: upstream.url, requireAuth: true }),
+  });
+  assert.equal(created.statusCode, 201);
+  await created.body.dump();
+});
+after(async () => {
+  await env.close();
+  await upstream.close();
+});
+
+async function status(path: string, cookie: string): Promise<number> {
+  const response = await request(`${env.gw.baseUrl}${path}`, { headers: { cookie } });
+  await response.body.dump();
+  return response.statusCode;
+}
+
+test('logout: 302 to the end_session_endpoint with id_token_hint, cookie cleared, USER_LOGOUT audited', async () => {
+  const jar = new CookieJar();
+  await env.login('user@example.com', { jar });
+  const cookie = `gw_session=${jar.get('gw_session', env.gw.baseUrl)}`;
+  assert.equal(await status('/private/x', cookie), 200);
+
+  const response = await request(`${env.gw.baseUrl}/auth/logout`, { headers: { cookie } });
+  assert.equal(response.statusCode, 302);
+  const location = new URL(String(response.headers.location));
+  assert.equal(location.origin, env.idp.issuer);
+  assert.ok(location.searchParams.get('id_token_hint'));
+  assert.equal(location.searchParams.get('post_logout_redirect_uri'), `${env.gw.baseUrl}/`);
+  assert.match(String(response.headers['set-cookie']), /^gw_session=; Max-Age=0/);
+  await response.body.dump();
+
+  const admin = await signIn(env.gw);
+  const logs = await request(`${env.gw.baseUrl}/dashboard/logs`, { headers: { cookie: admin.cookie } });
+  const entries = ((await logs.body.json()) as { logs: Array<{ action: string; user_id: string }> }).logs;
+  assert.ok(entries.some((entry) => entry.action === 'USER_LOGOUT' && entry.user_id === 'demo-user'));
+});
+
+test('a session cookie replayed after logout is refused everywhere', async () => {
+  const jar = new CookieJar();
+  await env.login('admin@example.com', { jar });
+  const cookie = `gw_session=${jar.get('gw_session', env.gw.baseUrl)}`;
+  assert.equal(await status('/auth/profile', cookie), 200);
+  const result = await logoutThroughProvider({ logoutUrl: `${env.gw.baseUrl}/auth/logout`, jar });
+  assert.equal(new URL(result.url).pathname, '/', 'the provider sends the browser back to the gateway');
+  assert.equal(jar.get('gw_session', env.gw.baseUrl), undefined);
+
+  assert.equal(await status('/auth/profile', cookie), 401);
+  assert.equal(await status('/api/services', cookie), 401);
+  assert.equal(await status('/private/x', cookie), 401);
+});
+
+test('logout without a session: 302 to / (idempotent)', async () => {
+  const response = await request(`${env.gw.baseUrl}/auth/logout`);
+  assert.equal(response.statusCode, 302);
+  assert.equal(response.headers.location, '/');
+  await response.body.dump();
+});
+
+test('an issuer without end_session_endpoint: logout redirects to /', async () => {
+  const plain = await startGatewayWithProvider({}, { endSession: false });
+  try {
+    const jar = new CookieJar();
+    await plain.login('user@example.com', { jar });
+    const cookie = `gw_session=${jar.get('gw_session', plain.gw.baseUrl)}`;
+    const response = await request(`${plain.gw.baseUrl}/auth/logout`, { headers: { cookie } });
+    assert.equal(response.statusCode, 302);
+    assert.equal(response.headers.location, '/');
+    await response.body.dump();
+    const after = await request(`${plain.gw.baseUrl}/auth/profile`, { headers: { cookie } });
+    assert.equal(after.statusCode, 401);
+    await after.body.dump();
+  } finally {
+    await plain.close();
+  }
+});

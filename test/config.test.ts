@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { ConfigError, loadConfig, VARIABLES } from '../shared/config.js';
+
+const MAIN = new URL('../shared/main.js', import.meta.url).pathname;
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    return error.problems;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+test('defaults follow DESIGN §6', () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 8080);
+  assert.equal(config.adminPort, 8081);
+  assert.equal(config.publicUrl.origin, 'http://localhost:8080');
+  assert.equal(config.databasePath, './data/gateway.db');
+  assert.equal(config.redisUrl, undefined);
+  assert.equal(config.oidc.scopes, 'openid profile email');
+  assert.equal(config.oidc.groupsClaim, 'groups');
+  assert.equal(config.sessionTtlMs, 8 * 3_600_000);
+  assert.deepEqual(config.rateLimitGeneral, { points: 100, durationMs: 15 * 60_000 });
+  assert.deepEqual(config.rateLimitAuth, { points: 5, durationMs: 15 * 60_000 });
+  assert.equal(config.adminInternalUrl.href, 'http://127.0.0.1:8081/');
+  assert.equal(config.internalPort, 9090);
+  assert.equal(config.logLevel, 'info');
+});
+
+test('human forms: durations, limits, 0 turns a limiter off, lists', () => {
+  const config = loadConfig({
+    SESSION_TTL: '30m',
+    RATE_LIMIT_GENERAL: '0',
+    RATE_LIMIT_AUTH: '10/1h',
+    ADMIN_EMAILS: 'A@Example.com, b@example.com',
+    ADMIN_GROUPS: 'ops,admins',
+    TRUST_PROXY: 'loopback, 10.0.0.0/8',
+    ADMIN_PORT: '9000',
+  });
+  assert.equal(config.sessionTtlMs, 30 * 60_000);
+  assert.equal(config.rateLimitGeneral, null);
+  assert.deepEqual(config.rateLimitAuth, { points: 10, durationMs: 3_600_000 });
+  assert.deepEqual([...config.admins.emails], ['a@example.com', 'b@example.com']);
+  assert.deepEqual([...config.admins.groups], ['ops', 'admins']);
+  assert.deepEqual(config.trustProxy, ['loopback', '10.0.0.0/8']);
+  assert.equal(config.adminInternalUrl.href, 'http://127.0.0.1:9000/');
+});
+
+test('each malformed value is reported on one line naming the variable', () => {
+  assert.deepEqual(problems({ PORT: 'eighty' }), ['PORT: must be a port number (0-65535)']);
+  assert.deepEqual(problems({ SESSION_TTL: '8 hours' }), ['SESSION_TTL: must be a duration such as 30s, 15m, 8h or 7d']);
+  assert.deepEqual(problems({ RATE_LIMIT_GENERAL: '100 per minute' }), [
+    'RATE_LIMIT_GENERAL: must be <requests>/<window> such as 100/15m, or 0 to turn it off',
+  ]);
+  assert.deepEqual(problems({ OIDC_ISSUER: 'ftp://idp.example.com' }), ['OIDC_ISSUER: must be an http: or https: URL']);
+  assert.deepEqual(problems({ PUBLIC_URL: 'https://gw.example.com/app' }), ['PUBLIC_URL: must be an origin without path, query or fragment']);
+  assert.deepEqual(problems({ OIDC_SCOPES: 'profile email' }), ['OIDC_SCOPES: must include openid']);
+  assert.deepEqual(problems({ LOG_LEVEL: 'loud', PORT: '70000' }).sort(), [
+    'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent',
+    'PORT: must be a port number (0-65535)',
+  ]);
+});
+
+test('npm start stops with one line naming a bad variable', () => {
+  const run = spawnSync(process.execPath, [MAIN], { env: { ...process.env, SESSION_TTL: 'forever' }, encoding: 'utf8' });
+  assert.equal(run.status, 1);
+  assert.equal(run.stderr.trim(), 'gatehouse: SESSION_TTL: must be a duration such as 30s, 15m, 8h or 7d');
+});
+
+test('npm start without OIDC_ISSUER says how to configure one or to use the demo', () => {
+  const env = { ...process.env };
+  delete env.OIDC_ISSUER;
+  delete env.OIDC_CLIENT_ID;
+  const run = spawnSync(process.execPath, [MAIN], { env, encoding: 'utf8' });
+  assert.equal(run.status, 1);
+  assert.match(run.stderr, /OIDC_ISSUER/);
+  assert.match(run.stderr, /npm run demo/);
+});
+
+test('the README configuration table lists every variable with its default', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  for (const variable of VARIABLES) {
+    const row = readme.split('\n').find((line) => line.startsWith(`| \`${variable.name}\``));
+    assert.ok(row, `README lacks a row for ${variable.name}`);
+    const shown = variable.default === undefined || variable.default === '' ? '(unset)' : `\`${variable.default}\``;
+    assert.ok(row.includes(`| ${shown} |`), `README row for ${variable.name} should show default ${shown}: ${row}`);
+  }
+});

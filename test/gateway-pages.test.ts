@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { request } from 'undici';
+import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { signIn } from './support/sessions.js';
+
+let gw: TestGateway;
+
+before(async () => {
+  gw = await startTestGateway();
+});
+after(() => gw.close());
+
+async function get(path: string, headers: Record<string, string> = {}, base = gw.baseUrl) {
+  const response = await request(`${base}${path}`, { headers });
+  return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
+}
+
+async function createService(admin: { cookie: string; csrfToken: string }, body: Record<string, unknown>) {
+  const response = await request(`${gw.baseUrl}/api/services`, {
+    method: 'POST',
+    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.body.text();
+  assert.equal(response.statusCode, 201, text);
+  return JSON.parse(text) as { id: string };
+}
+
+test('home page for a visitor: sign-in link and the enabled services only', async () => {
+  const admin = await signIn(gw);
+  await createService(admin, { name: 'Wiki <internal>', path: '/wiki', targetUrl: 'http://127.0.0.1:9', requireAuth: true });
+  const hidden = await createService(admin, { name: 'Old app', path: '/old', targetUrl: 'http://127.0.0.1:9' });
+  const toggled = await request(`${gw.baseUrl}/api/services/${hidden.id}/toggle`, {
+    method: 'PATCH',
+    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+    body: JSON.stringify({ enabled: false }),
+  });
+  assert.equal(toggled.statusCode, 200);
+  await toggled.body.dump();
+
+  const home = await get('/');
+  assert.equal(home.status, 200);
+  assert.match(String(home.headers['content-type']), /^text\/html/);
+  assert.match(home.text, /You are not signed in/);
+  assert.match(home.text, /href="\/auth\/login-page"/);
+  assert.match(home.text, /Wiki &lt;internal&gt;/, 'names are HTML-escaped');
+  assert.match(home.text, /href="\/wiki"/);
+  assert.doesNotMatch(home.text, /Old app/);
+  assert.doesNotMatch(home.text, /csrf-token/);
+});
+
+test('home page for a signed-in admin: who they are, sign-out, admin links, CSRF meta tag', async () => {
+  const admin = await signIn(gw, { name: 'Ada Admin' });
+  const home = await get('/', { cookie: admin.cookie });
+  assert.match(home.text, /Signed in as <strong id="user-name">Ada Admin<\/strong>/);
+  assert.match(home.text, /href="\/auth\/logout"/);
+  assert.match(home.text, /href="\/api\/services"/);
+  assert.match(home.text, new RegExp(`<meta name="csrf-token" content="${admin.csrfToken}">`));
+});
+
+test('home page for a signed-in non-admin has no admin links', async () => {
+  const user = await signIn(gw, { sub: 'u1', name: 'Uma', isAdmin: false });
+  const home = await get('/', { cookie: user.cookie });
+  assert.match(home.text, /Signed in as/);
+  assert.doesNotMatch(home.text, /href="\/api\/services"/);
+});
+
+test('login page links to /auth/login and carries a safe returnTo', async () => {
+  const page = await get('/auth/login-page?returnTo=%2Fwiki%2Fpage%3Fq%3D1');
+  assert.equal(page.status, 200);
+  assert.match(page.text, /href="\/auth\/login\?returnTo=%2Fwiki%2Fpage%3Fq%3D1"/);
+  const hostile = await get('/auth/login-page?returnTo=https%3A%2F%2Fevil.example');
+  assert.match(hostile.text, /href="\/auth\/login\?returnTo=%2F"/);
+});
+
+test('unknown gateway route → 404 Not found; wrong method → 405 with Allow', async () => {
+  const missing = await get('/api/nothing-here');
+  assert.equal(missing.status, 404);
+  assert.deepEqual(JSON.parse(missing.text), { error: 'Not found' });
+  const wrong = await request(`${gw.baseUrl}/auth/profile`, { method: 'DELETE' });
+  assert.equal(wrong.statusCode, 405);
+  assert.equal(wrong.headers.allow, 'GET');
+  assert.deepEqual(await wrong.body.json(), { error: 'Method not allowed' });
+});
+
+test('the admin port serves the same API', async () => {
+  const admin = await signIn(gw);
+  const viaAdminPort = await get('/auth/profile', { cookie: admin.cookie }, gw.adminUrl);
+  assert.equal(viaAdminPort.status, 200);
+  assert.equal(JSON.parse(viaAdminPort.text).user.sub, admin.user.sub);
+});
+
+test('an unexpected failure → 500 Internal server error, nothing internal revealed', async () => {
+  const dedicated = await startTestGateway();
+  try {
+    const admin = await signIn(dedicated);
+    dedicated.gateway.db.exec('DROP TABLE audit_logs');
+    const response = await request(`${dedicated.baseUrl}/dashboard/logs`, { headers: { cookie: admin.cookie } });
+    assert.equal(response.statusCode, 500);
+    assert.deepEqual(await response.body.json(), { error: 'Internal server error' });
+  } finally {
+    await dedicated.close();
+  }
+});
+
+test('general limit at the spec default: 100 requests per 15 minutes per client IP, then 429', async () => {
+  const limited = await startTestGateway({ RATE_LIMIT_GENERAL: '100/15m' });
+  try {
+    for (let i = 0; i < 100; i++) assert.equal((await get('/auth/login-page', {}, limited.baseUrl)).status, 200);
+    const refused = await get('/auth/login-page', {}, limited.baseUrl);
+    assert.equal(refused.status, 429);
+    assert.deepEqual(JSON.parse(refused.text), { error: 'Too many requests, please try again later' });
+    assert.equal(refused.headers['ratelimit-limit'], '100');
+    assert.equal(refused.headers['ratelimit-remaining'], '0');
+    const retryAfter = Number(refused.headers['retry-after']);
+    assert.ok(retryAfter > 0 && retryAfter <= 900, `Retry-After ${retryAfter}`);
+  } finally {
+    await limited.close();
+  }
+});

@@ -1,0 +1,58 @@
+import { CookieJar, loginThroughProvider, type BrowseResult } from '../fixtures/browserless-login.js';
+import { DEMO_USERS, startIdentityProvider, type IdentityProvider, type IdentityProviderOptions } from '../fixtures/identity-provider.js';
+import { freePort } from './free-port.js';
+import { startTestGateway, type TestGateway } from './gateway.js';
+
+export const CLIENT_ID = 'gatehouse-test';
+export const CLIENT_SECRET = 'gatehouse-test-secret';
+
+/** A gateway and the real OpenID Provider it trusts, registered with each other. */
+export interface GatewayWithProvider {
+  gw: TestGateway;
+  idp: IdentityProvider;
+  /** Signs in through the provider's forms; `returnTo` is passed to `/auth/login`. */
+  login(email: string, options?: { returnTo?: string; jar?: CookieJar; password?: string }): Promise<BrowseResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts oidc-provider on a free port with a client whose redirect URI is the gateway's
+ * `/auth/callback`, then the gateway with `ADMIN_EMAILS=admin@example.com` (overridable in `env`).
+ */
+export async function startGatewayWithProvider(
+  env: Record<string, string> = {},
+  providerOptions: Partial<IdentityProviderOptions> = {},
+): Promise<GatewayWithProvider> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const idp = await startIdentityProvider({
+    clients: [{ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [`${origin}/auth/callback`], postLogoutRedirectUris: [`${origin}/`] }],
+    ...providerOptions,
+  });
+  const gw = await startTestGateway({
+    PORT: String(port),
+    OIDC_ISSUER: idp.issuer,
+    OIDC_CLIENT_ID: CLIENT_ID,
+    OIDC_CLIENT_SECRET: CLIENT_SECRET,
+    ADMIN_EMAILS: 'admin@example.com',
+    ...env,
+  });
+  return {
+    gw,
+    idp,
+    login(email, options = {}) {
+      const user = DEMO_USERS.find((candidate) => candidate.email === email);
+      const query = options.returnTo === undefined ? '' : `?returnTo=${encodeURIComponent(options.returnTo)}`;
+      return loginThroughProvider({
+        loginUrl: `${gw.baseUrl}/auth/login${query}`,
+        email,
+        password: options.password ?? user?.password ?? 'unknown',
+        jar: options.jar ?? new CookieJar(),
+      });
+    },
+    async close() {
+      await gw.close();
+      await idp.close();
+    },
+  };
+}
