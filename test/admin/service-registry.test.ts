@@ -1,0 +1,352 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AuditLog, type Actor, type AuditRecord } from '../../admin/audit-log.js';
+import { openDatabase, type Database } from '../../admin/database.js';
+import { ServiceRegistry } from '../../admin/service-registry.js';
+import { MemoryEventBus } from '../../shared/embedded/memory-event-bus.js';
+import { GatewayError, type ErrorCode } from '../../shared/errors.js';
+import type { EventBus } from '../../shared/event-bus.js';
+import type { Service } from '../../shared/types.js';
+
+const actor: Actor = { userId: 'admin-sub', ipAddress: '203.0.113.7' };
+const orders = { name: 'Orders', path: '/orders', targetUrl: 'http://localhost:3000' };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+let dir: string;
+let db: Database;
+let audit: AuditLog;
+let bus: MemoryEventBus;
+let registry: ServiceRegistry;
+let snapshots: (readonly Service[])[];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'gatehouse-registry-'));
+  db = openDatabase(join(dir, 'gateway.db'));
+  audit = new AuditLog(db);
+  bus = new MemoryEventBus();
+  registry = new ServiceRegistry(db, audit, bus);
+  snapshots = [];
+  bus.onRegistry((services) => snapshots.push(services));
+});
+
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Every audit record, oldest first. */
+function auditTrail(): AuditRecord[] {
+  return audit.list(1000, 0).logs.reverse();
+}
+
+function auditCount(): number {
+  return audit.list(1, 0).total;
+}
+
+/** Asserts the promise rejects with a GatewayError of `code`. */
+async function rejectsWith(promise: Promise<unknown>, code: ErrorCode, message?: string): Promise<void> {
+  await assert.rejects(promise, (error) => {
+    assert.ok(error instanceof GatewayError, `expected a GatewayError, got ${String(error)}`);
+    assert.equal(error.code, code);
+    if (message !== undefined) assert.equal(error.message, message);
+    return true;
+  });
+}
+
+/** Makes every audit insert fail, so a write fails after its row change inside the transaction. */
+function breakAuditLog(): void {
+  db.exec("CREATE TRIGGER audit_down BEFORE INSERT ON audit_logs BEGIN SELECT RAISE(ABORT, 'audit down'); END");
+}
+
+describe('ServiceRegistry.create', () => {
+  it('returns the stored service with a UUID, enabled, equal ISO timestamps and defaults', async () => {
+    const before = Date.now();
+    const service = await registry.create({ ...orders, name: ' Orders ' }, actor);
+    assert.match(service.id, UUID);
+    assert.deepEqual(service, {
+      id: service.id,
+      name: 'Orders',
+      path: '/orders',
+      targetUrl: 'http://localhost:3000',
+      requireAuth: true,
+      description: '',
+      enabled: true,
+      createdAt: service.createdAt,
+      updatedAt: service.createdAt,
+    });
+    assert.match(service.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.ok(Date.parse(service.createdAt) >= before && Date.parse(service.createdAt) <= Date.now());
+    assert.deepEqual(registry.get(service.id), service);
+  });
+
+  it('keeps requireAuth false and a description', async () => {
+    const service = await registry.create({ ...orders, requireAuth: false, description: 'All orders' }, actor);
+    assert.equal(registry.get(service.id).requireAuth, false);
+    assert.equal(registry.get(service.id).description, 'All orders');
+  });
+
+  it('records SERVICE_CREATED with the actor and the service as details', async () => {
+    const service = await registry.create(orders, actor);
+    const [entry, ...rest] = auditTrail();
+    assert.equal(rest.length, 0);
+    assert.equal(entry!.action, 'SERVICE_CREATED');
+    assert.equal(entry!.user_id, 'admin-sub');
+    assert.equal(entry!.ip_address, '203.0.113.7');
+    assert.equal(entry!.service_id, service.id);
+    assert.deepEqual(JSON.parse(entry!.details), { service });
+  });
+
+  it('publishes a snapshot that contains the new service', async () => {
+    const service = await registry.create(orders, actor);
+    assert.equal(snapshots.length, 1);
+    assert.deepEqual(snapshots[0], [service]);
+  });
+
+  it('rejects a taken path with 409 Path already in use, storing, auditing and publishing nothing', async () => {
+    const first = await registry.create(orders, actor);
+    await rejectsWith(registry.create({ ...orders, name: 'Other' }, actor), 'PATH_IN_USE', 'Path already in use');
+    assert.deepEqual(registry.list(), [first]);
+    assert.equal(auditCount(), 1);
+    assert.equal(snapshots.length, 1);
+  });
+
+  it('treats paths case-sensitively', async () => {
+    await registry.create(orders, actor);
+    await registry.create({ ...orders, path: '/Orders' }, actor);
+    assert.equal(registry.counts().total, 2);
+  });
+
+  it('stores nothing for an invalid body', async () => {
+    await rejectsWith(registry.create({ ...orders, path: 'orders' }, actor), 'BAD_REQUEST');
+    await rejectsWith(registry.create({ name: 'x' }, actor), 'MISSING_FIELDS');
+    assert.equal(registry.counts().total, 0);
+    assert.equal(auditCount(), 0);
+    assert.equal(snapshots.length, 0);
+  });
+
+  it('rolls the row back when its audit entry cannot be written', async () => {
+    breakAuditLog();
+    await assert.rejects(registry.create(orders, actor), /audit down/);
+    assert.deepEqual(registry.list(), []);
+    assert.equal(snapshots.length, 0);
+  });
+});
+
+describe('ServiceRegistry.get and list', () => {
+  it('lists every service ordered by path, disabled ones included', async () => {
+    const b = await registry.create({ ...orders, path: '/b' }, actor);
+    const a = await registry.create({ ...orders, path: '/a' }, actor);
+    const root = await registry.create({ ...orders, path: '/' }, actor);
+    await registry.setEnabled(b.id, { enabled: false }, actor);
+    assert.deepEqual(registry.list().map((s) => s.path), ['/', '/a', '/b']);
+    assert.deepEqual(registry.list().map((s) => s.id), [root.id, a.id, b.id]);
+  });
+
+  it('throws 404 Service not found for an unknown UUID and for ids that are not UUIDs', async () => {
+    await registry.create(orders, actor);
+    for (const id of [crypto.randomUUID(), 'abc', '', "' OR '1'='1", '../orders']) {
+      assert.throws(() => registry.get(id), (error) => {
+        assert.ok(error instanceof GatewayError);
+        assert.equal(error.status, 404);
+        assert.equal(error.message, 'Service not found');
+        return true;
+      });
+    }
+  });
+});
+
+describe('ServiceRegistry.update', () => {
+  it('changes the given fields, bumps updatedAt, keeps id and createdAt', async () => {
+    const created = await registry.create(orders, actor);
+    await sleep(5);
+    const updated = await registry.update(created.id, { name: 'Orders v2', requireAuth: false, id: 'ignored' }, actor);
+    assert.deepEqual(updated, { ...created, name: 'Orders v2', requireAuth: false, updatedAt: updated.updatedAt });
+    assert.ok(updated.updatedAt > created.updatedAt);
+    assert.deepEqual(registry.get(created.id), updated);
+  });
+
+  it('records SERVICE_UPDATED with before and after of the changed fields only', async () => {
+    const created = await registry.create({ ...orders, description: 'same' }, actor);
+    await registry.update(created.id, { name: 'Renamed', description: 'same', targetUrl: 'https://orders.internal/v2' }, actor);
+    const entry = auditTrail()[1]!;
+    assert.equal(entry.action, 'SERVICE_UPDATED');
+    assert.equal(entry.service_id, created.id);
+    assert.equal(entry.user_id, 'admin-sub');
+    assert.deepEqual(JSON.parse(entry.details), {
+      changes: {
+        name: { before: 'Orders', after: 'Renamed' },
+        targetUrl: { before: 'http://localhost:3000', after: 'https://orders.internal/v2' },
+      },
+    });
+  });
+
+  it('publishes the updated service', async () => {
+    const created = await registry.create(orders, actor);
+    const updated = await registry.update(created.id, { path: '/orders-v2' }, actor);
+    assert.equal(snapshots.length, 2);
+    assert.deepEqual(snapshots[1], [updated]);
+  });
+
+  it('can disable through PUT, audited as a change of enabled', async () => {
+    const created = await registry.create(orders, actor);
+    const updated = await registry.update(created.id, { enabled: false }, actor);
+    assert.equal(updated.enabled, false);
+    assert.deepEqual(JSON.parse(auditTrail()[1]!.details), { changes: { enabled: { before: true, after: false } } });
+  });
+
+  it('is a no-op for an empty body or unchanged values: same service, no audit entry, no publish', async () => {
+    const created = await registry.create(orders, actor);
+    await sleep(5);
+    assert.deepEqual(await registry.update(created.id, {}, actor), created);
+    assert.deepEqual(await registry.update(created.id, { ...orders, requireAuth: true, enabled: true, createdAt: 'x' }, actor), created);
+    assert.deepEqual(registry.get(created.id), created);
+    assert.equal(auditCount(), 1);
+    assert.equal(snapshots.length, 1);
+  });
+
+  it('rejects moving to a taken path with 409, leaving row and audit log unchanged', async () => {
+    const a = await registry.create(orders, actor);
+    await registry.create({ ...orders, path: '/billing' }, actor);
+    await rejectsWith(registry.update(a.id, { path: '/billing', name: 'Clash' }, actor), 'PATH_IN_USE');
+    assert.deepEqual(registry.get(a.id), a);
+    assert.equal(auditCount(), 2);
+    assert.equal(snapshots.length, 2);
+  });
+
+  it('throws 404 for an unknown id, and 400 for an invalid body, changing nothing', async () => {
+    const created = await registry.create(orders, actor);
+    await rejectsWith(registry.update(crypto.randomUUID(), { name: 'x' }, actor), 'SERVICE_NOT_FOUND');
+    await rejectsWith(registry.update(created.id, { path: '/api' }, actor), 'BAD_REQUEST');
+    await rejectsWith(registry.update(created.id, { colour: 'red' }, actor), 'BAD_REQUEST');
+    assert.deepEqual(registry.get(created.id), created);
+    assert.equal(auditCount(), 1);
+  });
+
+  it('rolls the change back when its audit entry cannot be written', async () => {
+    const created = await registry.create(orders, actor);
+    breakAuditLog();
+    await assert.rejects(registry.update(created.id, { name: 'Lost' }, actor), /audit down/);
+    assert.deepEqual(registry.get(created.id), created);
+  });
+});
+
+describe('ServiceRegistry.remove', () => {
+  it('deletes the service, records SERVICE_DELETED with it, and publishes', async () => {
+    const created = await registry.create(orders, actor);
+    await registry.remove(created.id, actor);
+    assert.throws(() => registry.get(created.id), GatewayError);
+    assert.deepEqual(registry.list(), []);
+    const entry = auditTrail()[1]!;
+    assert.equal(entry.action, 'SERVICE_DELETED');
+    assert.equal(entry.service_id, created.id);
+    assert.deepEqual(JSON.parse(entry.details), { service: created });
+    assert.deepEqual(snapshots.at(-1), []);
+  });
+
+  it('frees the path for a new service', async () => {
+    const created = await registry.create(orders, actor);
+    await registry.remove(created.id, actor);
+    assert.equal((await registry.create(orders, actor)).path, '/orders');
+  });
+
+  it('throws 404 for an unknown id without an audit entry', async () => {
+    await rejectsWith(registry.remove(crypto.randomUUID(), actor), 'SERVICE_NOT_FOUND');
+    await rejectsWith(registry.remove('not-a-uuid', actor), 'SERVICE_NOT_FOUND');
+    assert.equal(auditCount(), 0);
+  });
+
+  it('keeps the service when its audit entry cannot be written', async () => {
+    const created = await registry.create(orders, actor);
+    breakAuditLog();
+    await assert.rejects(registry.remove(created.id, actor), /audit down/);
+    assert.deepEqual(registry.get(created.id), created);
+  });
+});
+
+describe('ServiceRegistry.setEnabled', () => {
+  it('disables and enables, recording SERVICE_DISABLED and SERVICE_ENABLED', async () => {
+    const created = await registry.create(orders, actor);
+    await sleep(5);
+    const disabled = await registry.setEnabled(created.id, { enabled: false }, actor);
+    assert.equal(disabled.enabled, false);
+    assert.ok(disabled.updatedAt > created.updatedAt);
+    assert.deepEqual(registry.get(created.id), disabled);
+    const enabled = await registry.setEnabled(created.id, { enabled: true }, actor);
+    assert.equal(enabled.enabled, true);
+    const trail = auditTrail();
+    assert.deepEqual(trail.map((e) => e.action), ['SERVICE_CREATED', 'SERVICE_DISABLED', 'SERVICE_ENABLED']);
+    assert.ok(trail.every((e) => e.service_id === created.id && e.user_id === 'admin-sub'));
+    assert.deepEqual(JSON.parse(trail[1]!.details), { name: 'Orders', path: '/orders' });
+  });
+
+  it('publishes the new state', async () => {
+    const created = await registry.create(orders, actor);
+    await registry.setEnabled(created.id, { enabled: false }, actor);
+    assert.equal(snapshots.length, 2);
+    assert.equal(snapshots[1]![0]!.enabled, false);
+  });
+
+  it('is a no-op when the state is already as asked: no audit entry, updatedAt kept, no publish', async () => {
+    const created = await registry.create(orders, actor);
+    await sleep(5);
+    assert.deepEqual(await registry.setEnabled(created.id, { enabled: true }, actor), created);
+    assert.equal(auditCount(), 1);
+    assert.equal(snapshots.length, 1);
+  });
+
+  it('rejects a bad body with 400 and an unknown id with 404, changing nothing', async () => {
+    const created = await registry.create(orders, actor);
+    await rejectsWith(registry.setEnabled(created.id, { enabled: 'false' }, actor), 'BAD_REQUEST');
+    await rejectsWith(registry.setEnabled(created.id, {}, actor), 'BAD_REQUEST');
+    await rejectsWith(registry.setEnabled(crypto.randomUUID(), { enabled: false }, actor), 'SERVICE_NOT_FOUND');
+    assert.deepEqual(registry.get(created.id), created);
+    assert.equal(auditCount(), 1);
+  });
+
+  it('rolls back when its audit entry cannot be written', async () => {
+    const created = await registry.create(orders, actor);
+    breakAuditLog();
+    await assert.rejects(registry.setEnabled(created.id, { enabled: false }, actor), /audit down/);
+    assert.equal(registry.get(created.id).enabled, true);
+  });
+});
+
+describe('ServiceRegistry.counts', () => {
+  it('counts all, enabled and disabled services', async () => {
+    assert.deepEqual(registry.counts(), { total: 0, enabled: 0, disabled: 0 });
+    const a = await registry.create(orders, actor);
+    await registry.create({ ...orders, path: '/b' }, actor);
+    await registry.create({ ...orders, path: '/c' }, actor);
+    await registry.setEnabled(a.id, { enabled: false }, actor);
+    assert.deepEqual(registry.counts(), { total: 3, enabled: 2, disabled: 1 });
+  });
+});
+
+describe('ServiceRegistry.publish', () => {
+  it('publishes the current registry on demand', async () => {
+    const created = await registry.create(orders, actor);
+    await registry.publish();
+    assert.deepEqual(snapshots.at(-1), [created]);
+  });
+
+  it('delivers snapshots in order, the last one carrying the latest state, even on a slow bus', async () => {
+    const delivered: string[][] = [];
+    let calls = 0;
+    const slowBus: EventBus = {
+      async publishRegistry(services) {
+        const delay = calls++ === 0 ? 30 : 0;
+        await sleep(delay);
+        delivered.push(services.map((s) => s.path));
+      },
+      onRegistry: () => () => {},
+      close: async () => {},
+    };
+    const slow = new ServiceRegistry(db, audit, slowBus);
+    await Promise.all([slow.create(orders, actor), slow.create({ ...orders, path: '/b' }, actor)]);
+    assert.deepEqual(delivered.at(-1), ['/b', '/orders']);
+  });
+});

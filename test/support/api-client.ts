@@ -1,0 +1,48 @@
+import { request } from 'undici';
+import type { SignedIn } from './sessions.js';
+
+/** One HTTP answer, body read as text and parsed as JSON when it is JSON. */
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  /** Parsed JSON (tests read arbitrary shapes), or undefined when the answer is not JSON. */
+  json: any;
+}
+
+export interface CallOptions {
+  /** Whose session cookie to send; none when absent. */
+  as?: SignedIn;
+  /** The X-CSRF-Token to send; default: the session's own on POST/PUT/PATCH/DELETE; null: none. */
+  csrf?: string | null;
+  /** Sent as JSON with Content-Type application/json. */
+  json?: unknown;
+  /** Raw body, sent with `contentType` (if any). */
+  body?: string | Buffer;
+  contentType?: string;
+}
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * A tiny client for the gateway's JSON API in tests: `call('POST', '/api/services', { as, json })`.
+ * Never throws on an error status; the test asserts it.
+ */
+export function apiClient(baseUrl: string) {
+  return async function call(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> {
+    const headers: Record<string, string> = {};
+    if (options.as) headers.cookie = options.as.cookie;
+    const csrf = options.csrf === undefined && MUTATING.has(method) ? options.as?.csrfToken : options.csrf;
+    if (csrf) headers['x-csrf-token'] = csrf;
+    let body = options.body;
+    if (options.json !== undefined) {
+      body = JSON.stringify(options.json);
+      headers['content-type'] = 'application/json';
+    }
+    if (options.contentType) headers['content-type'] = options.contentType;
+    const response = await request(baseUrl + path, { method: method as 'GET', headers, body });
+    const text = await response.body.text();
+    const isJson = String(response.headers['content-type'] ?? '').startsWith('application/json');
+    return { status: response.statusCode, headers: response.headers, text, json: isJson ? JSON.parse(text) : undefined };
+  };
+}

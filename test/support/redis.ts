@@ -1,0 +1,94 @@
+/**
+ * A real `redis-server` for tests (DESIGN.md §7: real Redis on a free port), in memory only:
+ * `redis-server --port <free> --save "" --appendonly no --bind 127.0.0.1`. Readiness is its
+ * "Ready to accept connections" log line, never a sleep.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { freePort } from './free-port.js';
+
+export interface RedisServer {
+  /** `redis://127.0.0.1:PORT`. */
+  url: string;
+  port: number;
+  /** Graceful stop (SIGTERM); resolves when the process has exited. */
+  stop(): Promise<void>;
+  /** Abrupt stop (SIGKILL), as in a crash; resolves when the process has exited. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port (stopping it first if it runs); resolves when it accepts connections. */
+  restart(): Promise<void>;
+}
+
+const READY = 'Ready to accept connections';
+const START_ATTEMPTS = 3;
+
+/** Spawns redis-server on `port`; resolves once it logs readiness, rejects with its output if it exits first. */
+async function spawnRedis(port: number): Promise<ChildProcess> {
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--loglevel', 'notice'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      if (output.includes(READY)) {
+        child.stdout?.off('data', onData);
+        child.off('exit', onExit);
+        child.stdout?.resume();
+        resolve();
+      }
+    };
+    const onExit = (code: number | null, signal: string | null) =>
+      reject(new Error(`redis-server on port ${port} exited (${code ?? signal}) before it was ready:\n${output}`));
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.once('exit', onExit);
+    child.once('error', reject);
+  });
+  return child;
+}
+
+async function stopProcess(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill(signal);
+  await exited;
+}
+
+/** Starts redis-server on a free port of 127.0.0.1 (another port is tried if the chosen one got taken). */
+export async function startRedis(): Promise<RedisServer> {
+  let port = 0;
+  let child: ChildProcess | undefined;
+  for (let attempt = 1; child === undefined; attempt++) {
+    port = await freePort();
+    try {
+      child = await spawnRedis(port);
+    } catch (err) {
+      if (attempt >= START_ATTEMPTS) throw err;
+    }
+  }
+  // A redis-server must not outlive the test process, whatever happens to the test.
+  const killOnExit = () => child?.kill('SIGKILL');
+  process.on('exit', killOnExit);
+
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      await stopProcess(child, 'SIGTERM');
+      process.off('exit', killOnExit);
+    },
+    async kill() {
+      await stopProcess(child, 'SIGKILL');
+      process.off('exit', killOnExit);
+    },
+    async restart() {
+      await stopProcess(child, 'SIGTERM');
+      child = await spawnRedis(port);
+      process.off('exit', killOnExit);
+      process.on('exit', killOnExit);
+    },
+  };
+}
