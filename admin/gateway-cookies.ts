@@ -3,6 +3,8 @@ import type { Config } from '../shared/config.js';
 import { gatewayCookieNames } from '../shared/cookies.js';
 import { LOGIN_TRANSACTION_TTL_MS } from './oidc/login-transactions.js';
 
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
 /**
  * `Set-Cookie` values for the gateway's own cookies (DESIGN §4, RFC 6265bis). All are HttpOnly,
  * Path=/, and Secure on an https PUBLIC_URL (where their names carry `__Host-`).
@@ -10,10 +12,13 @@ import { LOGIN_TRANSACTION_TTL_MS } from './oidc/login-transactions.js';
 export class GatewayCookies {
   readonly #names;
   readonly #secure: boolean;
+  /** https, or http on a loopback host, which browsers treat as a secure context (W3C Secure Contexts §3.1). */
+  readonly #secureContext: boolean;
 
   constructor(config: Config) {
     this.#names = gatewayCookieNames(config.publicUrl);
     this.#secure = config.publicUrl.protocol === 'https:';
+    this.#secureContext = this.#secure || LOOPBACK_HOSTS.has(config.publicUrl.hostname);
   }
 
   /** The session cookie: SameSite=Lax, lives as long as the session (`maxAgeMs`). */
@@ -27,18 +32,20 @@ export class GatewayCookies {
 
   /**
    * The login-transaction cookie, holding the `state`. It must come back on the identity
-   * provider's cross-site form POST: on https that takes SameSite=None (with Secure); plain http
-   * cannot use None, so it omits SameSite, which browsers treat as Lax but still send on a
-   * top-level cross-site POST within two minutes (Chrome's "Lax+POST"); same-site setups such as
-   * localhost work either way.
+   * provider's cross-site form POST, which takes `SameSite=None; Secure` (RFC 6265bis §5.4.7).
+   * Browsers accept Secure cookies on https and on http loopback hosts (localhost, 127.0.0.1);
+   * elsewhere on plain http SameSite is omitted (Lax by default), which works when the identity
+   * provider is same-site.
    */
   transaction(state: string): string {
-    const sameSite: SerializeOptions['sameSite'] = this.#secure ? 'none' : undefined;
-    return serialize(this.#names.transaction, state, { ...this.#base(), sameSite, maxAge: LOGIN_TRANSACTION_TTL_MS / 1000 });
+    const options: SerializeOptions = this.#secureContext
+      ? { ...this.#base(), secure: true, sameSite: 'none' }
+      : this.#base();
+    return serialize(this.#names.transaction, state, { ...options, maxAge: LOGIN_TRANSACTION_TTL_MS / 1000 });
   }
 
   clearTransaction(): string {
-    return serialize(this.#names.transaction, '', { ...this.#base(), maxAge: 0 });
+    return serialize(this.#names.transaction, '', { ...this.#base(), secure: this.#secureContext, maxAge: 0 });
   }
 
   get names() {

@@ -52,6 +52,8 @@ test('GET /auth/login → 302 to the authorization endpoint with PKCE S256, stat
   const setCookie = String(response.headers['set-cookie']);
   assert.match(setCookie, /^gw_oidc=/);
   assert.match(setCookie, /HttpOnly/);
+  assert.match(setCookie, /Secure/, 'loopback http is a secure context: the cookie survives a cross-site form_post');
+  assert.match(setCookie, /SameSite=None/);
   assert.doesNotMatch(setCookie, new RegExp(params.get('code_challenge')!), 'the verifier stays server-side');
   await response.body.dump();
 });
