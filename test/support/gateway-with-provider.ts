@@ -18,19 +18,23 @@ export interface GatewayWithProvider {
 /**
  * Starts oidc-provider on a free port with a client whose redirect URI is the gateway's
  * `/auth/callback`, then the gateway with `ADMIN_EMAILS=admin@example.com` (overridable in `env`).
+ * `gatewayHost` names the gateway in PUBLIC_URL (default 127.0.0.1, the provider's own host;
+ * `localhost` makes the provider's form_post cross-site, as with a real identity provider).
  */
 export async function startGatewayWithProvider(
   env: Record<string, string> = {},
   providerOptions: Partial<IdentityProviderOptions> = {},
+  gatewayHost = '127.0.0.1',
 ): Promise<GatewayWithProvider> {
   const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
+  const origin = `http://${gatewayHost}:${port}`;
   const idp = await startIdentityProvider({
     clients: [{ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [`${origin}/auth/callback`], postLogoutRedirectUris: [`${origin}/`] }],
     ...providerOptions,
   });
   const gw = await startTestGateway({
     PORT: String(port),
+    PUBLIC_URL: origin,
     OIDC_ISSUER: idp.issuer,
     OIDC_CLIENT_ID: CLIENT_ID,
     OIDC_CLIENT_SECRET: CLIENT_SECRET,

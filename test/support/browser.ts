@@ -1,0 +1,24 @@
+import { chromium, type Browser } from 'playwright-core';
+
+/** Debian's Chromium (apt package `chromium`); `.ci/run` installs it where missing. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * Launches headless Chromium the way this machine allows: as root it needs `--no-sandbox`, and with
+ * no network beyond localhost the background services must be off or they flood refused connections.
+ */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
