@@ -12,6 +12,8 @@ export interface AccessLogSink {
   flush(): Promise<void>;
   /** Flushes, then stops the batch timer. Records written after close are dropped and counted. */
   close(): Promise<void>;
+  /** Records shipped so far (stored, or handed to the pipeline). */
+  readonly shipped: number;
   /** Records dropped so far because the buffer was full or the sink closed. */
   readonly dropped: number;
 }

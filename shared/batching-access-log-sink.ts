@@ -30,6 +30,7 @@ export class BatchingAccessLogSink implements AccessLogSink {
   #timer: NodeJS.Timeout | undefined;
   #shipping: Promise<void> = Promise.resolve();
   #closed = false;
+  #shipped = 0;
   #dropped = 0;
 
   constructor(ship: ShipBatch, options: BatchingOptions = {}) {
@@ -38,6 +39,10 @@ export class BatchingAccessLogSink implements AccessLogSink {
     this.#intervalMs = options.intervalMs ?? 100;
     this.#maxBuffered = options.maxBuffered ?? 100_000;
     this.#onError = options.onError ?? (() => {});
+  }
+
+  get shipped(): number {
+    return this.#shipped;
   }
 
   get dropped(): number {
@@ -82,6 +87,7 @@ export class BatchingAccessLogSink implements AccessLogSink {
         return;
       }
       this.#buffer.splice(0, batch.length);
+      this.#shipped += batch.length;
     }
   }
 }

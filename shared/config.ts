@@ -34,6 +34,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   adminInternalUrl: URL;
   internalPort: number;
+  /** Data-plane workers `npm run start:proxy` forks (node:cluster), sharing PORT. */
+  proxyWorkers: number;
   /** How long the proxy waits for an upstream's response headers before 504, in ms. */
   upstreamTimeoutMs: number;
 }
@@ -66,6 +68,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'LOG_LEVEL', default: 'info', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
   { name: 'ADMIN_INTERNAL_URL', default: 'http://127.0.0.1:$ADMIN_PORT', meaning: 'Where a proxy process reaches the admin plane (split mode).' },
   { name: 'INTERNAL_PORT', default: '9090', meaning: 'A proxy process\'s health and metrics port (split mode).' },
+  { name: 'PROXY_WORKERS', default: '1', meaning: 'Data-plane worker processes of `npm run start:proxy`, sharing PORT (node:cluster).' },
   { name: 'UPSTREAM_TIMEOUT', default: '30s', meaning: 'Wait for an upstream\'s response headers before 504.' },
 ];
 
@@ -127,6 +130,7 @@ const schema = v.object({
   LOG_LEVEL: v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'must be one of fatal, error, warn, info, debug, trace, silent'),
   ADMIN_INTERNAL_URL: httpUrl,
   INTERNAL_PORT: port,
+  PROXY_WORKERS: v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number from 1 to 64'), v.transform(Number), v.minValue(1, 'must be a whole number from 1 to 64'), v.maxValue(64, 'must be a whole number from 1 to 64')),
   UPSTREAM_TIMEOUT: duration,
 });
 
@@ -168,6 +172,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: out.LOG_LEVEL,
     adminInternalUrl: out.ADMIN_INTERNAL_URL,
     internalPort: out.INTERNAL_PORT,
+    proxyWorkers: out.PROXY_WORKERS,
     upstreamTimeoutMs: out.UPSTREAM_TIMEOUT,
   };
 }

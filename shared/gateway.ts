@@ -1,19 +1,15 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { createAdminPlane } from '../admin/admin-plane.js';
 import { openDatabase, type Database } from '../admin/database.js';
 import { createProxyPlane } from '../proxy/proxy-plane.js';
-import { BatchingAccessLogSink } from './batching-access-log-sink.js';
 import { clientIpResolver } from './client-ip.js';
 import type { Config } from './config.js';
-import { MemoryEventBus } from './embedded/memory-event-bus.js';
-import { MemoryRateLimiter } from './embedded/memory-rate-limiter.js';
-import { SqliteSessionStore } from './embedded/sqlite-session-store.js';
+import { createGatewayServer, drain, listen } from './http-server.js';
+import { internalEndpoints } from './internal-endpoints.js';
 import type { Logger } from './logger.js';
+import { GatewayMetrics, meteredSink } from './metrics.js';
+import { openBackends } from './open-backends.js';
 import type { SessionStore } from './session-store.js';
-
-/** How long a stopping gateway lets in-flight requests finish, in ms. */
-const DRAIN_TIMEOUT_MS = 10_000;
 
 /** A running gateway: both planes in this process (the embedded default, DESIGN §2). */
 export interface Gateway {
@@ -24,94 +20,69 @@ export interface Gateway {
   readonly port: number;
   readonly adminPort: number;
   /**
-   * Stops accepting, lets in-flight requests finish (up to 10 s), flushes buffered access-log
-   * records into SQLite, and closes the database. Safe to call twice.
+   * Stops accepting, lets in-flight requests finish (up to 10 s), ships buffered access-log
+   * records (into SQLite, or to the Redis stream), and closes the database. Safe to call twice.
    */
   close(): Promise<void>;
 }
 
 /**
- * Starts the embedded gateway: SQLite sessions, in-process event bus, in-memory rate limits,
- * access-log records handed straight to the batch writer; the public listener on PORT and the
- * admin-port API on ADMIN_PORT.
- * @throws when REDIS_URL is set (split mode is not part of the embedded process), when the database
- *   cannot be opened, or when a port cannot be bound.
+ * Starts both planes in one process: the public listener on PORT, and the admin-port API on
+ * ADMIN_PORT with `/healthz`, `/readyz` and `/metrics`. Without REDIS_URL the cross-plane
+ * dependencies are embedded; with it, they go through Redis (so split-mode processes can join).
+ * @throws when the database cannot be opened, Redis is malformed, or a port cannot be bound.
  */
 export async function startGateway(config: Config, logger: Logger): Promise<Gateway> {
-  if (config.redisUrl) throw new Error('REDIS_URL: the Redis-backed mode is not available in this build; unset it to run embedded');
   const db = openDatabase(config.databasePath);
-  const sessions = new SqliteSessionStore(db);
-  const bus = new MemoryEventBus();
-  const generalLimiter = new MemoryRateLimiter(config.rateLimitGeneral);
+  const backends = await openBackends(config, db, logger);
   const clientIp = clientIpResolver(config.trustProxy);
   const admin = await createAdminPlane({
     config,
     db,
-    sessions,
-    bus,
-    generalLimiter,
-    authLimiter: new MemoryRateLimiter(config.rateLimitAuth),
+    sessions: backends.sessions,
+    bus: backends.bus,
+    generalLimiter: backends.generalLimiter,
+    authLimiter: backends.authLimiter,
     clientIp,
     logger: logger.child({ plane: 'admin' }),
   });
-  const accessLog = new BatchingAccessLogSink((batch) => admin.storeAccessLogs(batch), {
-    onError: (err) => logger.error({ err }, 'storing access-log batch failed; will retry'),
-  });
+  const consumer = backends.consumeAccessLogs(admin.storeAccessLogs);
+  const accessLog = backends.accessLogSink(admin.storeAccessLogs);
+  const metrics = new GatewayMetrics(accessLog);
   const proxy = createProxyPlane({
     config,
-    bus,
-    sessions,
-    accessLog,
-    generalLimiter,
+    bus: backends.bus,
+    sessions: backends.sessions,
+    accessLog: meteredSink(accessLog, metrics),
+    generalLimiter: backends.generalLimiter,
     clientIp,
     adminPlane: admin.handle,
     logger: logger.child({ plane: 'proxy' }),
   });
-  const publicServer = await listen(createServer(serverOptions(), proxy.handle), config.port);
-  const adminServer = await listen(createServer(serverOptions(), admin.handle), config.adminPort);
+  const internal = internalEndpoints({
+    checks: backends.readiness,
+    metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+  });
+  const publicServer = createGatewayServer(proxy.handle);
+  const adminServer = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res));
+  const port = await listen(publicServer, config.port);
+  const adminPort = await listen(adminServer, config.adminPort);
 
-  let closing: Promise<void> | undefined;
-  const close = async () => {
-    await Promise.all([drain(publicServer), drain(adminServer)]);
+  const close = async (servers: Server[]) => {
+    await Promise.all(servers.map(drain));
     await accessLog.close();
+    await consumer.stop();
     await proxy.close();
-    await sessions.close();
-    await bus.close();
+    await backends.close();
     db.close();
   };
+  let closing: Promise<void> | undefined;
   return {
     config,
-    sessions,
+    sessions: backends.sessions,
     db,
-    port: (publicServer.address() as AddressInfo).port,
-    adminPort: (adminServer.address() as AddressInfo).port,
-    close: () => (closing ??= close()),
+    port,
+    adminPort,
+    close: () => (closing ??= close([publicServer, adminServer])),
   };
-}
-
-/**
- * Keep-alive longer than common load balancers' idle timeout (60 s) so they never reuse a socket
- * we are closing; no overall request timeout, since proxied bodies may stream for long.
- */
-function serverOptions() {
-  return { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 0 };
-}
-
-function listen(server: Server, port: number): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, () => {
-      server.off('error', reject);
-      resolve(server);
-    });
-  });
-}
-
-/** Stops accepting, closes idle sockets, and waits for active requests (forcing after the drain timeout). */
-async function drain(server: Server): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const force = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS).unref();
-  await closed;
-  clearTimeout(force);
 }

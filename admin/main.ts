@@ -1,0 +1,60 @@
+import { clientIpResolver } from '../shared/client-ip.js';
+import { createGatewayServer, drain, listen } from '../shared/http-server.js';
+import { internalEndpoints } from '../shared/internal-endpoints.js';
+import { createLogger } from '../shared/logger.js';
+import { GatewayMetrics } from '../shared/metrics.js';
+import { openBackends } from '../shared/open-backends.js';
+import { readProcessConfig } from '../shared/process-config.js';
+import { createAdminPlane } from './admin-plane.js';
+import { openDatabase } from './database.js';
+
+/**
+ * `npm run start:admin`: the control plane alone (split mode, DESIGN §2); run exactly one. Needs
+ * REDIS_URL. Owns SQLite: publishes registry snapshots and session revocations over Redis, and
+ * consumes the access-log stream into SQLite. Serves the admin-port API on ADMIN_PORT (which the
+ * proxies reach as ADMIN_INTERNAL_URL) with `/healthz`, `/readyz` and `/metrics`. The client
+ * address comes from the proxies' `X-Forwarded-For`, believed from loopback and TRUST_PROXY peers.
+ */
+async function main(): Promise<void> {
+  const config = readProcessConfig('admin', { requireRedis: true, requireOidc: true });
+  const logger = createLogger(config.logLevel, 'gatehouse-admin');
+  const db = openDatabase(config.databasePath);
+  const backends = await openBackends(config, db, logger);
+  const admin = await createAdminPlane({
+    config,
+    db,
+    sessions: backends.sessions,
+    bus: backends.bus,
+    generalLimiter: backends.generalLimiter,
+    authLimiter: backends.authLimiter,
+    clientIp: clientIpResolver(['loopback', ...config.trustProxy]),
+    logger,
+  });
+  const consumer = backends.consumeAccessLogs(admin.storeAccessLogs);
+  const metrics = new GatewayMetrics();
+  const internal = internalEndpoints({
+    checks: backends.readiness,
+    metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+  });
+  const server = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res));
+  const port = await listen(server, config.adminPort);
+  logger.info({ adminPort: port }, 'gatehouse admin listening');
+
+  const stop = (signal: string) => {
+    logger.info({ signal }, 'stopping');
+    void (async () => {
+      await drain(server);
+      await consumer.stop();
+      await backends.close();
+      db.close();
+      process.exit(0);
+    })();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+void main().catch((error: unknown) => {
+  process.stderr.write(`gatehouse admin: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

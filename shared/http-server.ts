@@ -1,0 +1,38 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** How long a stopping server lets in-flight requests finish, in ms (issue 3: up to 10 s). */
+export const DRAIN_TIMEOUT_MS = 10_000;
+
+/**
+ * An HTTP server with gateway settings: keep-alive longer than common load balancers' idle timeout
+ * (60 s) so they never reuse a socket we are closing; no overall request timeout, since proxied
+ * bodies may stream for long (slow senders are still cut off by `headersTimeout`).
+ */
+export function createGatewayServer(listener: RequestListener): Server {
+  return createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 0 }, listener);
+}
+
+/** Listens on `port` (0: any free one) and resolves with the port bound. */
+export function listen(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/**
+ * Stops accepting, closes idle keep-alive sockets, and waits for active requests to finish, cutting
+ * the remaining connections after {@link DRAIN_TIMEOUT_MS}.
+ */
+export async function drain(server: Server): Promise<void> {
+  if (!server.listening) return;
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const force = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS).unref();
+  await closed;
+  clearTimeout(force);
+}

@@ -1,0 +1,48 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson } from './http-response.js';
+
+/** One readiness condition, e.g. `redis` (reachable) or `registry` (a snapshot is loaded). */
+export interface ReadinessCheck {
+  name: string;
+  check(): boolean | Promise<boolean>;
+}
+
+export interface InternalEndpointsOptions {
+  checks: readonly ReadinessCheck[];
+  /** Prometheus text exposition and its content type. */
+  metrics(): Promise<{ contentType: string; body: string }>;
+}
+
+/**
+ * `/healthz` (the process answers), `/readyz` (every check passes: 200, else 503, with each
+ * check's result) and `/metrics` (Prometheus text). Served on internal ports only, never on the
+ * public listener, and never rate limited. Returns a request listener that answers those three
+ * paths and reports whether it did.
+ */
+export function internalEndpoints(options: InternalEndpointsOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+  return (req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    if (path === '/healthz') {
+      sendJson(res, 200, { status: 'ok' });
+    } else if (path === '/readyz') {
+      void readiness(options.checks).then(({ ready, checks }) => sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not ready', checks }));
+    } else if (path === '/metrics') {
+      void options.metrics().then(
+        ({ contentType, body }) => {
+          res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' });
+          res.end(body);
+        },
+        () => sendJson(res, 500, { error: 'Internal server error' }),
+      );
+    } else {
+      return false;
+    }
+    return true;
+  };
+}
+
+async function readiness(checks: readonly ReadinessCheck[]): Promise<{ ready: boolean; checks: Record<string, boolean> }> {
+  const results = await Promise.all(checks.map(async (item) => [item.name, await Promise.resolve(item.check()).catch(() => false)] as const));
+  return { ready: results.every(([, ok]) => ok), checks: Object.fromEntries(results) };
+}
