@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { request } from 'undici';
+import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { eventually, statusOf } from '../support/gatehouse-process.js';
+import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
+
+let split: SplitGateway;
+let upstream: EchoUpstream;
+let admin: { cookie: string; csrfToken: string };
+let serviceId: string;
+
+before(async () => {
+  upstream = await startEchoUpstream();
+  // TRUST_PROXY=loopback: each test speaks for its own client address in X-Forwarded-For, so
+  // one test's requests never count against another's limit.
+  split = await startSplitGateway({ RATE_LIMIT_GENERAL: '40/1m', TRUST_PROXY: 'loopback' });
+  admin = await split.signIn();
+  const created = await request(`${split.adminUrl}/api/services`, {
+    method: 'POST',
+    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false }),
+  });
+  serviceId = ((await created.body.json()) as { id: string }).id;
+  await eventually('the route on both proxies', async () => (await Promise.all(split.proxies.map((p) => statusOf(`${p.url}/echo/`)))).every((s) => s === 200));
+});
+after(async () => {
+  await split?.close();
+  await upstream?.close();
+});
+
+test('the general limit is shared: the limit+1-th request across both proxies gets 429', async () => {
+  const [a, b] = split.proxies;
+  const client = { 'x-forwarded-for': '203.0.113.7' };
+  const statuses: number[] = [];
+  for (let i = 0; i < 40; i++) statuses.push(await statusOf(`${(i % 2 ? a : b).url}/echo/n${i}`, client));
+  assert.ok(statuses.every((status) => status === 200), statuses.join(','));
+  assert.equal(await statusOf(`${a.url}/echo/over`, client), 429);
+  assert.equal(await statusOf(`${b.url}/echo/over`, client), 429);
+  assert.equal(await statusOf(`${a.url}/echo/other-client`, { 'x-forwarded-for': '203.0.113.8' }), 200);
+});
+
+test('no access-log record lost or duplicated across a proxy SIGTERM right after traffic', async () => {
+  const fresh = await split.startProxy();
+  try {
+    const served = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => statusOf(`${fresh.url}/echo/burst-${i}`, { 'x-forwarded-for': `198.51.100.${i % 250}` })),
+    );
+    assert.ok(served.every((status) => status === 200));
+    assert.equal(await fresh.process.stop('SIGTERM'), 0);
+    const burstCount = async () => {
+      const page = await request(`${split.adminUrl}/api/services/${serviceId}/logs?limit=1000`, { headers: { cookie: admin.cookie } });
+      return ((await page.body.json()) as { logs: Array<{ path: string }> }).logs.filter((log) => log.path.startsWith('/echo/burst-')).length;
+    };
+    await eventually('every record of the stopped proxy stored', async () => (await burstCount()) >= 300);
+    const page = await request(`${split.adminUrl}/api/services/${serviceId}/logs?limit=1000`, { headers: { cookie: admin.cookie } });
+    const logs = ((await page.body.json()) as { logs: Array<{ path: string }> }).logs;
+    const burst = logs.filter((log) => log.path.startsWith('/echo/burst-'));
+    assert.equal(new Set(burst.map((log) => log.path)).size, 300);
+    assert.equal(burst.length, 300, 'no duplicates');
+  } finally {
+    await fresh.process.stop();
+  }
+});
+
+test('a proxy without REDIS_URL exits non-zero with a message naming it', () => {
+  const env = { ...process.env };
+  delete env.REDIS_URL;
+  const run = spawnSync(process.execPath, [new URL('../../proxy/main.js', import.meta.url).pathname], { env, encoding: 'utf8' });
+  assert.notEqual(run.status, 0);
+  assert.match(run.stderr, /REDIS_URL is not set/);
+});

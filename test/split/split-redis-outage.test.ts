@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { request } from 'undici';
+import { CookieJar, loginThroughProvider } from '../fixtures/browserless-login.js';
+import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { eventually, statusOf } from '../support/gatehouse-process.js';
+import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
+
+let split: SplitGateway;
+let upstream: EchoUpstream;
+
+before(async () => {
+  upstream = await startEchoUpstream();
+  split = await startSplitGateway();
+});
+after(async () => {
+  await split?.close();
+  await upstream?.close();
+});
+
+test('Redis killed and restarted: routing, sessions, logins and access logs recover without restarting anything', async () => {
+  const [a, b] = split.proxies;
+  const admin = await split.signIn();
+  const create = async (body: Record<string, unknown>) => {
+    const response = await request(`${split.adminUrl}/api/services`, {
+      method: 'POST',
+      headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ targetUrl: upstream.url, ...body }),
+    });
+    assert.equal(response.statusCode, 201);
+    return ((await response.body.json()) as { id: string }).id;
+  };
+  const publicId = await create({ name: 'Public', path: '/public', requireAuth: false });
+  await create({ name: 'Private', path: '/private', requireAuth: true });
+  await eventually('routes on both proxies', async () => (await statusOf(`${b.url}/public/`)) === 200 && (await statusOf(`${b.url}/private/`)) === 401);
+
+  const jar = new CookieJar();
+  await loginThroughProvider({ loginUrl: `${a.url}/auth/login`, email: 'user@example.com', password: 'user-password', jar });
+  const cookie = jar.header(`${a.url}/`);
+  const unvalidated = await split.signIn({ sub: 'never-seen', isAdmin: false });
+  assert.equal(await statusOf(`${b.url}/private/x`, { cookie }), 200); // validated just now on B
+
+  await split.redis.kill();
+  let servedDuringOutage = 0;
+  for (let i = 0; i < 20; i++) {
+    assert.equal(await statusOf(`${b.url}/public/during-${i}`), 200, 'public services keep working on the last registry snapshot');
+    servedDuringOutage++;
+  }
+  assert.equal(await statusOf(`${b.url}/private/x`, { cookie }), 200, 'a session validated in the last seconds keeps working');
+  const refused = await request(`${b.url}/private/x`, { headers: { cookie: unvalidated.cookie } });
+  assert.equal(refused.statusCode, 503, 'any other session fails closed');
+  assert.deepEqual(await refused.body.json(), { error: 'Session store unavailable' });
+  const readiness = await request(`${b.internalUrl}/readyz`);
+  assert.equal(readiness.statusCode, 503);
+  await readiness.body.dump();
+
+  await split.redis.restart();
+  await eventually('the proxies ready again', async () => (await statusOf(`${b.internalUrl}/readyz`)) === 200 && (await statusOf(`${a.internalUrl}/readyz`)) === 200, 15_000);
+  await eventually('records buffered during the outage stored', async () => {
+    const page = await request(`${split.adminUrl}/api/services/${publicId}/logs?limit=1000`, { headers: { cookie: admin.cookie } });
+    const logs = ((await page.body.json()) as { logs: Array<{ path: string }> }).logs;
+    return logs.filter((log) => log.path.startsWith('/public/during-')).length === servedDuringOutage;
+  }, 15_000);
+
+  const relogin = new CookieJar();
+  const result = await loginThroughProvider({ loginUrl: `${a.url}/auth/login?returnTo=%2Fprivate%2F`, email: 'admin@example.com', password: 'admin-password', jar: relogin });
+  assert.equal(result.finalLocation, '/private/');
+  assert.equal(await statusOf(`${b.url}/private/`, { cookie: relogin.header(`${b.url}/`) }), 200);
+
+  await create({ name: 'After outage', path: '/after', requireAuth: false });
+  await eventually('a registry change after the outage reaches both proxies', async () => (await statusOf(`${a.url}/after/`)) === 200 && (await statusOf(`${b.url}/after/`)) === 200, 5_000);
+});

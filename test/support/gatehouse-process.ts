@@ -1,0 +1,54 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { request } from 'undici';
+
+const DIST = new URL('../../', import.meta.url).pathname;
+
+/** A Gatehouse process started from its compiled entry point, as `npm run start:*` would. */
+export interface GatehouseProcess {
+  child: ChildProcess;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+  /** Sends `signal` and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Spawns `dist/<entry>` (e.g. `admin/main.js`, `proxy/main.js`) with `env` on top of this process's
+ * environment.
+ */
+export function startGatehouseProcess(entry: string, env: Record<string, string>): GatehouseProcess {
+  const child = spawn(process.execPath, [`${DIST}${entry}`], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += String(chunk)));
+  child.stderr!.on('data', (chunk) => (output += String(chunk)));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return {
+    child,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/**
+ * Resolves when `condition` holds, checking every `intervalMs`; rejects after `timeoutMs` with
+ * `what`. For conditions no event announces (another process's state).
+ */
+export async function eventually(what: string, condition: () => Promise<boolean>, timeoutMs = 10_000, intervalMs = 25): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if (await condition().catch(() => false)) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** The status of a GET (body discarded). */
+export async function statusOf(url: string, headers: Record<string, string> = {}): Promise<number> {
+  const response = await request(url, { headers });
+  await response.body.dump();
+  return response.statusCode;
+}

@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../shared/config.js';
+import { createLogger } from '../../shared/logger.js';
+import { openBackends } from '../../shared/open-backends.js';
+import type { SessionUser } from '../../shared/types.js';
+import { startIdentityProvider, type IdentityProvider } from '../fixtures/identity-provider.js';
+import { freePort } from './free-port.js';
+import { eventually, startGatehouseProcess, statusOf, type GatehouseProcess } from './gatehouse-process.js';
+import { startRedis, type RedisServer } from './redis.js';
+
+/** One `npm run start:proxy` process. */
+export interface ProxyProcess {
+  /** Its public listener, e.g. http://127.0.0.1:PORT. */
+  url: string;
+  /** Its INTERNAL_PORT (health, readiness, metrics). */
+  internalUrl: string;
+  process: GatehouseProcess;
+}
+
+/** The production topology on one machine: Redis, one admin process, two proxy processes. */
+export interface SplitGateway {
+  redis: RedisServer;
+  idp: IdentityProvider;
+  admin: GatehouseProcess;
+  adminUrl: string;
+  proxies: [ProxyProcess, ProxyProcess];
+  /** A session created straight in Redis (for API calls), with its Cookie header and CSRF token. */
+  signIn(user?: Partial<SessionUser>): Promise<{ cookie: string; csrfToken: string }>;
+  /** Starts another proxy process with the same settings (e.g. after stopping one). */
+  startProxy(): Promise<ProxyProcess>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts redis-server, an OpenID Provider, `start:admin` and two `start:proxy` processes, and waits
+ * until each says it is ready (`/readyz`). PUBLIC_URL is the first proxy's origin. `env` is added
+ * to every Gatehouse process's environment.
+ */
+export async function startSplitGateway(env: Record<string, string> = {}): Promise<SplitGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-split-'));
+  const redis = await startRedis();
+  const [adminPort, firstPort] = [await freePort(), await freePort()];
+  const publicUrl = `http://127.0.0.1:${firstPort}`;
+  const idp = await startIdentityProvider({
+    clients: [{ clientId: 'gatehouse-split', clientSecret: 'split-secret', redirectUris: [`${publicUrl}/auth/callback`], postLogoutRedirectUris: [`${publicUrl}/`] }],
+  });
+  const common = {
+    REDIS_URL: redis.url,
+    PUBLIC_URL: publicUrl,
+    ADMIN_PORT: String(adminPort),
+    ADMIN_INTERNAL_URL: `http://127.0.0.1:${adminPort}`,
+    OIDC_ISSUER: idp.issuer,
+    OIDC_CLIENT_ID: 'gatehouse-split',
+    OIDC_CLIENT_SECRET: 'split-secret',
+    ADMIN_EMAILS: 'admin@example.com',
+    RATE_LIMIT_GENERAL: '0',
+    RATE_LIMIT_AUTH: '0',
+    ...env,
+  };
+  const admin = startGatehouseProcess('admin/main.js', { ...common, DATABASE_PATH: join(dir, 'gateway.db') });
+  const adminUrl = `http://127.0.0.1:${adminPort}`;
+  await eventually(`the admin process to be ready\n${admin.output()}`, async () => (await statusOf(`${adminUrl}/readyz`)) === 200);
+
+  const startProxy = async (port?: number): Promise<ProxyProcess> => {
+    const [publicPort, internalPort] = [port ?? (await freePort()), await freePort()];
+    const child = startGatehouseProcess('proxy/main.js', { ...common, PORT: String(publicPort), INTERNAL_PORT: String(internalPort), PROXY_WORKERS: '1' });
+    const proxy = { url: `http://127.0.0.1:${publicPort}`, internalUrl: `http://127.0.0.1:${internalPort}`, process: child };
+    await eventually('a proxy process to be ready', async () => (await statusOf(`${proxy.internalUrl}/readyz`)) === 200);
+    return proxy;
+  };
+  const proxies: [ProxyProcess, ProxyProcess] = [await startProxy(firstPort), await startProxy()];
+
+  const config = loadConfig({ ...common, LOG_LEVEL: 'silent' });
+  const backends = await openBackends(config, undefined, createLogger('silent', 'test'));
+  return {
+    redis,
+    idp,
+    admin,
+    adminUrl,
+    proxies,
+    startProxy: () => startProxy(),
+    async signIn(user = {}) {
+      const csrfToken = randomBytes(32).toString('base64url');
+      const now = Date.now();
+      const id = await backends.sessions.create({
+        user: { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user },
+        csrfToken,
+        idToken: null,
+        createdAt: now,
+        expiresAt: now + config.sessionTtlMs,
+      });
+      return { cookie: `gw_session=${id}`, csrfToken };
+    },
+    async close() {
+      await Promise.all([...proxies.map((proxy) => proxy.process.stop()), admin.stop()]);
+      await backends.close();
+      await idp.close();
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
