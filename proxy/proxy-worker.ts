@@ -1,12 +1,13 @@
 import { AggregatorRegistry } from 'prom-client';
 import { clientIpResolver } from '../shared/client-ip.js';
 import type { Config } from '../shared/config.js';
-import { createGatewayServer, drain, listen } from '../shared/http-server.js';
+import { listen } from '../shared/http-server.js';
 import { createLogger } from '../shared/logger.js';
 import { GatewayMetrics, meteredSink } from '../shared/metrics.js';
 import { openBackends } from '../shared/open-backends.js';
 import { createAdminHandoff } from './admin-handoff.js';
 import { createProxyPlane } from './proxy-plane.js';
+import { createPublicServer } from './public-server.js';
 
 /** Messages a worker sends its primary over the cluster IPC channel. */
 export type WorkerMessage = { type: 'gatehouse:ready' };
@@ -35,8 +36,8 @@ export async function runProxyWorker(config: Config): Promise<void> {
     adminPlane: handoff.handle,
     logger,
   });
-  const server = createGatewayServer(plane.handle);
-  await listen(server, config.port);
+  const server = createPublicServer(plane);
+  await listen(server.server, config.port);
   const unsubscribe = backends.bus.onRegistry(() => {
     process.send?.({ type: 'gatehouse:ready' } satisfies WorkerMessage);
     queueMicrotask(() => unsubscribe());
@@ -44,7 +45,7 @@ export async function runProxyWorker(config: Config): Promise<void> {
 
   process.once('SIGTERM', () => {
     void (async () => {
-      await drain(server);
+      await server.close();
       await plane.close();
       await handoff.close();
       await accessLog.close();

@@ -20,7 +20,8 @@ export function rateLimitKey(ip: string): string {
   return `${groups.slice(0, 4).join(':')}::/64`;
 }
 
-function unmapIpv4(ip: string): string {
+/** `::ffff:192.0.2.1` (an IPv4-mapped IPv6 address, RFC 4291 §2.5.5.2) as `192.0.2.1`; others unchanged. */
+export function unmapIpv4(ip: string): string {
   return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
 }
 

@@ -1,7 +1,7 @@
-import type { Server } from 'node:http';
 import { createAdminPlane } from '../admin/admin-plane.js';
 import { openDatabase, type Database } from '../admin/database.js';
 import { createProxyPlane } from '../proxy/proxy-plane.js';
+import { createPublicServer } from '../proxy/public-server.js';
 import { clientIpResolver } from './client-ip.js';
 import type { Config } from './config.js';
 import { createGatewayServer, drain, listen } from './http-server.js';
@@ -63,13 +63,13 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     checks: backends.readiness,
     metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
   });
-  const publicServer = createGatewayServer(proxy.handle);
+  const publicServer = createPublicServer(proxy);
   const adminServer = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res));
-  const port = await listen(publicServer, config.port);
+  const port = await listen(publicServer.server, config.port);
   const adminPort = await listen(adminServer, config.adminPort);
 
-  const close = async (servers: Server[]) => {
-    await Promise.all(servers.map(drain));
+  const close = async () => {
+    await Promise.all([publicServer.close(), drain(adminServer)]);
     await accessLog.close();
     await consumer.stop();
     await proxy.close();
@@ -83,6 +83,6 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     db,
     port,
     adminPort,
-    close: () => (closing ??= close([publicServer, adminServer])),
+    close: () => (closing ??= close()),
   };
 }

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { AccessLogSink } from '../shared/access-log-sink.js';
+
+/**
+ * Status logged for a request whose client left before any response head was sent (nginx's
+ * convention; no status was returned, and 200, Node's default, would be a lie).
+ */
+export const CLIENT_CLOSED_REQUEST = 499;
+
+/** Where a response finds its record from inside the `close` listener, without a closure per request. */
+const kRecord = Symbol('gatehouse.accessRecord');
+type RecordCarrier = ServerResponse & { [kRecord]?: AccessRecord };
+
+/**
+ * Step 9 of the data plane (DESIGN §3.9): the access-log record of one request matched to a
+ * service, whatever its outcome. Opened as soon as the service is known; written to the sink
+ * exactly once, when the response closes (Node emits `close` after `finish`, and also when the
+ * client disconnects first).
+ */
+export class AccessRecord {
+  /** The session's subject, once known; null for an anonymous request. */
+  userId: string | null = null;
+  readonly #sink: AccessLogSink;
+  readonly #serviceId: string;
+  readonly #method: string;
+  readonly #path: string;
+  readonly #ipAddress: string;
+  /** Epoch ms at request start. */
+  readonly #timestamp = Date.now();
+  /** Monotonic ms at request start, for the response time. */
+  readonly #started = performance.now();
+
+  /**
+   * Starts the record of the request answered by `res`. `path` is the raw request-target (path
+   * and query) as received; `ipAddress` the resolved client address.
+   */
+  constructor(sink: AccessLogSink, res: ServerResponse, serviceId: string, method: string, path: string, ipAddress: string) {
+    this.#sink = sink;
+    this.#serviceId = serviceId;
+    this.#method = method;
+    this.#path = path;
+    this.#ipAddress = ipAddress;
+    (res as RecordCarrier)[kRecord] = this;
+    res.on('close', onResponseClose);
+  }
+
+  /** Writes the record: status as sent (499 if none was), time from start to now in whole ms. */
+  finish(res: ServerResponse): void {
+    this.#sink.write({
+      eventId: randomUUID(),
+      serviceId: this.#serviceId,
+      userId: this.userId,
+      path: this.#path,
+      method: this.#method,
+      statusCode: res.headersSent ? res.statusCode : CLIENT_CLOSED_REQUEST,
+      responseTimeMs: Math.round(performance.now() - this.#started),
+      ipAddress: this.#ipAddress,
+      timestamp: this.#timestamp,
+    });
+  }
+}
+
+function onResponseClose(this: ServerResponse): void {
+  const record = (this as RecordCarrier)[kRecord];
+  (this as RecordCarrier)[kRecord] = undefined;
+  record?.finish(this);
+}

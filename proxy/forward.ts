@@ -1,0 +1,201 @@
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { Pool, type Dispatcher } from 'undici';
+import { sendError } from '../shared/http-response.js';
+import type { Logger } from '../shared/logger.js';
+import { mapResponseHeaders } from './response-headers.js';
+import type { Route } from './route-table.js';
+import { tunnel } from './tunnel.js';
+import { errorCode, upstreamError } from './upstream-errors.js';
+
+/** Most connections kept to one target origin; further requests queue in the pool. */
+const CONNECTIONS_PER_ORIGIN = 128;
+/** Longest wait for a TCP/TLS connect (undici's default), shortened to UPSTREAM_TIMEOUT when that is less. */
+const MAX_CONNECT_TIMEOUT_MS = 10_000;
+
+/** What follows a forwarded request's head: nothing, the client's body, or a WebSocket upgrade. */
+export type ForwardMode = 'no-body' | 'body' | 'websocket';
+
+export interface ForwarderOptions {
+  /** UPSTREAM_TIMEOUT: wait for response headers before 504, in ms. */
+  headersTimeoutMs: number;
+  logger: Logger;
+}
+
+/**
+ * Step 7 of the data plane (DESIGN §3.6): sends a request to its target with undici and streams
+ * the response back, never buffering either body. One keep-alive `Pool` per target origin.
+ */
+export class UpstreamForwarder {
+  readonly #pools = new Map<string, Pool>();
+  readonly #options: ForwarderOptions;
+
+  constructor(options: ForwarderOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Forwards `req` to `route`'s origin at `path` (the target-side path and query) with `headers`
+   * (a flat `[name, value, …]` list). `mode` says what follows the head: nothing, `req` streamed
+   * as the body, or a WebSocket upgrade (then a 101 joins the client's socket to the target's).
+   * The response, or the 502/503/504 for a failure, is written to `res`; if the client goes away
+   * first, the upstream request is aborted.
+   */
+  forward(req: IncomingMessage, res: ServerResponse, route: Route, path: string, headers: string[], mode: ForwardMode): void {
+    const exchange = new UpstreamExchange(res, route, this.#options.logger);
+    (res as ExchangeCarrier)[kExchange] = exchange;
+    res.on('close', onClientClose);
+    res.on('drain', onClientDrain);
+    const options: Dispatcher.DispatchOptions = {
+      path,
+      method: req.method as Dispatcher.HttpMethod,
+      headers,
+      body: mode === 'body' ? req : null,
+      upgrade: mode === 'websocket' ? 'websocket' : null,
+    };
+    this.#pool(route.origin).dispatch(options, exchange);
+  }
+
+  /** Closes the pools of origins no route points at any more; in-flight requests finish first. */
+  retain(origins: ReadonlySet<string>): void {
+    for (const [origin, pool] of this.#pools) {
+      if (origins.has(origin)) continue;
+      this.#pools.delete(origin);
+      void pool.close().catch(() => {});
+    }
+  }
+
+  /** Closes every pool once its in-flight requests are done. */
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((pool) => pool.close()));
+  }
+
+  #pool(origin: string): Pool {
+    let pool = this.#pools.get(origin);
+    if (pool === undefined) {
+      const timeout = this.#options.headersTimeoutMs;
+      pool = new Pool(origin, {
+        connections: CONNECTIONS_PER_ORIGIN,
+        pipelining: 1,
+        headersTimeout: timeout,
+        connect: { timeout: Math.min(timeout, MAX_CONNECT_TIMEOUT_MS) },
+      });
+      this.#pools.set(origin, pool);
+    }
+    return pool;
+  }
+}
+
+/** Where a response finds its exchange from inside an event listener, without a closure per request. */
+const kExchange = Symbol('gatehouse.upstreamExchange');
+type ExchangeCarrier = ServerResponse & { [kExchange]?: UpstreamExchange };
+
+function onClientClose(this: ServerResponse): void {
+  (this as ExchangeCarrier)[kExchange]?.clientClosed();
+}
+
+function onClientDrain(this: ServerResponse): void {
+  (this as ExchangeCarrier)[kExchange]?.clientDrained();
+}
+
+/** The abort reason given to undici when the client disconnects before the response is done. */
+class ClientClosedError extends Error {
+  readonly code = 'GATEHOUSE_CLIENT_CLOSED';
+  constructor() {
+    super('client closed the connection');
+    this.name = 'ClientClosedError';
+  }
+}
+
+/**
+ * One request in flight: undici's dispatch handler (response start, data, end, error), writing
+ * straight into the client's response with its backpressure (pause on a full socket, resume on
+ * `drain`).
+ */
+class UpstreamExchange implements Dispatcher.DispatchHandler {
+  readonly #res: ServerResponse;
+  readonly #route: Route;
+  readonly #logger: Logger;
+  #controller: Dispatcher.DispatchController | undefined;
+  #clientGone = false;
+
+  constructor(res: ServerResponse, route: Route, logger: Logger) {
+    this.#res = res;
+    this.#route = route;
+    this.#logger = logger;
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#clientGone) controller.abort(new ClientClosedError());
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+    statusMessage?: string,
+  ): void {
+    if (statusCode < 200) return; // 1xx interim responses are not relayed
+    if (this.#res.destroyed) {
+      controller.abort(new ClientClosedError());
+      return;
+    }
+    const mapped = mapResponseHeaders(headers, this.#route);
+    // A reason phrase of its own is relayed; the standard one Node writes anyway.
+    if (statusMessage && statusMessage !== STATUS_CODES[statusCode]) this.#res.writeHead(statusCode, statusMessage, mapped);
+    else this.#res.writeHead(statusCode, mapped);
+  }
+
+  /**
+   * The target switched protocols (RFC 9110 §15.2.2): relay its 101 head, then join the sockets.
+   * `Connection` and `Upgrade` are hop-by-hop, so they are set afresh after the mapping.
+   */
+  onRequestUpgrade(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+    upstream: Duplex,
+  ): void {
+    const client = this.#res.socket;
+    if (this.#clientGone || client === null || client.destroyed) {
+      upstream.destroy();
+      return;
+    }
+    const mapped = mapResponseHeaders(headers, this.#route);
+    mapped.push('connection', 'Upgrade', 'upgrade', headers.upgrade ?? 'websocket');
+    this.#res.writeHead(statusCode, mapped);
+    this.#res.end();
+    tunnel(client, upstream);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (!this.#res.write(chunk)) controller.pause();
+  }
+
+  onResponseEnd(): void {
+    this.#res.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (this.#clientGone || this.#res.destroyed) return;
+    this.#logger.warn({ serviceId: this.#route.service.id, code: errorCode(error) }, 'upstream request failed');
+    // After the head was sent the status cannot change: cut the connection so the client sees
+    // a truncated response rather than a complete-looking one.
+    if (this.#res.headersSent) this.#res.destroy();
+    else sendError(this.#res, upstreamError(error));
+  }
+
+  /** The client's response closed: if it had not finished, the client left, so stop upstream. */
+  clientClosed(): void {
+    if (this.#res.writableFinished) return;
+    this.#clientGone = true;
+    this.#controller?.abort(new ClientClosedError());
+  }
+
+  clientDrained(): void {
+    this.#controller?.resume();
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * Hop-by-hop header fields (RFC 9110 §7.6.1): they describe one connection, so a proxy removes
+ * them, and every field the `Connection` header names, before forwarding a message in either
+ * direction. `Proxy-Connection` is the non-standard predecessor of `Connection`; `Proxy-Authorization`
+ * and `Proxy-Authenticate` (RFC 9110 §11.7) are consumed by the proxy they address.
+ */
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-authenticate',
+]);
+
+/** The everyday `Connection` values, which name no other field. */
+const PLAIN_CONNECTION = /^\s*(?:keep-alive|close)\s*$/i;
+
+/**
+ * The field names a `Connection` header value lists (RFC 9110 §7.6.1), lowercased, with `_` read
+ * as `-` like every other header name the proxy compares; undefined when it names nothing besides
+ * the hop-by-hop fields already removed (the common `keep-alive` / `close`).
+ */
+export function connectionOptions(value: string | undefined): string[] | undefined {
+  if (value === undefined || PLAIN_CONNECTION.test(value)) return undefined;
+  let options: string[] | undefined;
+  for (const token of value.split(',')) {
+    const name = comparableName(token.trim().toLowerCase());
+    if (name === '' || name === 'close' || HOP_BY_HOP.has(name)) continue;
+    (options ??= []).push(name);
+  }
+  return options;
+}
+
+/**
+ * A lowercased header name as the proxy compares it: `_` read as `-`, because many upstream
+ * stacks (CGI, WSGI, Rack, PHP) fold both into the same variable, so `X_Forwarded_User` would
+ * otherwise pass for `X-Forwarded-User`.
+ */
+export function comparableName(lowercased: string): string {
+  return lowercased.includes('_') ? lowercased.replaceAll('_', '-') : lowercased;
+}

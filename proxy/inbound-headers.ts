@@ -1,0 +1,76 @@
+/**
+ * One pass over a request's raw header list (`req.rawHeaders`: name, value, name, value, …) that
+ * picks out what the pipeline decides on, so Node's lazily built `req.headers` object is never
+ * needed on the hot path.
+ */
+export interface InboundHeaders {
+  /** The raw names lowercased, one per pair: `names[i]` belongs to `rawHeaders[2 * i]`. */
+  readonly names: string[];
+  /** Every `Cookie` field joined with `; ` (RFC 6265 §5.4). */
+  cookie: string | undefined;
+  accept: string | undefined;
+  host: string | undefined;
+  /** Every `X-Forwarded-For` field joined with `, `; believed only from a trusted peer. */
+  forwardedFor: string | undefined;
+  /** The first `X-Forwarded-Proto` field; believed only from a trusted peer. */
+  forwardedProto: string | undefined;
+  /** Every `Connection` field joined with `, ` (RFC 9110 §7.6.1). */
+  connection: string | undefined;
+  /** The first `Upgrade` field (RFC 9110 §7.8). */
+  upgrade: string | undefined;
+  /** True when the request has a body to stream (RFC 9112 §6.3: chunked, or Content-Length > 0). */
+  hasBody: boolean;
+}
+
+/** Reads the fields of {@link InboundHeaders} from `raw` (`req.rawHeaders`). */
+export function readInboundHeaders(raw: readonly string[]): InboundHeaders {
+  const inbound: InboundHeaders = {
+    names: new Array<string>(raw.length >> 1),
+    cookie: undefined,
+    accept: undefined,
+    host: undefined,
+    forwardedFor: undefined,
+    forwardedProto: undefined,
+    connection: undefined,
+    upgrade: undefined,
+    hasBody: false,
+  };
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    inbound.names[i >> 1] = name;
+    remember(inbound, name, raw[i + 1]!);
+  }
+  return inbound;
+}
+
+function remember(inbound: InboundHeaders, name: string, value: string): void {
+  switch (name) {
+    case 'cookie':
+      inbound.cookie = inbound.cookie === undefined ? value : `${inbound.cookie}; ${value}`;
+      break;
+    case 'accept':
+      inbound.accept ??= value;
+      break;
+    case 'host':
+      inbound.host ??= value;
+      break;
+    case 'x-forwarded-for':
+      inbound.forwardedFor = inbound.forwardedFor === undefined ? value : `${inbound.forwardedFor}, ${value}`;
+      break;
+    case 'x-forwarded-proto':
+      inbound.forwardedProto ??= value;
+      break;
+    case 'connection':
+      inbound.connection = inbound.connection === undefined ? value : `${inbound.connection}, ${value}`;
+      break;
+    case 'upgrade':
+      inbound.upgrade ??= value;
+      break;
+    case 'transfer-encoding':
+      inbound.hasBody = true;
+      break;
+    case 'content-length':
+      if (Number(value) > 0) inbound.hasBody = true;
+      break;
+  }
+}

@@ -1,0 +1,165 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AccessLogSink } from '../shared/access-log-sink.js';
+import { rateLimitKey } from '../shared/client-ip.js';
+import type { Config } from '../shared/config.js';
+import { GatewayError } from '../shared/errors.js';
+import type { EventBus } from '../shared/event-bus.js';
+import { isGatewayPath } from '../shared/gateway-paths.js';
+import { sendError } from '../shared/http-response.js';
+import type { Logger } from '../shared/logger.js';
+import { rateLimitHeaders, type RateLimiter } from '../shared/rate-limiter.js';
+import type { SessionStore } from '../shared/session-store.js';
+import type { Service } from '../shared/types.js';
+import { AccessRecord } from './access-record.js';
+import { isCanonicalPath, pathLength } from './canonical-path.js';
+import { UpstreamForwarder, type ForwardMode } from './forward.js';
+import { readInboundHeaders, type InboundHeaders } from './inbound-headers.js';
+import { sendNotAuthenticated } from './login-required.js';
+import { joinPath } from './path-mapping.js';
+import { RequestHeaderBuilder } from './request-headers.js';
+import { RouteTable } from './route-table.js';
+import { SessionCheck } from './session-check.js';
+
+/** `Upgrade: websocket` (RFC 6455 §4.1: the token is case-insensitive). */
+const WEBSOCKET = /(?:^|,)\s*websocket\s*(?:,|$)/i;
+
+export interface ProxyPlaneDeps {
+  config: Config;
+  /** Registry snapshots: each one replaces the route table. */
+  bus: EventBus;
+  sessions: SessionStore;
+  accessLog: AccessLogSink;
+  generalLimiter: RateLimiter;
+  clientIp: (req: IncomingMessage) => string;
+  /** Serves gateway-owned paths (/auth, /api, /dashboard, and `/` when no service is at `/`). */
+  adminPlane: (req: IncomingMessage, res: ServerResponse) => void;
+  logger: Logger;
+}
+
+export interface ProxyPlane {
+  /** node:http 'request' listener for the public port. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Closes upstream connection pools and unsubscribes. */
+  close(): Promise<void>;
+}
+
+/** The data plane (DESIGN §3): routes, checks and forwards every request on the public port. */
+export function createProxyPlane(deps: ProxyPlaneDeps): ProxyPlane {
+  return new GatewayProxyPlane(deps);
+}
+
+class GatewayProxyPlane implements ProxyPlane {
+  readonly #deps: ProxyPlaneDeps;
+  readonly #forwarder: UpstreamForwarder;
+  readonly #requestHeaders: RequestHeaderBuilder;
+  readonly #sessions: SessionCheck;
+  readonly #unsubscribe: () => void;
+  #routes = RouteTable.EMPTY;
+
+  constructor(deps: ProxyPlaneDeps) {
+    this.#deps = deps;
+    this.#forwarder = new UpstreamForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger });
+    this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy);
+    this.#sessions = new SessionCheck(deps.sessions, deps.config.publicUrl, deps.logger);
+    this.#unsubscribe = deps.bus.onRegistry((services) => this.#replaceRoutes(services));
+  }
+
+  /** Bound, so it can be handed to `server.on('request', plane.handle)` as it is. */
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    void this.#handle(req, res);
+  };
+
+  async close(): Promise<void> {
+    this.#unsubscribe();
+    await this.#forwarder.close();
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      await this.#pipeline(req, res);
+    } catch (error) {
+      this.#fail(req, res, error);
+    }
+  }
+
+  /** DESIGN §3, in order; a failing step throws the {@link GatewayError} the client gets. */
+  async #pipeline(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // §3.1 one canonical path for routing and forwarding
+    const target = req.url ?? '';
+    const pathEnd = pathLength(target);
+    if (!isCanonicalPath(target, pathEnd)) throw new GatewayError('BAD_REQUEST');
+    const path = pathEnd === target.length ? target : target.slice(0, pathEnd);
+    // §3.2 gateway-owned paths, then the route
+    if (this.#isGatewayOwned(path)) return this.#deps.adminPlane(req, res);
+    const route = this.#routes.lookup(path);
+    const clientIp = this.#deps.clientIp(req);
+    if (route === undefined) return this.#notFound(clientIp);
+    // §3.9 from here on, every outcome is access-logged
+    const record = new AccessRecord(this.#deps.accessLog, res, route.service.id, req.method ?? '', target, clientIp);
+    // §3.3–3.4 rate limit, disabled service
+    await this.#consumeRateLimit(clientIp);
+    if (!route.service.enabled) throw new GatewayError('SERVICE_DISABLED');
+    // §3.5 session
+    const inbound = readInboundHeaders(req.rawHeaders);
+    const user = await this.#sessions.user(inbound.cookie, route.service.requireAuth);
+    if (user === undefined && route.service.requireAuth) return sendNotAuthenticated(res, target, inbound.accept);
+    if (user !== undefined) record.userId = user.sub;
+    if (res.destroyed) return; // the client left while we were deciding
+    // §3.6–3.8 forward, map the response, map failures
+    const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user);
+    const upstreamPath = joinPath(route.basePath, target.slice(route.prefix.length));
+    this.#forwarder.forward(req, res, route, upstreamPath, headers, forwardMode(req, inbound));
+  }
+
+  /** No service matches: still counted against the rate limit (a 429 wins), then 404. */
+  async #notFound(clientIp: string): Promise<void> {
+    await this.#consumeRateLimit(clientIp);
+    throw new GatewayError('SERVICE_NOT_FOUND');
+  }
+
+  /** `/auth`, `/api`, `/dashboard` and below, and `/` itself while no service is registered there. */
+  #isGatewayOwned(path: string): boolean {
+    return isGatewayPath(path) || (path === '/' && !this.#routes.hasRoot);
+  }
+
+  /** Counts the request against the general limit (DESIGN §3.3), keyed by client address. */
+  async #consumeRateLimit(clientIp: string): Promise<void> {
+    const limiter = this.#deps.generalLimiter;
+    if (limiter.limit === null) return;
+    const decision = await limiter.consume(rateLimitKey(clientIp));
+    if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
+  }
+
+  #replaceRoutes(services: readonly Service[]): void {
+    this.#routes = new RouteTable(services, (service) =>
+      this.#deps.logger.warn({ serviceId: service.id }, 'service left out of the route table: invalid targetUrl'),
+    );
+    this.#forwarder.retain(this.#routes.origins());
+  }
+
+  /** Answers a failed step; anything but a {@link GatewayError} is unexpected: logged, then 500. */
+  #fail(req: IncomingMessage, res: ServerResponse, error: unknown): void {
+    if (!(error instanceof GatewayError)) {
+      this.#deps.logger.error({ err: error, method: req.method }, 'proxy request failed');
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (res.destroyed) return;
+    sendError(res, error instanceof GatewayError ? error : new GatewayError('INTERNAL'));
+  }
+}
+
+/**
+ * A WebSocket opening handshake (RFC 6455 §4.1) is switched only when it came through the
+ * server's 'upgrade' event (Node then sets `req.upgrade`; see upgrade.ts), which hands the socket
+ * over; any other request is forwarded as a plain one, its `Upgrade` dropped as hop-by-hop.
+ */
+function forwardMode(req: IncomingMessage, inbound: InboundHeaders): ForwardMode {
+  const upgrading = (req as IncomingMessage & { upgrade?: boolean }).upgrade === true;
+  if (upgrading && req.method === 'GET' && inbound.upgrade !== undefined && WEBSOCKET.test(inbound.upgrade)) {
+    return 'websocket';
+  }
+  return inbound.hasBody ? 'body' : 'no-body';
+}

@@ -1,0 +1,26 @@
+import type { Server } from 'node:http';
+import { createGatewayServer, drain } from '../shared/http-server.js';
+import type { ProxyPlane } from './proxy-plane.js';
+import { createUpgradeHandler } from './upgrade.js';
+
+/** The public listener: the proxy plane for requests and for protocol upgrades (WebSocket). */
+export interface PublicServer {
+  readonly server: Server;
+  /** Stops accepting, closes open tunnels, and waits for in-flight requests (up to 10 s). */
+  close(): Promise<void>;
+}
+
+/** Builds the public listener for `plane` (not yet listening). */
+export function createPublicServer(plane: ProxyPlane): PublicServer {
+  const server = createGatewayServer(plane.handle);
+  const upgrades = createUpgradeHandler(plane);
+  server.on('upgrade', upgrades.handle);
+  return {
+    server,
+    async close() {
+      const drained = drain(server);
+      upgrades.closeAll(); // server.close() waits for upgraded sockets, which drain cannot see
+      await drained;
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import proxyAddr from 'proxy-addr';
+import { unmapIpv4 } from '../shared/client-ip.js';
+import { GATEWAY_COOKIE_NAMES } from '../shared/cookies.js';
+import type { SessionUser } from '../shared/types.js';
+import { comparableName, connectionOptions, HOP_BY_HOP } from './hop-by-hop.js';
+import type { InboundHeaders } from './inbound-headers.js';
+import type { Route } from './route-table.js';
+
+/**
+ * Fields never forwarded besides the hop-by-hop ones (DESIGN §3.6), compared after lowercasing
+ * and reading `_` as `-`:
+ * - `host`: undici sets the target's own (RFC 9110 §7.2);
+ * - `expect`: Node's server already answered `100-continue`, and undici refuses the field;
+ * - `x-csrf-token`: the gateway's own CSRF token, never meant for an upstream;
+ * - identity and forwarding fields a client could spoof: the proxy sets its own.
+ *   Every `x-forwarded-*` is removed as well (see {@link isRemoved});
+ * - path overrides some frameworks believe (`X-Original-URL`, `X-Rewrite-URL`): the upstream must
+ *   see exactly the path that was routed and authorised (DESIGN §3.1).
+ */
+const REMOVED: ReadonlySet<string> = new Set([
+  ...HOP_BY_HOP,
+  'host',
+  'expect',
+  'x-csrf-token',
+  'forwarded',
+  'x-real-ip',
+  'x-client-ip',
+  'true-client-ip',
+  'x-remote-user',
+  'remote-user',
+  'x-auth-request-user',
+  'x-auth-request-email',
+  'x-original-url',
+  'x-original-uri',
+  'x-rewrite-url',
+]);
+
+const FORWARDED_PREFIX = 'x-forwarded-';
+
+/**
+ * Builds the header list sent upstream (DESIGN §3.6): the client's fields minus the removed ones
+ * (hop-by-hop per RFC 9110 §7.6.1, those named in `Connection`, `Host`, `Expect`, `X-CSRF-Token`,
+ * every client-sent identity or forwarding field) and minus the gateway's cookies, then the
+ * proxy's own `X-Forwarded-For/Proto/Host/Prefix` and, with a session, `X-Forwarded-User/Email`.
+ */
+export class RequestHeaderBuilder {
+  readonly #trustsPeer: (address: string) => boolean;
+
+  /** `trustProxy`: TRUST_PROXY's entries; only such peers may extend X-Forwarded-For/Proto. */
+  constructor(trustProxy: readonly string[]) {
+    if (trustProxy.length === 0) {
+      this.#trustsPeer = () => false;
+    } else {
+      const trust = proxyAddr.compile([...trustProxy]);
+      this.#trustsPeer = (address) => trust(address, 0);
+    }
+  }
+
+  /**
+   * The flat `[name, value, …]` list for undici. `clientIp` is the resolved client address;
+   * `user` the session's user, or undefined for an anonymous request.
+   */
+  build(
+    req: IncomingMessage,
+    inbound: InboundHeaders,
+    route: Route,
+    clientIp: string,
+    user: SessionUser | undefined,
+  ): string[] {
+    const out = copyAllowed(req.rawHeaders, inbound);
+    const peer = req.socket.remoteAddress ?? '';
+    const trusted = peer !== '' && this.#trustsPeer(peer);
+    out.push('x-forwarded-for', forwardedFor(inbound, trusted, peer, clientIp));
+    out.push('x-forwarded-proto', forwardedProto(req, inbound, trusted));
+    if (inbound.host !== undefined) out.push('x-forwarded-host', inbound.host);
+    if (route.prefix !== '') out.push('x-forwarded-prefix', route.prefix);
+    if (user) {
+      out.push('x-forwarded-user', fieldValue(user.sub));
+      if (user.email) out.push('x-forwarded-email', fieldValue(user.email));
+    }
+    return out;
+  }
+}
+
+function copyAllowed(raw: readonly string[], inbound: InboundHeaders): string[] {
+  const options = connectionOptions(inbound.connection);
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = inbound.names[i >> 1]!;
+    if (isRemoved(name, options)) continue;
+    const value = name === 'cookie' ? withoutGatewayCookies(raw[i + 1]!) : raw[i + 1]!;
+    if (value !== '') out.push(raw[i]!, value);
+  }
+  return out;
+}
+
+/** True for a lowercased field name the proxy never forwards; `options`: those `Connection` names. */
+function isRemoved(lowercased: string, options: string[] | undefined): boolean {
+  const name = comparableName(lowercased);
+  return (
+    REMOVED.has(name) || name.startsWith(FORWARDED_PREFIX) || (options !== undefined && options.includes(name))
+  );
+}
+
+/**
+ * A `Cookie` value without the gateway's own cookies (RFC 6265 §5.4 `name=value; …`), or `''`
+ * when nothing else is left. Values without `gw_` are returned as they are.
+ */
+export function withoutGatewayCookies(header: string): string {
+  if (!header.includes('gw_')) return header;
+  const kept: string[] = [];
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=');
+    const name = (eq === -1 ? pair : pair.slice(0, eq)).trim();
+    if (name !== '' && !GATEWAY_COOKIE_NAMES.has(name)) kept.push(pair.trim());
+  }
+  return kept.join('; ');
+}
+
+/**
+ * `X-Forwarded-For`: a trusted peer's chain with the peer appended, otherwise the client address
+ * alone (a client's own list is never believed).
+ */
+function forwardedFor(inbound: InboundHeaders, trusted: boolean, peer: string, clientIp: string): string {
+  if (!trusted) return clientIp;
+  const address = unmapIpv4(peer);
+  return inbound.forwardedFor === undefined ? address : `${inbound.forwardedFor}, ${address}`;
+}
+
+/** `X-Forwarded-Proto`: a trusted peer's `http`/`https`, otherwise the inbound connection's. */
+function forwardedProto(req: IncomingMessage, inbound: InboundHeaders, trusted: boolean): string {
+  if (trusted && inbound.forwardedProto !== undefined) {
+    const comma = inbound.forwardedProto.indexOf(',');
+    const first = (comma === -1 ? inbound.forwardedProto : inbound.forwardedProto.slice(0, comma)).trim().toLowerCase();
+    if (first === 'http' || first === 'https') return first;
+  }
+  return (req.socket as TLSSocket).encrypted === true ? 'https' : 'http';
+}
+
+/** Printable ASCII: a field value that needs no care (RFC 9110 §5.5). */
+const PLAIN_FIELD_VALUE = /^[\x20-\x7e]*$/;
+/** Control characters, never allowed in a field value (RFC 9110 §5.5). */
+const CONTROLS = /[\x00-\x1f\x7f]/g;
+
+/**
+ * An identity claim as a field value: controls removed, and anything beyond ASCII sent as its
+ * UTF-8 bytes (what undici accepts and what most upstream stacks decode), so an unusual `sub` or
+ * an internationalised email never makes undici refuse the request.
+ */
+function fieldValue(claim: string): string {
+  if (PLAIN_FIELD_VALUE.test(claim)) return claim;
+  return Buffer.from(claim.replace(CONTROLS, ''), 'utf8').toString('latin1');
+}

@@ -1,0 +1,43 @@
+import { gatewayCookieNames, readCookie } from '../shared/cookies.js';
+import { GatewayError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import type { SessionStore } from '../shared/session-store.js';
+import type { SessionUser } from '../shared/types.js';
+import { errorCode } from './upstream-errors.js';
+
+/**
+ * Step 5 of the data plane (DESIGN §3.5): who the caller is, from the gateway's session cookie.
+ * The data plane only reads sessions; the admin plane creates and destroys them.
+ */
+export class SessionCheck {
+  readonly #store: SessionStore;
+  readonly #cookieName: string;
+  readonly #logger: Logger;
+
+  /** `publicUrl` decides the cookie's name (`gw_session`, or `__Host-gw_session` on https). */
+  constructor(store: SessionStore, publicUrl: URL, logger: Logger) {
+    this.#store = store;
+    this.#cookieName = gatewayCookieNames(publicUrl).session;
+    this.#logger = logger;
+  }
+
+  /**
+   * The signed-in user for a request's `Cookie` value, or undefined without a live session.
+   * When the store fails, a protected service (`required`) cannot decide who is calling and gets
+   * 503; a public one carries on anonymously.
+   * @throws {GatewayError} `SESSION_STORE_UNAVAILABLE` when the store fails and `required`.
+   */
+  async user(cookieHeader: string | undefined, required: boolean): Promise<SessionUser | undefined> {
+    const sessionId = readCookie(cookieHeader, this.#cookieName);
+    if (!sessionId) return undefined;
+    try {
+      const session = await this.#store.get(sessionId);
+      return session !== null && session.expiresAt > Date.now() ? session.user : undefined;
+    } catch (error) {
+      // Only the error's kind is logged: a store's message could quote the key looked up.
+      this.#logger.error({ code: errorCode(error), name: (error as Error)?.name }, 'session store unavailable');
+      if (required) throw new GatewayError('SESSION_STORE_UNAVAILABLE');
+      return undefined;
+    }
+  }
+}

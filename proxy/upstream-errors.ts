@@ -1,0 +1,47 @@
+import { GatewayError } from '../shared/errors.js';
+
+/**
+ * Failures that mean the target could not be reached at all (DESIGN §3.8 → 503): refused, no
+ * route, name not resolved, connect timeout. Matched on stable `code`s (undici's `UND_ERR_*` and
+ * Node's system error codes), never on message text.
+ */
+const UNREACHABLE: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** No response headers within UPSTREAM_TIMEOUT (DESIGN §3.8 → 504). */
+const TIMED_OUT: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT']);
+
+/**
+ * The client-facing error for an upstream failure that happened before response headers were
+ * sent: 503 `Service unavailable` when the target cannot be reached, 504 `Gateway timeout` when it
+ * sent no headers in time, 502 `Bad gateway` for anything else (reset, closed early, malformed
+ * response, TLS failure).
+ */
+export function upstreamError(error: unknown): GatewayError {
+  const code = errorCode(error);
+  if (code !== undefined && UNREACHABLE.has(code)) return new GatewayError('SERVICE_UNAVAILABLE');
+  if (code !== undefined && TIMED_OUT.has(code)) return new GatewayError('GATEWAY_TIMEOUT');
+  return new GatewayError('BAD_GATEWAY');
+}
+
+/**
+ * The stable code of an error, looking through `cause` and `AggregateError` (Node reports a
+ * refused dual-stack connect as an AggregateError of one error per address).
+ */
+export function errorCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 4; depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && code !== 'UND_ERR') return code;
+    current = current instanceof AggregateError ? current.errors[0] : current.cause;
+  }
+  return undefined;
+}

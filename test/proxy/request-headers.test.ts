@@ -1,0 +1,208 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  echo,
+  headerValues,
+  rawRequest,
+  service,
+  startGateway,
+  startUpstream,
+  type Echo,
+  type TestGateway,
+  type Upstream,
+} from './harness.js';
+
+/** Sends `GET <target>` with `lines` as raw header lines, over a connection of its own. */
+async function rawEcho(gateway: TestGateway, target: string, lines: string[], extra = ''): Promise<Echo> {
+  const head = [`GET ${target} HTTP/1.1`, 'Host: public.example:8080', ...lines].join('\r\n');
+  const response = await rawRequest(gateway.port, `${head}\r\n\r\n${extra}`);
+  assert.equal(response.status, 200, response.body);
+  return JSON.parse(response.body) as Echo;
+}
+
+/** Header names compared the way an upstream stack might fold them: lowercase, `_` as `-`. */
+function folded(received: Echo, name: string): string[] {
+  return received.headers.filter(([key]) => key.toLowerCase().replaceAll('_', '-') === name).map(([, value]) => value);
+}
+
+const SPOOFED = [
+  'X-Forwarded-User: evil',
+  'x-forwarded-user: evil',
+  'X_Forwarded_User: evil',
+  'x_FORWARDED_user: evil',
+  'X-FORWARDED-USER: evil',
+  'x-FORWARDED-email: evil@example.com',
+  'X_Forwarded_Email: evil@example.com',
+  'X-Forwarded-Email: evil@example.com',
+  'X-Forwarded-For: 6.6.6.6',
+  'x_forwarded_for: 6.6.6.6',
+  'X-Forwarded-Host: evil.example',
+  'X_Forwarded_Host: evil.example',
+  'X-Forwarded-Proto: https',
+  'X-Forwarded-Prefix: /evil',
+  'X-Forwarded-Port: 1',
+  'X-Forwarded-Groups: admins',
+  'X-Forwarded-Access-Token: stolen',
+  'Forwarded: for=6.6.6.6;proto=https',
+  'FORWARDED: for=6.6.6.6',
+  'X-Real-IP: 6.6.6.6',
+  'x_real_ip: 6.6.6.6',
+  'X-Original-URL: /evil',
+  'X-Rewrite-URL: /evil',
+];
+
+describe('request headers sent upstream', () => {
+  let upstream: Upstream;
+  let gateway: TestGateway;
+
+  before(async () => {
+    upstream = await startUpstream(echo);
+    gateway = await startGateway({
+      services: [
+        service({ path: '/app', targetUrl: upstream.origin }),
+        service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),
+        service({ path: '/', targetUrl: upstream.origin }),
+      ],
+    });
+  });
+  after(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('never lets a client-sent identity or forwarding header through, in any case or with _ for -', async () => {
+    const received = await rawEcho(gateway, '/app/x', [...SPOOFED, 'Connection: close']);
+    assert.deepEqual(folded(received, 'x-forwarded-user'), []);
+    assert.deepEqual(folded(received, 'x-forwarded-email'), []);
+    assert.deepEqual(folded(received, 'x-forwarded-for'), ['127.0.0.1']);
+    assert.deepEqual(folded(received, 'x-forwarded-host'), ['public.example:8080']);
+    assert.deepEqual(folded(received, 'x-forwarded-proto'), ['http']);
+    assert.deepEqual(folded(received, 'x-forwarded-prefix'), ['/app']);
+    for (const name of ['x-forwarded-port', 'x-forwarded-groups', 'x-forwarded-access-token', 'forwarded', 'x-real-ip', 'x-original-url', 'x-rewrite-url']) {
+      assert.deepEqual(folded(received, name), [], name);
+    }
+    assert.equal(JSON.stringify(received).includes('evil'), false);
+    assert.equal(JSON.stringify(received).includes('6.6.6.6'), false);
+  });
+
+  it('sends only the session identity, never a spoofed one, for a signed-in user', async () => {
+    const cookie = await gateway.signIn({ sub: 'real-sub', email: 'real@example.com' });
+    const received = await rawEcho(gateway, '/private/x', [...SPOOFED, `Cookie: ${cookie}`, 'Connection: close']);
+    assert.deepEqual(folded(received, 'x-forwarded-user'), ['real-sub']);
+    assert.deepEqual(folded(received, 'x-forwarded-email'), ['real@example.com']);
+  });
+
+  it("removes the gateway's cookies and keeps the others", async () => {
+    const received = await rawEcho(gateway, '/app/x', [
+      'Cookie: a=1; gw_session=abc; __Host-gw_session=def; gw_oidc=ghi; __Host-gw_oidc=jkl; b=2',
+      'Cookie: gw_session=again; c=3',
+      'Connection: close',
+    ]);
+    assert.deepEqual(headerValues(received, 'cookie'), ['a=1; b=2', 'c=3']);
+    assert.equal(JSON.stringify(received).includes('gw_'), false);
+  });
+
+  it('drops the Cookie header when only gateway cookies were in it', async () => {
+    const cookie = await gateway.signIn();
+    const received = await rawEcho(gateway, '/app/x', [`Cookie: ${cookie}; gw_oidc=x`, 'Connection: close']);
+    assert.deepEqual(headerValues(received, 'cookie'), []);
+  });
+
+  it('strips X-CSRF-Token', async () => {
+    const received = await rawEcho(gateway, '/app/x', ['X-CSRF-Token: secret', 'x_csrf_token: secret', 'Connection: close']);
+    assert.deepEqual(folded(received, 'x-csrf-token'), []);
+  });
+
+  it('strips hop-by-hop headers and those named in Connection, keeping end-to-end ones', async () => {
+    const received = await rawEcho(gateway, '/app/x', [
+      'Connection: close, X-Hop-One, x_hop_two',
+      'X-Hop-One: 1',
+      'X-Hop-Two: 2',
+      'Keep-Alive: timeout=5',
+      'Proxy-Connection: keep-alive',
+      'TE: trailers',
+      'Trailer: X-Checksum',
+      'Upgrade: websocket',
+      'Proxy-Authorization: Basic cHJveHk6c2VjcmV0',
+      'Proxy-Authenticate: Basic',
+      'Authorization: Bearer end-to-end',
+      'X-Custom: kept',
+      'X-Custom: twice',
+      'Accept: text/plain',
+    ]);
+    assert.deepEqual(headerValues(received, 'connection'), ['keep-alive'], "undici's own, not the client's");
+    for (const name of ['x-hop-one', 'x-hop-two', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate']) {
+      assert.deepEqual(headerValues(received, name), [], name);
+    }
+    assert.deepEqual(headerValues(received, 'authorization'), ['Bearer end-to-end']);
+    assert.deepEqual(headerValues(received, 'x-custom'), ['kept', 'twice']);
+    assert.deepEqual(headerValues(received, 'accept'), ['text/plain']);
+    assert.deepEqual(headerValues(received, 'host'), [`127.0.0.1:${upstream.port}`]);
+  });
+
+  it('streams a chunked request body with its own framing', async () => {
+    const received = await rawEcho(
+      gateway,
+      '/app/upload',
+      ['Transfer-Encoding: chunked', 'Connection: close'],
+      '5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n',
+    );
+    assert.equal(received.bodyBytes, 11);
+    // undici frames it afresh: chunked, or Content-Length when the whole body had already arrived.
+    const framing = [...headerValues(received, 'transfer-encoding'), ...headerValues(received, 'content-length')];
+    assert.equal(framing.length, 1, String(framing));
+  });
+
+  it('answers Expect: 100-continue itself and forwards the body without Expect', async () => {
+    const head = ['POST /app/upload HTTP/1.1', 'Host: a', 'Expect: 100-continue', 'Content-Length: 4', 'Connection: close'];
+    const response = await rawRequest(gateway.port, `${head.join('\r\n')}\r\n\r\nbody`);
+    assert.equal(response.status, 100);
+    const finalReply = response.body.slice(response.body.indexOf('{'));
+    const received = JSON.parse(finalReply) as Echo;
+    assert.equal(received.bodyBytes, 4);
+    assert.deepEqual(headerValues(received, 'expect'), []);
+    assert.deepEqual(headerValues(received, 'content-length'), ['4']);
+  });
+
+  it('sets X-Forwarded-For/Proto/Host/Prefix for an anonymous request', async () => {
+    const response = await gateway.fetch('/app/x', { headers: { 'x-forwarded-for': '10.9.9.9' } });
+    const received = response.json<Echo>();
+    assert.deepEqual(headerValues(received, 'x-forwarded-for'), ['127.0.0.1']);
+    assert.deepEqual(headerValues(received, 'x-forwarded-proto'), ['http']);
+    assert.deepEqual(headerValues(received, 'x-forwarded-host'), [`127.0.0.1:${gateway.port}`]);
+    assert.deepEqual(headerValues(received, 'x-forwarded-prefix'), ['/app']);
+    const root = (await gateway.fetch('/elsewhere')).json<Echo>();
+    assert.deepEqual(headerValues(root, 'x-forwarded-prefix'), []);
+  });
+});
+
+describe('request headers behind a trusted proxy (TRUST_PROXY)', () => {
+  let upstream: Upstream;
+  let gateway: TestGateway;
+
+  before(async () => {
+    upstream = await startUpstream(echo);
+    gateway = await startGateway({
+      env: { TRUST_PROXY: 'loopback' },
+      services: [service({ path: '/app', targetUrl: upstream.origin })],
+    });
+  });
+  after(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('keeps the trusted chain, appends the peer and believes its X-Forwarded-Proto', async () => {
+    const received = (
+      await gateway.fetch('/app/x', { headers: { 'x-forwarded-for': '203.0.113.7, 10.0.0.2', 'x-forwarded-proto': 'https' } })
+    ).json<Echo>();
+    assert.deepEqual(headerValues(received, 'x-forwarded-for'), ['203.0.113.7, 10.0.0.2, 127.0.0.1']);
+    assert.deepEqual(headerValues(received, 'x-forwarded-proto'), ['https']);
+  });
+
+  it('uses the peer alone when the trusted proxy sent no chain, and ignores a nonsense proto', async () => {
+    const received = (await gateway.fetch('/app/x', { headers: { 'x-forwarded-proto': 'gopher' } })).json<Echo>();
+    assert.deepEqual(headerValues(received, 'x-forwarded-for'), ['127.0.0.1']);
+    assert.deepEqual(headerValues(received, 'x-forwarded-proto'), ['http']);
+  });
+});

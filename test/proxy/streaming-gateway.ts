@@ -1,0 +1,43 @@
+/**
+ * Child process for streaming.test.ts: a gateway alone in its process, so its resident memory can
+ * be measured without the test's client and upstream in it. Started with
+ * GATEHOUSE_STREAMING_CHILD=1 and UPSTREAM_ORIGIN; does nothing otherwise (the test runner may
+ * load every file under test/).
+ *
+ * Messages in: `'rss'` and `'reset'`, each answered with `{ rss, peak }` in bytes (the peak since
+ * the last reset; `'reset'` then starts a new one); `'close'`. Message out at start: `{ port }`.
+ */
+import { service, startGateway } from './harness.js';
+
+const SAMPLE_MS = 10;
+
+/**
+ * `gc` from `--expose-gc`. A minor collection before each sample makes RSS follow live memory
+ * rather than how lazily V8 frees the socket buffers that streaming leaves behind as garbage
+ * (tens of MiB, by its external-memory heuristics). Buffered bodies are live, so they still show.
+ */
+const collectYoungGarbage = (globalThis as { gc?: (options: { type: 'minor' | 'major' }) => void }).gc;
+
+async function main(upstreamOrigin: string, send: (message: unknown) => void): Promise<void> {
+  const gateway = await startGateway({ services: [service({ path: '/big', targetUrl: upstreamOrigin })] });
+  let peak = process.memoryUsage().rss;
+  const sampler = setInterval(() => {
+    collectYoungGarbage?.({ type: 'minor' });
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, SAMPLE_MS);
+  process.on('message', (message) => {
+    const rss = process.memoryUsage().rss;
+    if (message === 'reset' || message === 'rss') send({ rss, peak: Math.max(peak, rss) });
+    if (message === 'reset') peak = rss;
+    if (message === 'close') {
+      clearInterval(sampler);
+      void gateway.close().then(() => process.disconnect());
+    }
+  });
+  send({ port: gateway.port });
+}
+
+if (process.env.GATEHOUSE_STREAMING_CHILD === '1' && process.send && process.env.UPSTREAM_ORIGIN) {
+  const send = process.send.bind(process);
+  await main(process.env.UPSTREAM_ORIGIN, (message) => send(message));
+}
