@@ -24,6 +24,9 @@ export async function runProxyWorker(config: Config): Promise<void> {
   const clientIp = clientIpResolver(config.trustProxy);
   const accessLog = backends.accessLogSink();
   const metrics = new GatewayMetrics(accessLog);
+  // The primary sums every worker's metrics on INTERNAL_PORT; constructing an AggregatorRegistry is
+  // what makes prom-client answer its requests in a worker (setRegistries alone does not).
+  new AggregatorRegistry();
   AggregatorRegistry.setRegistries([metrics.registry]);
   const handoff = createAdminHandoff(config.adminInternalUrl, clientIp, logger);
   const plane = createProxyPlane({

@@ -38,6 +38,8 @@ export interface Config {
   proxyWorkers: number;
   /** How long the proxy waits for an upstream's response headers before 504, in ms. */
   upstreamTimeoutMs: number;
+  /** Raw access-log records older than this many days are deleted by the admin process. */
+  accessLogRetentionDays: number;
 }
 
 /** A variable: its default (undefined: unset) and what it means. The README table mirrors this. */
@@ -70,6 +72,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'INTERNAL_PORT', default: '9090', meaning: 'A proxy process\'s health and metrics port (split mode).' },
   { name: 'PROXY_WORKERS', default: '1', meaning: 'Data-plane worker processes of `npm run start:proxy`, sharing PORT (node:cluster).' },
   { name: 'UPSTREAM_TIMEOUT', default: '30s', meaning: 'Wait for an upstream\'s response headers before 504.' },
+  { name: 'ACCESS_LOG_RETENTION_DAYS', default: '30', meaning: 'Days raw access-log records are kept (whole days, at least 1); the console\'s per-minute traffic rollups are kept 400 days.' },
 ];
 
 /** Thrown by {@link loadConfig}: one line per bad variable, each naming it and what is wrong. */
@@ -132,6 +135,12 @@ const schema = v.object({
   INTERNAL_PORT: port,
   PROXY_WORKERS: v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number from 1 to 64'), v.transform(Number), v.minValue(1, 'must be a whole number from 1 to 64'), v.maxValue(64, 'must be a whole number from 1 to 64')),
   UPSTREAM_TIMEOUT: duration,
+  ACCESS_LOG_RETENTION_DAYS: v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, 'must be a whole number of days (1 or more)'),
+    v.transform(Number),
+    v.minValue(1, 'must be a whole number of days (1 or more)'),
+  ),
 });
 
 /**
@@ -174,5 +183,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     internalPort: out.INTERNAL_PORT,
     proxyWorkers: out.PROXY_WORKERS,
     upstreamTimeoutMs: out.UPSTREAM_TIMEOUT,
+    accessLogRetentionDays: out.ACCESS_LOG_RETENTION_DAYS,
   };
 }

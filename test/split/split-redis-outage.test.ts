@@ -55,9 +55,11 @@ test('Redis killed and restarted: routing, sessions, logins and access logs reco
   await readiness.body.dump();
 
   await split.redis.restart();
+  // This Redis keeps nothing on disk, so sessions are gone; the registry is re-published by the admin.
+  const adminAgain = await split.signIn();
   await eventually('the proxies ready again', async () => (await statusOf(`${b.internalUrl}/readyz`)) === 200 && (await statusOf(`${a.internalUrl}/readyz`)) === 200, 15_000);
   await eventually('records buffered during the outage stored', async () => {
-    const page = await request(`${split.adminUrl}/api/services/${publicId}/logs?limit=1000`, { headers: { cookie: admin.cookie } });
+    const page = await request(`${split.adminUrl}/api/services/${publicId}/logs?limit=1000`, { headers: { cookie: adminAgain.cookie } });
     const logs = ((await page.body.json()) as { logs: Array<{ path: string }> }).logs;
     return logs.filter((log) => log.path.startsWith('/public/during-')).length === servedDuringOutage;
   }, 15_000);
@@ -67,6 +69,12 @@ test('Redis killed and restarted: routing, sessions, logins and access logs reco
   assert.equal(result.finalLocation, '/private/');
   assert.equal(await statusOf(`${b.url}/private/`, { cookie: relogin.header(`${b.url}/`) }), 200);
 
-  await create({ name: 'After outage', path: '/after', requireAuth: false });
+  const afterOutage = await request(`${split.adminUrl}/api/services`, {
+    method: 'POST',
+    headers: { cookie: adminAgain.cookie, 'x-csrf-token': adminAgain.csrfToken, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'After outage', path: '/after', targetUrl: upstream.url, requireAuth: false }),
+  });
+  assert.equal(afterOutage.statusCode, 201);
+  await afterOutage.body.dump();
   await eventually('a registry change after the outage reaches both proxies', async () => (await statusOf(`${a.url}/after/`)) === 200 && (await statusOf(`${b.url}/after/`)) === 200, 5_000);
 });

@@ -1,0 +1,99 @@
+/**
+ * The access-log pipeline contract: what the data plane writes to its AccessLogSink reaches the
+ * admin's AccessLogStore (SQLite) exactly once, whatever sits in between (embedded: nothing;
+ * Redis: a stream and a consumer group). Not a test file.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { AccessLogSink } from '../../shared/access-log-sink.js';
+import { LOG_SERVICE, sampleEntry, SUITE, type TempDatabase, tempDatabase, waitFor } from './fixtures.js';
+
+/** A sink wired to a store over `database`; `drained` resolves once everything shipped is stored. */
+export interface AccessLogPipeline {
+  sink: AccessLogSink;
+  drained(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function accessLogContract(name: string, factory: (database: TempDatabase) => Promise<AccessLogPipeline>): void {
+  describe(`access-log pipeline contract: ${name}`, SUITE, () => {
+    let database: TempDatabase;
+    let pipeline: AccessLogPipeline;
+    beforeEach(async () => {
+      database = tempDatabase();
+      pipeline = await factory(database);
+    });
+    afterEach(async () => {
+      await pipeline.close();
+      database.close();
+    });
+
+    /** Flushes the sink and waits until the store has everything. */
+    const settle = async () => {
+      await pipeline.sink.flush();
+      await pipeline.drained();
+    };
+
+    it('records written arrive in the store, field for field; write returns at once and never throws', async () => {
+      const entries = [sampleEntry(1), sampleEntry(3, { userId: null, statusCode: 503 }), sampleEntry(4, { method: 'DELETE' })];
+      for (const entry of entries) assert.equal(pipeline.sink.write(entry), undefined);
+      await settle();
+      const { logs, total } = database.accessLogs.listForService(LOG_SERVICE, 100, 0);
+      assert.equal(total, 3);
+      const byPath = new Map(logs.map((log) => [log.path, log]));
+      for (const entry of entries) {
+        assert.deepEqual({ ...byPath.get(entry.path)!, id: 0 }, {
+          id: 0,
+          service_id: entry.serviceId,
+          user_id: entry.userId,
+          path: entry.path,
+          method: entry.method,
+          status_code: entry.statusCode,
+          response_time_ms: entry.responseTimeMs,
+          ip_address: entry.ipAddress,
+          timestamp: new Date(entry.timestamp).toISOString(),
+        });
+      }
+      assert.equal(pipeline.sink.shipped, 3);
+      assert.equal(pipeline.sink.dropped, 0);
+    });
+
+    it('many batches\' worth of records all arrive, none twice', async () => {
+      const paths: string[] = [];
+      for (let n = 0; n < 1_234; n++) {
+        const entry = sampleEntry(n);
+        paths.push(entry.path);
+        pipeline.sink.write(entry);
+      }
+      await settle();
+      assert.deepEqual(database.storedPaths().sort(), paths.sort());
+    });
+
+    it('the batch timer ships records without a flush', async () => {
+      pipeline.sink.write(sampleEntry(1));
+      await waitFor('the record to be shipped by the timer', () => pipeline.sink.shipped === 1, 2_000);
+      await pipeline.drained();
+      assert.equal(database.storedPaths().length, 1);
+    });
+
+    it('a record delivered twice (same eventId) is stored once', async () => {
+      const entry = sampleEntry(1);
+      pipeline.sink.write(entry);
+      await settle();
+      pipeline.sink.write({ ...entry });
+      await settle();
+      assert.deepEqual(database.storedPaths(), [entry.path]);
+    });
+
+    it('close ships what is buffered; records written after close are dropped and counted', async () => {
+      pipeline.sink.write(sampleEntry(1));
+      pipeline.sink.write(sampleEntry(2));
+      await pipeline.sink.close();
+      pipeline.sink.write(sampleEntry(3));
+      await pipeline.drained();
+      assert.equal(database.storedPaths().length, 2);
+      assert.equal(pipeline.sink.shipped, 2);
+      assert.equal(pipeline.sink.dropped, 1);
+    });
+  });
+}

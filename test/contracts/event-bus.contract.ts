@@ -1,0 +1,90 @@
+/**
+ * The EventBus contract (shared/event-bus.ts), run against every implementation. A publisher and a
+ * subscriber may be one object (embedded) or two processes' objects (Redis). Not a test file.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { EventBus } from '../../shared/event-bus.js';
+import type { Service } from '../../shared/types.js';
+import { Recorder, sampleService, SUITE } from './fixtures.js';
+
+/** A publishing bus, a way to get subscribing buses (the admin's and the workers'), and disposal. */
+export interface EventBusFixture {
+  publisher: EventBus;
+  /** A bus as another process would have it (the same object for an in-process bus). */
+  subscriber(): Promise<EventBus>;
+  close(): Promise<void>;
+}
+
+type Snapshot = readonly Service[];
+const ids = (services: Snapshot) => services.map((s) => s.id).join(',');
+
+export function eventBusContract(name: string, factory: () => Promise<EventBusFixture>): void {
+  describe(`EventBus contract: ${name}`, SUITE, () => {
+    let fixture: EventBusFixture;
+    beforeEach(async () => {
+      fixture = await factory();
+    });
+    afterEach(async () => {
+      await fixture.close();
+    });
+
+    it('a subscriber hears nothing before the first publication, then the whole snapshot, field for field', async () => {
+      const bus = await fixture.subscriber();
+      const heard = new Recorder<Snapshot>();
+      bus.onRegistry(heard.listener);
+      assert.equal(heard.values.length, 0);
+      const services = [sampleService(1), sampleService(2, { enabled: false, description: 'two' })];
+      await fixture.publisher.publishRegistry(services);
+      assert.deepEqual(await heard.next((s) => s.length === 2), services);
+    });
+
+    it('a subscriber added after a publication gets the latest snapshot', async () => {
+      await fixture.publisher.publishRegistry([sampleService(1)]);
+      await fixture.publisher.publishRegistry([sampleService(1), sampleService(3)]);
+      const bus = await fixture.subscriber();
+      const heard = new Recorder<Snapshot>();
+      bus.onRegistry(heard.listener);
+      assert.equal(ids(await heard.next((s) => s.length === 2)), ids([sampleService(1), sampleService(3)]));
+    });
+
+    it('once loaded, a new listener is called at once (synchronously) with the current snapshot', async () => {
+      const bus = await fixture.subscriber();
+      const first = new Recorder<Snapshot>();
+      bus.onRegistry(first.listener);
+      await fixture.publisher.publishRegistry([sampleService(7)]);
+      await first.next((s) => s.length === 1);
+      const second = new Recorder<Snapshot>();
+      bus.onRegistry(second.listener);
+      assert.equal(second.values.length, 1);
+      assert.equal(ids(second.values[0]!), sampleService(7).id);
+    });
+
+    it('successive publications arrive in order and end at the last one, an empty registry included', async () => {
+      const bus = await fixture.subscriber();
+      const heard = new Recorder<Snapshot>();
+      bus.onRegistry(heard.listener);
+      const snapshots = [1, 2, 3, 4, 5].map((n) => Array.from({ length: n }, (_, i) => sampleService(i + 1)));
+      for (const snapshot of snapshots) await fixture.publisher.publishRegistry(snapshot);
+      await heard.next((s) => s.length === 5);
+      const sizes = heard.values.map((s) => s.length);
+      assert.deepEqual(sizes, [...sizes].sort((x, y) => x - y), `never an older snapshot after a newer one: ${sizes}`);
+      assert.equal(new Set(sizes).size, sizes.length, `no snapshot twice: ${sizes}`);
+      await fixture.publisher.publishRegistry([]);
+      assert.deepEqual(await heard.next((s) => s.length === 0), []);
+    });
+
+    it('every listener hears each snapshot; one that unsubscribed hears no more', async () => {
+      const bus = await fixture.subscriber();
+      const [kept, dropped] = [new Recorder<Snapshot>(), new Recorder<Snapshot>()];
+      bus.onRegistry(kept.listener);
+      const unsubscribe = bus.onRegistry(dropped.listener);
+      await fixture.publisher.publishRegistry([sampleService(1)]);
+      await Promise.all([kept.next((s) => s.length === 1), dropped.next((s) => s.length === 1)]);
+      unsubscribe();
+      await fixture.publisher.publishRegistry([sampleService(1), sampleService(2)]);
+      await kept.next((s) => s.length === 2);
+      assert.equal(dropped.values.length, 1);
+    });
+  });
+}

@@ -1,0 +1,57 @@
+/** The RateLimiter contract (shared/rate-limiter.ts), run against every implementation. Not a test file. */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { RateLimit } from '../../shared/durations.js';
+import type { RateLimiter } from '../../shared/rate-limiter.js';
+import { SUITE } from './fixtures.js';
+
+/** Makes limiters with `limit` over a fresh, empty backing store; `close` disposes of all of them. */
+export interface RateLimiterFixture {
+  limiter(limit: RateLimit | null): RateLimiter;
+  close(): Promise<void>;
+}
+
+export function rateLimiterContract(name: string, factory: () => Promise<RateLimiterFixture>): void {
+  describe(`RateLimiter contract: ${name}`, SUITE, () => {
+    let fixture: RateLimiterFixture;
+    beforeEach(async () => {
+      fixture = await factory();
+    });
+    afterEach(async () => {
+      await fixture.close();
+    });
+
+    it('a null limit allows everything', async () => {
+      const limiter = fixture.limiter(null);
+      assert.equal(limiter.limit, null);
+      for (let i = 0; i < 50; i++) assert.equal((await limiter.consume('198.51.100.1')).allowed, true);
+    });
+
+    it('allows `points` requests per window with a falling `remaining`, then refuses with the time to the reset', async () => {
+      const limit = { points: 3, durationMs: 60_000 };
+      const limiter = fixture.limiter(limit);
+      assert.deepEqual(limiter.limit, limit);
+      const decisions = [];
+      for (let i = 0; i < 4; i++) decisions.push(await limiter.consume('198.51.100.2'));
+      assert.deepEqual(decisions.map((d) => [d.allowed, d.limit, d.remaining]), [[true, 3, 2], [true, 3, 1], [true, 3, 0], [false, 3, 0]]);
+      const refused = decisions[3]!;
+      assert.ok(refused.resetMs > 0 && refused.resetMs <= 60_000, String(refused.resetMs));
+    });
+
+    it('counts each key on its own', async () => {
+      const limiter = fixture.limiter({ points: 1, durationMs: 60_000 });
+      assert.equal((await limiter.consume('a')).allowed, true);
+      assert.equal((await limiter.consume('a')).allowed, false);
+      assert.equal((await limiter.consume('b')).allowed, true);
+    });
+
+    it('a new window starts once the reset time has passed', async () => {
+      const limiter = fixture.limiter({ points: 1, durationMs: 1_000 });
+      assert.equal((await limiter.consume('c')).allowed, true);
+      const refused = await limiter.consume('c');
+      assert.equal(refused.allowed, false);
+      await new Promise((resolve) => setTimeout(resolve, refused.resetMs + 50)); // the window itself is the event
+      assert.equal((await limiter.consume('c')).allowed, true);
+    });
+  });
+}

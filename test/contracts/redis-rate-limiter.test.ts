@@ -1,0 +1,85 @@
+/**
+ * RedisRateLimiter beyond the contract (issue 3 items 1 and 4): counts shared between workers,
+ * separate limiters kept apart, and the in-memory insurance while Redis is down.
+ */
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import type { RateLimit } from '../../shared/durations.js';
+import { RedisConnections } from '../../shared/redis/redis-connections.js';
+import { RATE_LIMIT_PREFIX } from '../../shared/redis/redis-keys.js';
+import { RedisRateLimiter } from '../../shared/redis/redis-rate-limiter.js';
+import { startRedis, type RedisServer } from '../support/redis.js';
+import { closeTracked, SUITE, track } from './fixtures.js';
+
+let redis: RedisServer;
+
+before(async () => {
+  redis = await startRedis();
+});
+after(async () => {
+  await closeTracked();
+  await redis.stop();
+});
+beforeEach(async () => {
+  const raw = track(new Redis(redis.url, { maxRetriesPerRequest: 0 }), (r) => r.disconnect());
+  raw.on('error', () => {});
+  await raw.flushall();
+});
+afterEach(closeTracked);
+
+/** A limiter on its own connections, as one worker process has it. */
+async function worker(limit: RateLimit | null, keyPrefix: string = RATE_LIMIT_PREFIX.general): Promise<{ limiter: RedisRateLimiter; connections: RedisConnections }> {
+  const connections = track(new RedisConnections(redis.url, { maxReconnectDelayMs: 100 }), (c) => c.close());
+  await connections.ready(5_000);
+  return { limiter: new RedisRateLimiter(connections, limit, { keyPrefix }), connections };
+}
+
+const allowed = async (limiter: RedisRateLimiter, key: string, times: number) => {
+  const results = [];
+  for (let i = 0; i < times; i++) results.push((await limiter.consume(key)).allowed);
+  return results;
+};
+
+describe('RedisRateLimiter', SUITE, () => {
+  it('two workers count against the same window: the limit+1-th request across both is refused', async () => {
+    const limit = { points: 4, durationMs: 60_000 };
+    const [a, b] = [await worker(limit), await worker(limit)];
+    const key = 'shared-203.0.113.1';
+    assert.deepEqual([...(await allowed(a.limiter, key, 2)), ...(await allowed(b.limiter, key, 2))], [true, true, true, true]);
+    assert.equal((await a.limiter.consume(key)).allowed, false);
+    assert.equal((await b.limiter.consume(key)).allowed, false);
+    const count = await a.connections.command.get(`${RATE_LIMIT_PREFIX.general}:${key}`);
+    assert.equal(count, '6', 'the count lives in Redis under the limiter\'s prefix');
+  });
+
+  it('the general and the auth limiter keep separate counts', async () => {
+    const limit = { points: 1, durationMs: 60_000 };
+    const general = await worker(limit, RATE_LIMIT_PREFIX.general);
+    const auth = await worker(limit, RATE_LIMIT_PREFIX.auth);
+    assert.equal((await general.limiter.consume('k')).allowed, true);
+    assert.equal((await auth.limiter.consume('k')).allowed, true);
+    assert.equal((await auth.limiter.consume('k')).allowed, false);
+  });
+
+  it('a null limit never touches Redis', async () => {
+    const { limiter, connections } = await worker(null);
+    await limiter.consume('k');
+    assert.deepEqual(await connections.command.keys('*'), []);
+  });
+
+  it('while Redis is down the limit holds in memory (per worker), and Redis counts again after a restart', async () => {
+    const limit = { points: 3, durationMs: 60_000 };
+    const [a, b] = [await worker(limit), await worker(limit)];
+    assert.deepEqual(await allowed(a.limiter, 'k', 2), [true, true]);
+
+    await redis.kill();
+    assert.deepEqual(await allowed(a.limiter, 'k', 4), [true, true, true, false], 'memory insurance: a fresh count, same limit');
+    assert.deepEqual(await allowed(b.limiter, 'k', 4), [true, true, true, false], 'each worker counts on its own meanwhile');
+
+    await redis.restart(); // empty: counts start again
+    await Promise.all([a.connections.ready(5_000), b.connections.ready(5_000)]);
+    assert.deepEqual(await allowed(a.limiter, 'fresh', 2), [true, true]);
+    assert.deepEqual(await allowed(b.limiter, 'fresh', 2), [true, false], 'shared through Redis again');
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * RedisSessionStore beyond the contract (issue 3 items 1 and 4): several instances (workers) over
+ * one real redis-server, the local cache, revocation over pub/sub, and Redis going away.
+ */
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, it, mock } from 'node:test';
+import { Redis } from 'ioredis';
+import { newSessionId, sessionKey } from '../../shared/session-store.js';
+import { RedisConnections } from '../../shared/redis/redis-connections.js';
+import { sessionRedisKey } from '../../shared/redis/redis-keys.js';
+import { RedisSessionStore, type RedisSessionStoreOptions } from '../../shared/redis/redis-session-store.js';
+import { startRedis, type RedisServer } from '../support/redis.js';
+import { closeTracked, sampleSession, SUITE, track, waitFor } from './fixtures.js';
+import { startTcpRelay } from './tcp-relay.js';
+
+let redis: RedisServer;
+let raw: Redis;
+
+before(async () => {
+  redis = await startRedis();
+});
+after(async () => {
+  await closeTracked();
+  await redis.stop();
+});
+beforeEach(async () => {
+  raw = track(new Redis(redis.url, { maxRetriesPerRequest: 0 }), (r) => r.disconnect());
+  raw.on('error', () => {});
+  await raw.flushall();
+});
+afterEach(closeTracked);
+
+/** A store on its own connections, as another worker process would have; ready to use. */
+async function worker(options: RedisSessionStoreOptions = {}, url = redis.url): Promise<{ store: RedisSessionStore; connections: RedisConnections }> {
+  const connections = track(new RedisConnections(url, { maxReconnectDelayMs: 100, writeWaitMs: 200 }), (c) => c.close());
+  const store = track(new RedisSessionStore(connections, options), (s) => s.close());
+  await connections.ready(5_000);
+  return { store, connections };
+}
+
+describe('RedisSessionStore across workers', SUITE, () => {
+  it('stores only the hash of the id, as JSON with PX = the remaining lifetime', async () => {
+    const { store } = await worker();
+    const session = sampleSession({ expiresAt: Date.now() + 60_000 });
+    const id = await store.create(session);
+    const keys = await raw.keys('*');
+    assert.deepEqual(keys, [sessionRedisKey(sessionKey(id))]);
+    assert.ok(!keys[0]!.includes(id));
+    assert.deepEqual(JSON.parse((await raw.get(keys[0]!))!), session);
+    const pttl = await raw.pttl(keys[0]!);
+    assert.ok(pttl > 55_000 && pttl <= 60_000, String(pttl));
+  });
+
+  it('a session created on worker A is readable on worker B at once', async () => {
+    const [a, b] = [await worker(), await worker()];
+    const session = sampleSession();
+    const id = await a.store.create(session);
+    assert.deepEqual(await b.store.get(id), session);
+  });
+
+  it('"no such session" is not cached: a session that appears right after a miss is found', async () => {
+    const { store } = await worker({ cacheTtlMs: 60_000 });
+    const id = newSessionId();
+    assert.equal(await store.get(id), null);
+    const session = sampleSession();
+    await raw.set(sessionRedisKey(sessionKey(id)), JSON.stringify(session), 'PX', 60_000);
+    assert.deepEqual(await store.get(id), session);
+  });
+
+  it('reads are served from the local cache within its TTL', async () => {
+    const { store } = await worker({ cacheTtlMs: 60_000 });
+    const session = sampleSession();
+    const id = await store.create(session);
+    await raw.del(sessionRedisKey(sessionKey(id))); // gone from Redis without a revocation
+    assert.deepEqual(await store.get(id), session);
+  });
+
+  it('logout on worker A evicts the session from worker B\'s cache at once (revocation over pub/sub)', async () => {
+    const [a, b] = [await worker({ cacheTtlMs: 60_000 }), await worker({ cacheTtlMs: 60_000 })];
+    const session = sampleSession();
+    const id = await a.store.create(session);
+    assert.deepEqual(await b.store.get(id), session, 'cached on B');
+    const started = Date.now();
+    await a.store.destroy(id);
+    // The cache TTL is a minute: only the revocation message can explain B forgetting it.
+    await waitFor('worker B to forget the session', async () => (await b.store.get(id)) === null, 1_000);
+    assert.ok(Date.now() - started < 1_000);
+    assert.equal(await raw.exists(sessionRedisKey(sessionKey(id))), 0);
+  });
+
+  it('the cache is bounded: past cacheMaxEntries the least recently validated entry goes first', async () => {
+    const { store } = await worker({ cacheTtlMs: 60_000, cacheMaxEntries: 2 });
+    const ids = [await store.create(sampleSession()), await store.create(sampleSession()), await store.create(sampleSession())];
+    await raw.flushall();
+    assert.equal(await store.get(ids[0]!), null, 'the oldest entry was evicted, so Redis was asked');
+    assert.notEqual(await store.get(ids[1]!), null);
+    assert.notEqual(await store.get(ids[2]!), null);
+  });
+});
+
+describe('RedisSessionStore when Redis goes away', SUITE, () => {
+  it('serves sessions validated within the cache TTL, rejects any other (fail closed), and recovers after a restart', async () => {
+    const [a, b] = [await worker(), await worker({ cacheTtlMs: 5_000 })];
+    const validated = sampleSession();
+    const validatedId = await a.store.create(validated);
+    const neverReadOnB = await a.store.create(sampleSession());
+    mock.timers.enable({ apis: ['Date'], now: Date.now() }); // the clock stands still unless ticked
+    try {
+      assert.deepEqual(await b.store.get(validatedId), validated);
+      await redis.kill();
+      assert.deepEqual(await b.store.get(validatedId), validated, 'validated just now: still served');
+      await assert.rejects(b.store.get(neverReadOnB), { code: 'REDIS_UNAVAILABLE' }, 'not validated on B: cannot tell, so reject');
+      await assert.rejects(b.store.get(newSessionId()), { code: 'REDIS_UNAVAILABLE' }, 'unknown: never null for "cannot tell"');
+      mock.timers.tick(4_999);
+      assert.deepEqual(await b.store.get(validatedId), validated, 'still within the TTL');
+      mock.timers.tick(2);
+      await assert.rejects(b.store.get(validatedId), { code: 'REDIS_UNAVAILABLE' }, 'validated longer ago than the TTL');
+    } finally {
+      mock.timers.reset();
+    }
+    const failure = await b.store.get(neverReadOnB).catch((error: Error) => error);
+    assert.ok(failure instanceof Error && !failure.message.includes(neverReadOnB) && !failure.message.includes(sessionKey(neverReadOnB)));
+    await assert.rejects(a.store.create(sampleSession()), { code: 'REDIS_UNAVAILABLE' });
+    await assert.rejects(a.store.destroy(validatedId), { code: 'REDIS_UNAVAILABLE' });
+
+    await redis.restart(); // empty: nothing persisted
+    await Promise.all([a.connections.ready(5_000), b.connections.ready(5_000)]);
+    const session = sampleSession();
+    const id = await a.store.create(session);
+    assert.deepEqual(await b.store.get(id), session, 'the same objects work again');
+    await a.store.destroy(id);
+    await waitFor('the revocation to reach B after the restart', async () => (await b.store.get(id)) === null, 1_000);
+  });
+
+  it('a write while Redis is coming back waits for the reconnect instead of failing', async () => {
+    const { store, connections } = await worker();
+    await redis.kill();
+    await waitFor('the worker to notice', () => connections.command.status !== 'ready');
+    const defaults = track(new RedisConnections(redis.url, { maxReconnectDelayMs: 100 }), (c) => c.close()); // writeWaitMs 2 s
+    const patient = track(new RedisSessionStore(defaults), (s) => s.close());
+    const creating = patient.create(sampleSession());
+    await redis.restart();
+    const id = await creating;
+    assert.notEqual(await store.get(id), null);
+  });
+
+  it('after its subscriber reconnects (revocations may have been missed) a worker drops its whole cache', async () => {
+    const relay = track(await startTcpRelay(redis.port), (r) => r.close());
+    const { store, connections } = await worker({ cacheTtlMs: 60_000 }, relay.url);
+    const id = await store.create(sampleSession());
+    assert.notEqual(await store.get(id), null);
+    await raw.del(sessionRedisKey(sessionKey(id))); // revoked while this worker is cut off
+    relay.cut();
+    await waitFor('the worker to notice', () => connections.command.status !== 'ready');
+    relay.restore();
+    await connections.ready(5_000);
+    await waitFor('the cache to be dropped', async () => (await store.get(id)) === null, 1_000);
+  });
+});
