@@ -12,15 +12,20 @@ import type { AccessLogEntry } from '../shared/types.js';
 import { AccessLogStore } from './access-log-store.js';
 import { AuditLog } from './audit-log.js';
 import type { Database } from './database.js';
+import { exemptFromGeneralLimit } from './guards.js';
 import { LoginTransactions } from './oidc/login-transactions.js';
 import { RelyingParty } from './oidc/relying-party.js';
 import type { Handler } from './request-context.js';
 import { buildRouter } from './routes.js';
+import { ConsoleAssets } from './console/console-assets.js';
+import { startRetention } from './retention.js';
 import { createAuthHandlers } from './routes/auth-routes.js';
+import { createConsoleHandlers } from './routes/console-routes.js';
 import { createDashboardHandlers } from './routes/dashboard-routes.js';
 import { createPageHandlers } from './routes/page-routes.js';
 import { createServiceHandlers } from './routes/service-routes.js';
 import { ServiceRegistry } from './service-registry.js';
+import { TrafficRollups } from './traffic-rollups.js';
 
 /** What the control plane needs from its process. */
 export interface AdminPlaneDeps {
@@ -38,8 +43,10 @@ export interface AdminPlaneDeps {
 export interface AdminPlane {
   /** node:http 'request' listener for gateway-owned paths (public port hand-off and admin port). */
   handle(req: IncomingMessage, res: ServerResponse): void;
-  /** Stores one batch of access-log records in one transaction (the access-log sink's consumer). */
+  /** Stores one batch of access-log records and their rollups in one transaction (the access-log sink's consumer). */
   storeAccessLogs(batch: AccessLogEntry[]): void;
+  /** Stops the plane's background work (access-log retention); call before closing the database. */
+  close(): void;
 }
 
 /**
@@ -50,7 +57,8 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const { config, db, sessions, bus, logger } = deps;
   const audit = new AuditLog(db);
   const registry = new ServiceRegistry(db, audit, bus);
-  const accessLogs = new AccessLogStore(db);
+  const rollups = new TrafficRollups(db);
+  const accessLogs = new AccessLogStore(db, rollups);
   const relyingParty = new RelyingParty(config, logger);
   const router = buildRouter({
     pages: createPageHandlers({ config, registry, relyingParty }),
@@ -64,24 +72,28 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
       logger,
     }),
     services: createServiceHandlers({ registry, accessLogs }),
-    dashboard: createDashboardHandlers({ registry, audit }),
+    dashboard: createDashboardHandlers({ registry, audit, rollups }),
+    console: createConsoleHandlers({ registry, audit, accessLogs, rollups, assets: ConsoleAssets.load() }),
   });
   await registry.publish();
+  const stopRetention = startRetention(db, config, logger);
 
   const sessionCookie = gatewayCookieNames(config.publicUrl).session;
   const origin = config.publicUrl.origin;
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const clientIp = deps.clientIp(req);
-    const decision = await deps.generalLimiter.consume(rateLimitKey(clientIp));
-    if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
     const rawUrl = req.url ?? '/';
     const url = new URL(rawUrl.startsWith('/') ? origin + rawUrl : origin);
+    const cookieValue = readCookie(req.headers.cookie, sessionCookie);
+    const session = cookieValue ? await sessions.get(cookieValue) : null;
+    if (!exemptFromGeneralLimit(url.pathname, session)) {
+      const decision = await deps.generalLimiter.consume(rateLimitKey(clientIp));
+      if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
+    }
     const match = router.match(req.method ?? 'GET', url.pathname);
     if (!match) throw new GatewayError('NOT_FOUND');
     if ('allow' in match) throw new GatewayError('METHOD_NOT_ALLOWED', { headers: { allow: match.allow.join(', ') } });
-    const cookieValue = readCookie(req.headers.cookie, sessionCookie);
-    const session = cookieValue ? await sessions.get(cookieValue) : null;
     const handler: Handler = match.handler;
     await handler({ req, res, url, params: match.params, clientIp, session, sessionId: session ? cookieValue! : null });
   }
@@ -91,6 +103,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
       serve(req, res).catch((error: unknown) => respondWithError(res, error, logger));
     },
     storeAccessLogs: (batch) => accessLogs.insertBatch(batch),
+    close: stopRetention,
   };
 }
 

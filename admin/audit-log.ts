@@ -50,6 +50,7 @@ export class AuditLog {
   readonly #insert: Statement<[string, string | null, string | null, string | null, string, number]>;
   readonly #page: Statement<[number, number], Row>;
   readonly #count: Statement<[], { total: number }>;
+  readonly #loginEmail: Statement<[string], { email: unknown }>;
 
   constructor(db: Database) {
     this.#insert = db.prepare(
@@ -57,6 +58,10 @@ export class AuditLog {
     );
     this.#page = db.prepare('SELECT * FROM audit_logs ORDER BY id DESC LIMIT ? OFFSET ?');
     this.#count = db.prepare('SELECT count(*) AS total FROM audit_logs');
+    this.#loginEmail = db.prepare(
+      `SELECT json_extract(details, '$.email') AS email FROM audit_logs
+       WHERE action = 'USER_LOGIN' AND user_id = ? ORDER BY id DESC LIMIT 1`,
+    );
   }
 
   /** Appends one entry, timestamped now. */
@@ -68,6 +73,16 @@ export class AuditLog {
   list(limit: number, offset: number): { logs: AuditRecord[]; total: number } {
     const logs = this.#page.all(limit, offset).map((row) => ({ ...row, timestamp: new Date(row.timestamp).toISOString() }));
     return { logs, total: this.#count.get()!.total };
+  }
+
+  /** For each subject, the email of its latest sign-in, when it has one (to name who acted). */
+  loginEmails(subjects: Iterable<string | null>): Map<string, string> {
+    const emails = new Map<string, string>();
+    for (const subject of new Set(subjects)) {
+      const email = subject === null ? undefined : this.#loginEmail.get(subject)?.email;
+      if (subject !== null && typeof email === 'string') emails.set(subject, email);
+    }
+    return emails;
   }
 
   /** The newest `count` records as recent-activity entries. */

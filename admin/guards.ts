@@ -1,8 +1,23 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../shared/errors.js';
+import { redirect, sendHtml } from '../shared/http-response.js';
+import { forbiddenPage } from './console/error-pages.js';
+import type { Session } from '../shared/types.js';
+import { ASSET_PREFIX } from './console/console-assets.js';
 import type { Handler, RequestContext } from './request-context.js';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Requests the admin plane does not count against RATE_LIMIT_GENERAL: the console's static assets
+ * (public and immutable, like health endpoints) and every request of a signed-in administrator,
+ * whose console refreshes itself every few seconds (issue 4) and would use up the default 100
+ * requests per 15 minutes within minutes. Anonymous and non-admin requests stay limited, and
+ * sign-in attempts stay under RATE_LIMIT_AUTH.
+ */
+export function exemptFromGeneralLimit(path: string, session: Session | null): boolean {
+  return session?.user.isAdmin === true || path.startsWith(ASSET_PREFIX);
+}
 
 /** Requires a session (spec §5.3): else 401 `Not authenticated`. */
 export function requireSession(handler: Handler): Handler {
@@ -18,6 +33,21 @@ export function requireAdmin(handler: Handler): Handler {
     if (!ctx.session!.user.isAdmin) throw new GatewayError('ADMIN_REQUIRED');
     return handler(ctx);
   });
+}
+
+/**
+ * Requires an admin session for a console page (issue 4 §1): without a session, a 302 to the login
+ * page that comes back here (`returnTo`); without admin rights, a 403 HTML page that says why.
+ */
+export function requireAdminPage(handler: Handler): Handler {
+  return (ctx) => {
+    if (!ctx.session) {
+      const returnTo = ctx.url.pathname + ctx.url.search;
+      return redirect(ctx.res, `/auth/login-page?returnTo=${encodeURIComponent(returnTo)}`);
+    }
+    if (!ctx.session.user.isAdmin) return sendHtml(ctx.res, 403, forbiddenPage(ctx.session.user));
+    return handler(ctx);
+  };
 }
 
 /**

@@ -21,12 +21,9 @@ async function main(): Promise<void> {
   const db = openDatabase(config.databasePath);
   const backends = await openBackends(config, db, logger);
   const admin = await createAdminPlane({
+    ...backends,
     config,
     db,
-    sessions: backends.sessions,
-    bus: backends.bus,
-    generalLimiter: backends.generalLimiter,
-    authLimiter: backends.authLimiter,
     clientIp: clientIpResolver(['loopback', ...config.trustProxy]),
     logger,
   });
@@ -45,6 +42,7 @@ async function main(): Promise<void> {
     void (async () => {
       await drain(server);
       await consumer.stop();
+      admin.close();
       await backends.close();
       db.close();
       process.exit(0);

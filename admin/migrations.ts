@@ -56,4 +56,37 @@ export const MIGRATIONS: readonly string[] = [
     expires_at INTEGER NOT NULL
   );
   `,
+  `
+  -- The console's access-log queries, newest first (timestamp, then id) within a service. Each
+  -- filter that narrows by equality has its index, ending in timestamp so the time range and the
+  -- order come from the same index walk; method and path substring are checked on the rows walked.
+  DROP INDEX access_logs_by_service;
+  CREATE INDEX access_logs_by_service_time ON access_logs (service_id, timestamp);
+  CREATE INDEX access_logs_by_service_class_time ON access_logs (service_id, status_code / 100, timestamp);
+  CREATE INDEX access_logs_by_service_user_time ON access_logs (service_id, user_id, timestamp);
+
+  -- Per-minute traffic rollups, written in the same transaction as the access-log rows they count
+  -- (admin/traffic-rollups.ts). service_id is a service's id, or '*' for all services together;
+  -- minute is epoch minutes (timestamp / 60000). lat_00 … lat_29 are the latency histogram's
+  -- buckets (admin/latency-histogram.ts: <= 1 ms, <= 2 ms, … <= 60000 ms, above).
+  CREATE TABLE access_rollups (
+    service_id TEXT NOT NULL,
+    minute INTEGER NOT NULL,
+    count_1xx INTEGER NOT NULL DEFAULT 0,
+    count_2xx INTEGER NOT NULL DEFAULT 0,
+    count_3xx INTEGER NOT NULL DEFAULT 0,
+    count_4xx INTEGER NOT NULL DEFAULT 0,
+    count_5xx INTEGER NOT NULL DEFAULT 0,
+    lat_00 INTEGER NOT NULL DEFAULT 0, lat_01 INTEGER NOT NULL DEFAULT 0, lat_02 INTEGER NOT NULL DEFAULT 0, lat_03 INTEGER NOT NULL DEFAULT 0, lat_04 INTEGER NOT NULL DEFAULT 0, lat_05 INTEGER NOT NULL DEFAULT 0,
+    lat_06 INTEGER NOT NULL DEFAULT 0, lat_07 INTEGER NOT NULL DEFAULT 0, lat_08 INTEGER NOT NULL DEFAULT 0, lat_09 INTEGER NOT NULL DEFAULT 0, lat_10 INTEGER NOT NULL DEFAULT 0, lat_11 INTEGER NOT NULL DEFAULT 0,
+    lat_12 INTEGER NOT NULL DEFAULT 0, lat_13 INTEGER NOT NULL DEFAULT 0, lat_14 INTEGER NOT NULL DEFAULT 0, lat_15 INTEGER NOT NULL DEFAULT 0, lat_16 INTEGER NOT NULL DEFAULT 0, lat_17 INTEGER NOT NULL DEFAULT 0,
+    lat_18 INTEGER NOT NULL DEFAULT 0, lat_19 INTEGER NOT NULL DEFAULT 0, lat_20 INTEGER NOT NULL DEFAULT 0, lat_21 INTEGER NOT NULL DEFAULT 0, lat_22 INTEGER NOT NULL DEFAULT 0, lat_23 INTEGER NOT NULL DEFAULT 0,
+    lat_24 INTEGER NOT NULL DEFAULT 0, lat_25 INTEGER NOT NULL DEFAULT 0, lat_26 INTEGER NOT NULL DEFAULT 0, lat_27 INTEGER NOT NULL DEFAULT 0, lat_28 INTEGER NOT NULL DEFAULT 0, lat_29 INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (service_id, minute)
+  ) WITHOUT ROWID;
+  CREATE INDEX access_rollups_by_minute ON access_rollups (minute);
+
+  -- The console names the acting user by the email of their latest sign-in.
+  CREATE INDEX audit_logs_logins ON audit_logs (user_id, id) WHERE action = 'USER_LOGIN';
+  `,
 ];

@@ -14,14 +14,14 @@ const LIMIT_RULE = `must be an integer from 1 to ${MAX_LIMIT}`;
 const OFFSET_RULE = 'must be an integer of 0 or more';
 
 /**
- * Reads `limit` (integer 1–1000, default 100) and `offset` (integer ≥ 0, default 0) from a query
+ * Reads `limit` (integer 1–1000, default `defaultLimit`, 100 unless given) and `offset` (integer ≥ 0, default 0) from a query
  * string (spec §4.2/§4.3, DESIGN §5). Only plain decimal digits count: `1.5`, `1e3`, `+1`, `abc`
  * and an empty value are rejected.
  * @throws {GatewayError} BAD_REQUEST naming each bad parameter, e.g. message
  *   `limit must be an integer from 1 to 1000`, fields `{ limit: 'must be an integer from 1 to 1000' }`.
  */
-export function parsePagination(query: URLSearchParams): Page {
-  const limit = readInteger(query.get('limit'), DEFAULT_LIMIT);
+export function parsePagination(query: URLSearchParams, defaultLimit = DEFAULT_LIMIT): Page {
+  const limit = readInteger(query.get('limit'), defaultLimit);
   const offset = readInteger(query.get('offset'), 0);
   const fields: Record<string, string> = {};
   if (limit === undefined || limit < 1 || limit > MAX_LIMIT) fields.limit = LIMIT_RULE;

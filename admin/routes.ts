@@ -1,5 +1,6 @@
-import { requireAdmin, requireCsrf, requireSession } from './guards.js';
+import { requireAdmin, requireAdminPage, requireCsrf, requireSession } from './guards.js';
 import type { Handler } from './request-context.js';
+import type { ConsoleHandlers } from './routes/console-routes.js';
 import { Router } from './router.js';
 
 /** The handler groups the admin plane serves; each comes from its own file under routes/. */
@@ -7,16 +8,21 @@ export interface RouteHandlers {
   pages: { home: Handler; loginPage: Handler };
   auth: { login: Handler; callback: Handler; logout: Handler; profile: Handler; csrfToken: Handler };
   services: { list: Handler; create: Handler; get: Handler; update: Handler; remove: Handler; toggle: Handler; logs: Handler };
-  dashboard: { stats: Handler; logs: Handler };
+  dashboard: { stats: Handler; logs: Handler; traffic: Handler };
+  console: ConsoleHandlers;
 }
 
 /**
  * Every gateway-owned endpoint and its guards, in one table (spec §4.1–4.3, DESIGN §4/§5).
  * Admin mutations check the session, then admin rights, then the CSRF token, in that order.
+ * Console pages (issue 4) send anonymous visitors to the login page and non-admins a 403 page;
+ * their assets are public. Pages under `/dashboard` never take `/dashboard/stats`, `logs` or
+ * `traffic`, which answer JSON.
  */
 export function buildRouter(h: RouteHandlers): Router {
   const admin = requireAdmin;
   const adminWrite = (handler: Handler) => requireAdmin(requireCsrf(handler));
+  const adminPage = requireAdminPage;
   return new Router()
     .add('GET', '/', h.pages.home)
     .add('GET', '/auth/login-page', h.pages.loginPage)
@@ -34,5 +40,13 @@ export function buildRouter(h: RouteHandlers): Router {
     .add('PATCH', '/api/services/:id/toggle', adminWrite(h.services.toggle))
     .add('GET', '/api/services/:id/logs', admin(h.services.logs))
     .add('GET', '/dashboard/stats', admin(h.dashboard.stats))
-    .add('GET', '/dashboard/logs', admin(h.dashboard.logs));
+    .add('GET', '/dashboard/logs', admin(h.dashboard.logs))
+    .add('GET', '/dashboard/traffic', admin(h.dashboard.traffic))
+    .add('GET', '/dashboard', adminPage(h.console.overview))
+    .add('GET', '/dashboard/', h.console.slash)
+    .add('GET', '/dashboard/audit', adminPage(h.console.audit))
+    .add('GET', '/dashboard/services/new', adminPage(h.console.newService))
+    .add('GET', '/dashboard/services/:id', adminPage(h.console.service))
+    .add('GET', '/dashboard/services/:id/edit', adminPage(h.console.editService))
+    .add('GET', '/dashboard/assets/:file', h.console.asset);
 }

@@ -27,6 +27,9 @@ export type ServiceChanges = Partial<Record<keyof ServicePatch, { before: unknow
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** True when `text` has the form of a service id (a UUID). */
+export const isServiceId = (text: string): boolean => UUID.test(text);
+
 /**
  * The service registry (spec §2.1, §3): the `services` table, its audit trail and the snapshot the
  * data plane routes by. Each write validates its body, then changes the row and records its audit
@@ -74,7 +77,7 @@ export class ServiceRegistry {
    * @throws {GatewayError} SERVICE_NOT_FOUND (404) when there is none, including for ids that are not UUIDs.
    */
   get(id: string): Service {
-    const row = UUID.test(id) ? this.#byId.get(id) : undefined;
+    const row = isServiceId(id) ? this.#byId.get(id) : undefined;
     if (!row) throw new GatewayError('SERVICE_NOT_FOUND');
     return fromRow(row);
   }

@@ -30,11 +30,9 @@ export async function runProxyWorker(config: Config): Promise<void> {
   AggregatorRegistry.setRegistries([metrics.registry]);
   const handoff = createAdminHandoff(config.adminInternalUrl, clientIp, logger);
   const plane = createProxyPlane({
+    ...backends,
     config,
-    bus: backends.bus,
-    sessions: backends.sessions,
     accessLog: meteredSink(accessLog, metrics),
-    generalLimiter: backends.generalLimiter,
     clientIp,
     adminPlane: handoff.handle,
     logger,

@@ -37,12 +37,9 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const backends = await openBackends(config, db, logger);
   const clientIp = clientIpResolver(config.trustProxy);
   const admin = await createAdminPlane({
+    ...backends,
     config,
     db,
-    sessions: backends.sessions,
-    bus: backends.bus,
-    generalLimiter: backends.generalLimiter,
-    authLimiter: backends.authLimiter,
     clientIp,
     logger: logger.child({ plane: 'admin' }),
   });
@@ -50,11 +47,9 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const accessLog = backends.accessLogSink(admin.storeAccessLogs);
   const metrics = new GatewayMetrics(accessLog);
   const proxy = createProxyPlane({
+    ...backends,
     config,
-    bus: backends.bus,
-    sessions: backends.sessions,
     accessLog: meteredSink(accessLog, metrics),
-    generalLimiter: backends.generalLimiter,
     clientIp,
     adminPlane: admin.handle,
     logger: logger.child({ plane: 'proxy' }),
@@ -73,6 +68,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     await accessLog.close();
     await consumer.stop();
     await proxy.close();
+    admin.close();
     await backends.close();
     db.close();
   };

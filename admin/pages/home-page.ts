@@ -3,7 +3,7 @@ import { html, page } from './layout.js';
 
 /**
  * The gateway's home page at `/` while no service is registered there (DESIGN §5): who you are,
- * sign in or out, the enabled services, and the admin endpoints for admins.
+ * sign in or out, the enabled services, and for admins the console and the admin endpoints.
  */
 export function homePage(options: { user: SessionUser | null; services: Service[]; csrfToken?: string }): string {
   const { user, services } = options;
@@ -15,9 +15,11 @@ export function homePage(options: { user: SessionUser | null; services: Service[
     ? html`<ul class="services">${services.map(
         (service) => html`<li><a href="${service.path}">${service.name}</a> <code>${service.path}</code>${service.requireAuth ? html` <span class="muted">· sign-in required</span>` : ''}${service.description ? html`<br><span class="muted">${service.description}</span>` : ''}</li>`,
       )}</ul>`
-    : html`<p class="muted">No services are available yet.${user?.isAdmin ? ' Register one with POST /api/services.' : ''}</p>`;
+    : html`<p class="muted">No services are available yet.${user?.isAdmin ? html` Register one in the <a href="/dashboard/services/new">console</a>.` : ''}</p>`;
   const admin = user?.isAdmin
-    ? html`<h2>Administration</h2><ul>
+    ? html`<h2>Administration</h2>
+<p><a class="button" href="/dashboard">Console</a> <span class="muted">services, access logs, traffic and the audit trail</span></p>
+<ul>
 <li><a href="/api/services">/api/services</a>: the registry (JSON)</li>
 <li><a href="/dashboard/stats">/dashboard/stats</a>: statistics</li>
 <li><a href="/dashboard/logs">/dashboard/logs</a>: the audit log</li>

@@ -1,8 +1,10 @@
+import { GatewayError } from '../../shared/errors.js';
 import { sendJson } from '../../shared/http-response.js';
 import type { AuditLog } from '../audit-log.js';
 import { parsePagination } from '../pagination.js';
 import type { Handler } from '../request-context.js';
-import type { ServiceRegistry } from '../service-registry.js';
+import { isServiceId, type ServiceRegistry } from '../service-registry.js';
+import { ALL_SERVICES, TRAFFIC_RANGES, type TrafficRange, type TrafficRollups } from '../traffic-rollups.js';
 
 /** How many audit entries the statistics object shows as recent activity. */
 export const RECENT_ACTIVITY_COUNT = 10;
@@ -11,11 +13,12 @@ export const RECENT_ACTIVITY_COUNT = 10;
 export interface DashboardHandlers {
   stats: Handler;
   logs: Handler;
+  traffic: Handler;
 }
 
-/** Handlers for `/dashboard/stats` and `/dashboard/logs` (spec §4.3, §2.5). */
-export function createDashboardHandlers(deps: { registry: ServiceRegistry; audit: AuditLog }): DashboardHandlers {
-  const { registry, audit } = deps;
+/** Handlers for `/dashboard/stats`, `/dashboard/logs` (spec §4.3, §2.5) and `/dashboard/traffic`. */
+export function createDashboardHandlers(deps: { registry: ServiceRegistry; audit: AuditLog; rollups: TrafficRollups }): DashboardHandlers {
+  const { registry, audit, rollups } = deps;
   return {
     /**
      * GET /dashboard/stats → 200 `{ totalServices, enabledServices, disabledServices, recentActivity }`,
@@ -36,5 +39,36 @@ export function createDashboardHandlers(deps: { registry: ServiceRegistry; audit
       const { limit, offset } = parsePagination(url.searchParams);
       sendJson(res, 200, audit.list(limit, offset));
     },
+
+    /**
+     * GET /dashboard/traffic?range=1h|1d&serviceId=<id> → 200 {@link TrafficSeries}: per minute over
+     * the last hour, or per 5 minutes over the last day, for one service or (without `serviceId`)
+     * all together; read from the rollups, never the raw log. 400 on a bad parameter, 404 for an
+     * unknown service.
+     */
+    traffic: ({ res, url }) => {
+      const { range, serviceId } = parseTrafficQuery(url.searchParams);
+      if (serviceId) registry.get(serviceId);
+      sendJson(res, 200, rollups.series(serviceId ?? ALL_SERVICES, range));
+    },
   };
+}
+
+const RANGES = Object.keys(TRAFFIC_RANGES) as TrafficRange[];
+
+/**
+ * Reads `range` (`1h` or `1d`, default `1h`) and `serviceId` (a UUID; absent or empty: all services).
+ * @throws {GatewayError} BAD_REQUEST naming each bad parameter.
+ */
+function parseTrafficQuery(query: URLSearchParams): { range: TrafficRange; serviceId: string | undefined } {
+  const range = query.get('range') || '1h';
+  const serviceId = query.get('serviceId') || undefined;
+  const fields: Record<string, string> = {};
+  if (!RANGES.includes(range as TrafficRange)) fields.range = `must be one of ${RANGES.join(', ')}`;
+  if (serviceId !== undefined && !isServiceId(serviceId)) fields.serviceId = 'must be a service id (a UUID)';
+  if (Object.keys(fields).length > 0) {
+    const message = Object.entries(fields).map(([name, rule]) => `${name} ${rule}`).join('; ');
+    throw new GatewayError('BAD_REQUEST', { message, fields });
+  }
+  return { range: range as TrafficRange, serviceId };
 }

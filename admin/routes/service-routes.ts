@@ -1,4 +1,5 @@
 import { sendJson } from '../../shared/http-response.js';
+import { parseAccessLogFilter } from '../access-log-filter.js';
 import type { AccessLogStore } from '../access-log-store.js';
 import type { Actor } from '../audit-log.js';
 import { readJsonBody } from '../json-body.js';
@@ -54,11 +55,16 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
       sendJson(ctx.res, 200, await registry.setEnabled(ctx.params.id!, body, actorOf(ctx)));
     },
 
-    /** GET /api/services/:id/logs?limit&offset → 200 `{ logs, total }`, newest first. */
+    /**
+     * GET /api/services/:id/logs?limit&offset&status&method&path&user&from&to → 200
+     * `{ logs, total }` (plus `partial: true` when method/path filtering hit the scan window),
+     * newest first; 400 naming each bad parameter.
+     */
     logs: ({ res, params, url }) => {
       const service = registry.get(params.id!);
       const { limit, offset } = parsePagination(url.searchParams);
-      sendJson(res, 200, accessLogs.listForService(service.id, limit, offset));
+      const filter = parseAccessLogFilter(url.searchParams);
+      sendJson(res, 200, accessLogs.listForService(service.id, limit, offset, filter));
     },
   };
 }

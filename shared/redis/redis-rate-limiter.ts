@@ -1,12 +1,9 @@
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { RateLimit } from '../durations.js';
-import { decision } from '../embedded/memory-rate-limiter.js';
+import { FlexibleRateLimiter } from '../flexible-rate-limiter.js';
 import { createLogger, type Logger } from '../logger.js';
-import type { RateLimitDecision, RateLimiter } from '../rate-limiter.js';
 import { describeError } from './redis-errors.js';
 import type { RedisConnections } from './redis-connections.js';
-
-const UNLIMITED: RateLimitDecision = { allowed: true, limit: 0, remaining: 0, resetMs: 0 };
 
 export interface RedisRateLimiterOptions {
   /** Key prefix, distinct per limiter: `gatehouse:rl:general`, `gatehouse:rl:auth` (see redis-keys.ts). */
@@ -24,35 +21,20 @@ export interface RedisRateLimiterOptions {
  * Windows are whole seconds in Redis (the library's TTL unit): a limit's duration is rounded up to
  * at least 1 s. A `limit` of null allows everything without touching Redis.
  */
-export class RedisRateLimiter implements RateLimiter {
-  readonly limit: RateLimit | null;
-  readonly #limiter: RateLimiterRedis | undefined;
-  readonly #logger: Logger;
-
+export class RedisRateLimiter extends FlexibleRateLimiter {
   constructor(connections: RedisConnections, limit: RateLimit | null, options: RedisRateLimiterOptions) {
-    this.limit = limit;
-    this.#logger = options.logger ?? createLogger('silent', 'rate-limiter');
-    if (!limit) return;
-    const duration = Math.max(1, Math.ceil(limit.durationMs / 1000));
-    this.#limiter = new RateLimiterRedis({
-      storeClient: connections.command,
-      keyPrefix: options.keyPrefix,
-      points: limit.points,
-      duration,
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: new RateLimiterMemory({ points: limit.points, duration }),
-    });
-  }
-
-  /** Counts one request for `key`. Never rejects: should even the insurance fail, it allows (and logs). */
-  async consume(key: string): Promise<RateLimitDecision> {
-    if (!this.#limiter || !this.limit) return UNLIMITED;
-    try {
-      return decision(this.limit, await this.#limiter.consume(key), true);
-    } catch (refusal) {
-      if (refusal instanceof RateLimiterRes) return decision(this.limit, refusal, false);
-      this.#logger.error({ err: describeError(refusal) }, 'rate limiter failed; allowing the request');
-      return { allowed: true, limit: this.limit.points, remaining: this.limit.points, resetMs: 0 };
-    }
+    const logger = options.logger ?? createLogger('silent', 'rate-limiter');
+    const duration = limit ? Math.max(1, Math.ceil(limit.durationMs / 1000)) : 0;
+    const limiter = limit
+      ? new RateLimiterRedis({
+          storeClient: connections.command,
+          keyPrefix: options.keyPrefix,
+          points: limit.points,
+          duration,
+          rejectIfRedisNotReady: true,
+          insuranceLimiter: new RateLimiterMemory({ points: limit.points, duration }),
+        })
+      : undefined;
+    super(limit, limiter, (error) => logger.error({ err: describeError(error) }, 'rate limiter failed; allowing the request'));
   }
 }

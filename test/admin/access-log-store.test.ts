@@ -64,7 +64,7 @@ describe('AccessLogStore', () => {
     assert.equal(typeof logs[0]!.id, 'number');
   });
 
-  it('lists newest first (by insertion order), across batches', () => {
+  it('lists newest first (by timestamp), across batches', () => {
     store.insertBatch([entry(1), entry(2)]);
     store.insertBatch([entry(3)]);
     assert.deepEqual(store.listForService(SERVICE, 100, 0).logs.map((l) => l.response_time_ms), [3, 2, 1]);
@@ -107,12 +107,15 @@ describe('AccessLogStore', () => {
     assert.equal(store.listForService(SERVICE, 100, 0).total, 0);
   });
 
-  it("reads a page through the (service_id, id) index, without sorting", () => {
-    const plan = db
-      .prepare('EXPLAIN QUERY PLAN SELECT id FROM access_logs WHERE service_id = ? ORDER BY id DESC LIMIT ? OFFSET ?')
-      .all(SERVICE, 1, 0) as { detail: string }[];
-    const details = plan.map((row) => row.detail).join('\n');
-    assert.match(details, /access_logs_by_service/);
+  it('lists by timestamp, not arrival: a late record takes its place in time', () => {
+    store.insertBatch([entry(1), entry(3)]);
+    store.insertBatch([entry(2)]);
+    assert.deepEqual(store.listForService(SERVICE, 100, 0).logs.map((l) => l.response_time_ms), [3, 2, 1]);
+  });
+
+  it('reads a page through the (service_id, timestamp) index, without sorting', () => {
+    const details = store.explain().page!.join('\n');
+    assert.match(details, /access_logs_by_service_time/);
     assert.doesNotMatch(details, /TEMP B-TREE/);
   });
 });

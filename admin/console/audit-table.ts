@@ -1,0 +1,143 @@
+import type { AuditAction, AuditRecord } from '../audit-log.js';
+import { html, type Html } from '../pages/layout.js';
+import { emptyState, timeTag } from './fragments.js';
+
+/** How each audit action reads in the console. */
+const ACTION_LABELS: Record<AuditAction, string> = {
+  SERVICE_CREATED: 'Service created',
+  SERVICE_UPDATED: 'Service updated',
+  SERVICE_DELETED: 'Service deleted',
+  SERVICE_ENABLED: 'Service enabled',
+  SERVICE_DISABLED: 'Service disabled',
+  USER_LOGIN: 'Signed in',
+  USER_LOGOUT: 'Signed out',
+  LOGIN_FAILED: 'Sign-in failed',
+};
+
+/** Service fields as the forms name them. */
+const FIELD_LABELS: Record<string, string> = {
+  name: 'Name',
+  path: 'Path',
+  targetUrl: 'Target URL',
+  requireAuth: 'Sign-in required',
+  description: 'Description',
+  enabled: 'Enabled',
+};
+
+type Details = Record<string, unknown>;
+type ServiceSnapshot = { name?: unknown; path?: unknown; targetUrl?: unknown; requireAuth?: unknown };
+
+/** What the table needs beyond the records to name things. */
+export interface AuditNames {
+  /** Services that still exist, by id (their names link to their pages). */
+  services: Map<string, string>;
+  /** Emails of acting users, by subject (from their latest sign-in). */
+  emails: Map<string, string>;
+}
+
+/**
+ * The audit log as a table (issue 4 §4): when, what, who, from where, which service, and the
+ * details; for an update, each changed field before and after.
+ */
+export function auditTable(records: AuditRecord[], names: AuditNames, caption: string): Html {
+  if (records.length === 0) {
+    return emptyState('Nothing has happened yet. Sign-ins and every change to a service are recorded here.');
+  }
+  const parsed = records.map((record) => parseDetails(record.details));
+  const formerNames = namesFromDetails(records, parsed);
+  const row = (record: AuditRecord, i: number) => {
+    const details = parsed[i]!;
+    return html`<tr>
+<td data-label="When">${timeTag(record.timestamp)}</td>
+<th scope="row" data-label="Action"><span class="action action-${record.action.toLowerCase()}">${ACTION_LABELS[record.action] ?? record.action}</span></th>
+<td data-label="Who">${who(record, names.emails)}</td>
+<td data-label="From">${record.ip_address ?? '—'}</td>
+<td data-label="Service">${serviceCell(record, names.services, formerNames)}</td>
+<td data-label="Details" class="wrap">${describe(record.action, details)}</td>
+</tr>`;
+  };
+  return html`<div class="table-wrap"><table class="responsive audit-table">
+<caption class="visually-hidden">${caption}</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">Who</th><th scope="col">From</th><th scope="col">Service</th><th scope="col">Details</th></tr></thead>
+<tbody>${records.map(row)}</tbody>
+</table></div>`;
+}
+
+function parseDetails(text: string): Details {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Details) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The acting user: the email they signed in with, and their subject. */
+function who(record: AuditRecord, emails: Map<string, string>): Html | string {
+  if (!record.user_id) return html`<span class="muted">anonymous</span>`;
+  const email = emails.get(record.user_id);
+  return email ? html`${email}<br><code class="muted">${record.user_id}</code>` : html`<code>${record.user_id}</code>`;
+}
+
+/**
+ * Names of services as the entries' details recorded them (the service snapshot of a creation or
+ * deletion, the name of an enable or disable), newest first, so a deleted service keeps a name
+ * wherever one of its entries on the page carries it.
+ */
+function namesFromDetails(records: AuditRecord[], details: Details[]): Map<string, string> {
+  const names = new Map<string, string>();
+  records.forEach((record, i) => {
+    const snapshot = (details[i]!.service ?? details[i]) as ServiceSnapshot;
+    if (record.service_id && typeof snapshot.name === 'string' && !names.has(record.service_id)) names.set(record.service_id, snapshot.name);
+  });
+  return names;
+}
+
+/** The service's current name as a link, or (when deleted) the name it had, marked deleted. */
+function serviceCell(record: AuditRecord, current: Map<string, string>, former: Map<string, string>): Html | string {
+  if (!record.service_id) return '—';
+  const name = current.get(record.service_id);
+  if (name) return html`<a href="/dashboard/services/${record.service_id}">${name}</a>`;
+  return html`${former.get(record.service_id) ?? record.service_id} <span class="muted">(deleted)</span>`;
+}
+
+/** A readable account of the details JSON of each action. */
+function describe(action: AuditAction, details: Details): Html | string {
+  switch (action) {
+    case 'SERVICE_UPDATED':
+      return changesList(details.changes);
+    case 'SERVICE_CREATED':
+    case 'SERVICE_DELETED': {
+      const service = (details.service ?? {}) as ServiceSnapshot;
+      return html`<code>${show(service.path)}</code> → <code>${show(service.targetUrl)}</code>${service.requireAuth === false ? ', open to anyone' : ', sign-in required'}`;
+    }
+    case 'SERVICE_ENABLED':
+    case 'SERVICE_DISABLED':
+      return html`<code>${show(details.path)}</code>`;
+    case 'USER_LOGIN':
+      return details.isAdmin === true ? 'as an administrator' : '';
+    case 'LOGIN_FAILED':
+      return show(details.reason);
+    default:
+      return '';
+  }
+}
+
+/** `{ field: { before, after } }` as "Field: before → after" lines. */
+function changesList(changes: unknown): Html | string {
+  if (typeof changes !== 'object' || changes === null) return '';
+  const items = Object.entries(changes as Record<string, { before?: unknown; after?: unknown }>).map(
+    ([field, change]) => html`<li><span class="field">${FIELD_LABELS[field] ?? field}</span>:
+<del><span class="visually-hidden">before: </span>${show(change.before)}</del> → <ins><span class="visually-hidden">after: </span>${show(change.after)}</ins></li>`,
+  );
+  return html`<ul class="changes">${items}</ul>`;
+}
+
+/** A value from the details JSON as text: booleans as yes/no, empty text marked. */
+function show(value: unknown): string {
+  if (value === true) return 'yes';
+  if (value === false) return 'no';
+  if (value === '') return '(empty)';
+  if (value === undefined || value === null) return '—';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}

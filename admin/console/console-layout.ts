@@ -1,0 +1,84 @@
+import type { SessionUser } from '../../shared/types.js';
+import { html, type Html } from '../pages/layout.js';
+import type { ConsoleAssets } from './console-assets.js';
+
+/** What every console page needs about the request. */
+export interface ConsoleView {
+  user: SessionUser;
+  /** The session's CSRF token: `<meta name="csrf-token">` and the hidden input of every form. */
+  csrfToken: string;
+  assets: ConsoleAssets;
+}
+
+/** The hidden CSRF input every form of the console carries (spec §5.6). */
+export const csrfInput = (view: ConsoleView): Html => html`<input type="hidden" name="_csrf" value="${view.csrfToken}">`;
+
+/** The console's sections, for the navigation's `aria-current`. */
+export type ConsoleSection = 'overview' | 'audit' | 'new-service' | 'none';
+
+export interface ConsolePageOptions {
+  title: string;
+  section: ConsoleSection;
+  body: Html;
+  /** Browser scripts this page needs beyond the common ones (names in admin/console/assets). */
+  scripts?: string[];
+  /** Loads uPlot and the chart script. */
+  charts?: boolean;
+  /** Refreshes the page's `data-live` regions every few seconds (live-regions.js). */
+  live?: boolean;
+}
+
+/** Scripts every console page loads, in order (classic `defer` scripts sharing `window.gatehouse`). */
+const COMMON_SCRIPTS = ['api.js', 'notices.js', 'local-time.js', 'live-regions.js', 'service-actions.js'];
+
+/**
+ * A complete console page: header with navigation and the signed-in admin, a notice area for
+ * results and API errors, the confirmation dialog, and `main`. Scripts are files served by the
+ * admin process (the pages' CSP allows no inline script).
+ */
+export function consolePage(view: ConsoleView, options: ConsolePageOptions): string {
+  const { assets } = view;
+  const scripts = [...COMMON_SCRIPTS, ...(options.charts ? ['uplot.js', 'charts.js'] : []), ...(options.scripts ?? [])];
+  const navLink = (section: ConsoleSection, href: string, label: string) =>
+    html`<a href="${href}"${options.section === section ? html` aria-current="page"` : ''}>${label}</a>`;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="csrf-token" content="${view.csrfToken}">
+<title>${options.title} · Gatehouse console</title>
+<link rel="stylesheet" href="${assets.url('console.css')}">
+${options.charts ? html`<link rel="stylesheet" href="${assets.url('uplot.css')}">` : ''}
+${scripts.map((name) => html`<script defer src="${assets.url(name)}"></script>\n`)}
+</head>
+<body${options.live ? html` data-live-refresh="5000"` : ''}>
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="console-header">
+  <a class="brand" href="/dashboard">Gatehouse</a>
+  <nav aria-label="Console">
+    ${navLink('overview', '/dashboard', 'Overview')}
+    ${navLink('audit', '/dashboard/audit', 'Audit log')}
+    ${navLink('new-service', '/dashboard/services/new', 'New service')}
+  </nav>
+  <p class="who"><span title="${view.user.email}">${view.user.name || view.user.email}</span> · <a href="/">Home</a> · <a href="/auth/logout">Sign out</a></p>
+</header>
+<div id="notices" class="notices" aria-live="polite"></div>
+<main id="main" tabindex="-1">
+<noscript><p class="notice error">The console needs JavaScript for changes and live charts; the tables work without it.</p></noscript>
+${options.body}
+</main>
+<dialog id="confirm-dialog" aria-labelledby="confirm-title" aria-describedby="confirm-text">
+  <form method="dialog">
+    ${csrfInput(view)}
+    <h2 id="confirm-title">Are you sure?</h2>
+    <p id="confirm-text"></p>
+    <div class="actions">
+      <button type="submit" value="cancel" class="button secondary" autofocus>Cancel</button>
+      <button type="submit" value="confirm" class="button danger" id="confirm-button">Confirm</button>
+    </div>
+  </form>
+</dialog>
+</body>
+</html>`.value;
+}

@@ -1,0 +1,63 @@
+import type { Service } from '../../shared/types.js';
+import { html, type Html } from '../pages/layout.js';
+import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from '../service-validation.js';
+import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
+
+/**
+ * `GET /dashboard/services/new` and `/dashboard/services/:id/edit` (issue 4 §2): the service form.
+ * service-form.js sends it to `POST /api/services` or `PUT /api/services/:id` and shows each of the
+ * API's per-field messages (`fields` of the 400 answer) next to its field.
+ */
+export function serviceFormPage(view: ConsoleView, service?: Service): string {
+  const editing = service !== undefined;
+  const title = editing ? `Edit ${service.name}` : 'New service';
+  const cancel = editing ? `/dashboard/services/${service.id}` : '/dashboard';
+  const body = html`<p class="breadcrumb"><a href="/dashboard">Overview</a> / ${editing ? html`<a href="${cancel}">${service.name}</a> / Edit` : 'New service'}</p>
+<h1>${title}</h1>
+<form class="service-form" method="post" novalidate data-service-form
+  data-method="${editing ? 'PUT' : 'POST'}" data-endpoint="${editing ? `/api/services/${service.id}` : '/api/services'}">
+  ${csrfInput(view)}
+  <div class="form-error" data-form-error role="alert" hidden></div>
+  ${field({ name: 'name', label: 'Name', value: service?.name, required: true, hint: `Shown in the console and on the home page; at most ${MAX_NAME_LENGTH} characters.` })}
+  ${field({ name: 'path', label: 'Path', value: service?.path, required: true, placeholder: '/grafana', hint: 'The public path prefix, such as /grafana: segments of letters, digits and . _ ~ -, no trailing slash, not under /auth, /api or /dashboard.' })}
+  ${field({ name: 'targetUrl', label: 'Target URL', value: service?.targetUrl, required: true, type: 'url', placeholder: 'http://10.0.0.5:3000', hint: 'Where requests are forwarded: an http: or https: URL, optionally with a base path.' })}
+  ${field({ name: 'description', label: 'Description', value: service?.description, multiline: true, hint: `Optional; at most ${MAX_DESCRIPTION_LENGTH} characters.` })}
+  <div class="field checkbox">
+    <input type="checkbox" id="requireAuth" name="requireAuth"${service?.requireAuth === false ? '' : ' checked'} aria-describedby="requireAuth-hint requireAuth-error">
+    <label for="requireAuth">Sign-in required</label>
+    <p class="hint" id="requireAuth-hint">Visitors must sign in before a request is forwarded; the upstream receives X-Forwarded-User and X-Forwarded-Email.</p>
+    <p class="field-error" id="requireAuth-error" data-error-for="requireAuth" hidden></p>
+  </div>
+  <div class="buttons">
+    <button type="submit" class="button">${editing ? 'Save changes' : 'Create service'}</button>
+    <a class="button secondary" href="${cancel}">Cancel</a>
+  </div>
+</form>`;
+  return consolePage(view, { title, section: editing ? 'none' : 'new-service', body, scripts: ['service-form.js'] });
+}
+
+interface FieldOptions {
+  name: string;
+  label: string;
+  value: string | undefined;
+  hint: string;
+  required?: boolean;
+  type?: string;
+  placeholder?: string;
+  multiline?: boolean;
+}
+
+/** A labelled input with its hint and the slot for the API's message about it. */
+function field(o: FieldOptions): Html {
+  const described = `${o.name}-hint ${o.name}-error`;
+  const control = o.multiline
+    ? html`<textarea id="${o.name}" name="${o.name}" rows="3" aria-describedby="${described}">${o.value ?? ''}</textarea>`
+    : html`<input id="${o.name}" name="${o.name}" type="${o.type ?? 'text'}" value="${o.value ?? ''}"${o.required ? ' required' : ''}
+    ${o.placeholder ? html`placeholder="${o.placeholder}"` : ''} autocomplete="off" spellcheck="false" aria-describedby="${described}">`;
+  return html`<div class="field">
+  <label for="${o.name}">${o.label}${o.required ? html` <span class="required">(required)</span>` : ''}</label>
+  ${control}
+  <p class="hint" id="${o.name}-hint">${o.hint}</p>
+  <p class="field-error" id="${o.name}-error" data-error-for="${o.name}" hidden></p>
+</div>`;
+}

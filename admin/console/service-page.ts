@@ -1,0 +1,34 @@
+import type { Service } from '../../shared/types.js';
+import { html } from '../pages/layout.js';
+import { accessLogSection, type AccessLogSectionOptions } from './access-log-section.js';
+import { consolePage, type ConsoleView } from './console-layout.js';
+import { badge, formatCount, timeTag } from './fragments.js';
+import { serviceActions } from './services-table.js';
+import { trafficPanel } from './traffic-panel.js';
+
+/**
+ * `GET /dashboard/services/:id`: one service (issue 4 §2, §3, §5): its settings and actions, its
+ * traffic charts, and its access log with filters.
+ */
+export function servicePage(view: ConsoleView, data: AccessLogSectionOptions & { requestsLastHour: number }): string {
+  const { service } = data;
+  const body = html`<p class="breadcrumb"><a href="/dashboard">Overview</a> / Service</p>
+<div class="section-head" data-live="heading"><h1>${service.name}</h1>${serviceActions(service, { afterDelete: '/dashboard' })}</div>
+<div data-live="summary">${summary(service, data.requestsLastHour)}</div>
+${trafficPanel(service.id)}
+${accessLogSection(data)}`;
+  return consolePage(view, { title: service.name, section: 'none', body, charts: true, live: true, scripts: ['log-filters.js'] });
+}
+
+function summary(service: Service, requestsLastHour: number) {
+  return html`<dl class="summary">
+<div><dt>Path</dt><dd><a href="${service.path}"><code>${service.path}</code></a></dd></div>
+<div><dt>Target</dt><dd class="wrap"><code>${service.targetUrl}</code></dd></div>
+<div><dt>Sign-in</dt><dd>${service.requireAuth ? 'Required' : 'Open to anyone'}</dd></div>
+<div><dt>State</dt><dd>${badge(service.enabled, 'Enabled', 'Disabled')}</dd></div>
+<div><dt>Requests, last hour</dt><dd>${formatCount(requestsLastHour)}</dd></div>
+<div><dt>Created</dt><dd>${timeTag(service.createdAt)}</dd></div>
+<div><dt>Last change</dt><dd>${timeTag(service.updatedAt)}</dd></div>
+${service.description ? html`<div class="wide"><dt>Description</dt><dd>${service.description}</dd></div>` : ''}
+</dl>`;
+}

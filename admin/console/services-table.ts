@@ -1,0 +1,48 @@
+import type { Service } from '../../shared/types.js';
+import { html, type Html } from '../pages/layout.js';
+import { badge, emptyState, formatCount, timeTag } from './fragments.js';
+
+/**
+ * A service's buttons: enable/disable in one click, edit, delete (after a confirmation that names
+ * it). service-actions.js handles the clicks through the JSON API. `afterDelete` is where the
+ * browser goes once the service is gone (default: stay and refresh).
+ */
+export function serviceActions(service: Service, options: { edit?: boolean; afterDelete?: string } = {}): Html {
+  const toggleLabel = service.enabled ? 'Disable' : 'Enable';
+  return html`<div class="actions">
+<button type="button" class="button small secondary" data-action="toggle" data-id="${service.id}" data-enabled="${String(!service.enabled)}"
+  data-name="${service.name}" data-focus-key="toggle-${service.id}" aria-label="${toggleLabel} ${service.name}">${toggleLabel}</button>
+${options.edit === false ? '' : html`<a class="button small secondary" href="/dashboard/services/${service.id}/edit" aria-label="Edit ${service.name}">Edit</a>`}
+<button type="button" class="button small danger" data-action="delete" data-id="${service.id}" data-name="${service.name}" data-path="${service.path}"
+  ${options.afterDelete ? html`data-after-delete="${options.afterDelete}"` : ''} data-focus-key="delete-${service.id}" aria-label="Delete ${service.name}">Delete</button>
+</div>`;
+}
+
+/**
+ * The services table (issue 4 §2): name, path as a link, target, whether sign-in is required,
+ * enabled, last change, requests in the last hour, and the row's actions.
+ */
+export function servicesTable(services: Service[], requestsLastHour: Map<string, number>): Html {
+  if (services.length === 0) {
+    return emptyState(
+      'No services yet. Register an upstream under a public path, and Gatehouse starts forwarding and logging its traffic.',
+      html`<a class="button" href="/dashboard/services/new">Create your first service</a>`,
+    );
+  }
+  const row = (service: Service) => html`<tr>
+<th scope="row" data-label="Name"><a href="/dashboard/services/${service.id}">${service.name}</a></th>
+<td data-label="Path"><a href="${service.path}" title="Open ${service.path} through the gateway"><code>${service.path}</code></a></td>
+<td data-label="Target" class="wrap"><code>${service.targetUrl}</code></td>
+<td data-label="Sign-in">${service.requireAuth ? 'Required' : 'Open'}</td>
+<td data-label="State">${badge(service.enabled, 'Enabled', 'Disabled')}</td>
+<td data-label="Last change">${timeTag(service.updatedAt)}</td>
+<td data-label="Requests, last hour" class="num">${formatCount(requestsLastHour.get(service.id) ?? 0)}</td>
+<td class="row-actions">${serviceActions(service)}</td>
+</tr>`;
+  return html`<div class="table-wrap"><table class="responsive services-table">
+<caption class="visually-hidden">Registered services</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Path</th><th scope="col">Target</th><th scope="col">Sign-in</th>
+<th scope="col">State</th><th scope="col">Last change</th><th scope="col" class="num">Requests, last hour</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<tbody>${services.map(row)}</tbody>
+</table></div>`;
+}

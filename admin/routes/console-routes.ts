@@ -1,0 +1,114 @@
+import { GatewayError } from '../../shared/errors.js';
+import { redirect, sendHtml } from '../../shared/http-response.js';
+import { parseAccessLogFilter } from '../access-log-filter.js';
+import type { AccessLogStore } from '../access-log-store.js';
+import type { AuditLog } from '../audit-log.js';
+import { CONSOLE_LOG_PAGE_SIZE } from '../console/access-log-section.js';
+import { auditPage, CONSOLE_AUDIT_PAGE_SIZE } from '../console/audit-page.js';
+import type { ConsoleAssets } from '../console/console-assets.js';
+import type { ConsoleView } from '../console/console-layout.js';
+import { consoleErrorPage } from '../console/error-pages.js';
+import { overviewPage } from '../console/overview-page.js';
+import { serviceFormPage } from '../console/service-form-page.js';
+import { servicePage } from '../console/service-page.js';
+import { parsePagination } from '../pagination.js';
+import type { Handler, RequestContext } from '../request-context.js';
+import type { ServiceRegistry } from '../service-registry.js';
+import type { TrafficRollups } from '../traffic-rollups.js';
+
+/** How many audit entries the overview shows as recent activity. */
+const RECENT_ACTIVITY = 10;
+/** "Last hour" in the console: the current minute and the 59 before it. */
+const LAST_HOUR_MS = 59 * 60_000;
+
+export interface ConsoleDeps {
+  registry: ServiceRegistry;
+  audit: AuditLog;
+  accessLogs: AccessLogStore;
+  rollups: TrafficRollups;
+  assets: ConsoleAssets;
+}
+
+/** The console's pages (issue 4); the admin-page guard is wired in routes.ts. */
+export interface ConsoleHandlers {
+  overview: Handler;
+  newService: Handler;
+  service: Handler;
+  editService: Handler;
+  audit: Handler;
+  /** `/dashboard/` → `/dashboard`. */
+  slash: Handler;
+  /** `/dashboard/assets/:file`, public (no session needed). */
+  asset: Handler;
+}
+
+/** Handlers of the console's server-rendered pages and assets. */
+export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
+  const { registry, audit, accessLogs, rollups, assets } = deps;
+  const viewOf = (ctx: RequestContext): ConsoleView => ({ user: ctx.session!.user, csrfToken: ctx.session!.csrfToken, assets });
+  const requestsLastHour = () => rollups.requestsSince(Date.now() - LAST_HOUR_MS);
+  const serviceNames = () => new Map(registry.list().map((service) => [service.id, service.name]));
+
+  /** Renders a page; a GatewayError (unknown service, bad paging) becomes a console error page with its status. */
+  const pageHandler =
+    (render: (ctx: RequestContext) => { status?: number; html: string }): Handler =>
+    (ctx) => {
+      let rendered;
+      try {
+        rendered = render(ctx);
+      } catch (error) {
+        if (!(error instanceof GatewayError)) throw error;
+        const title = error.code === 'SERVICE_NOT_FOUND' ? 'Service not found' : 'Cannot show this page';
+        const message = error.code === 'SERVICE_NOT_FOUND' ? 'No service has this id; it may have been deleted.' : error.message;
+        sendHtml(ctx.res, error.status, consoleErrorPage(viewOf(ctx), title, message));
+        return;
+      }
+      sendHtml(ctx.res, rendered.status ?? 200, rendered.html);
+    };
+
+  return {
+    overview: pageHandler((ctx) => {
+      const recentActivity = audit.list(RECENT_ACTIVITY, 0).logs;
+      return {
+        html: overviewPage(viewOf(ctx), {
+          counts: registry.counts(),
+          services: registry.list(),
+          requestsLastHour: requestsLastHour(),
+          recentActivity,
+          emails: audit.loginEmails(recentActivity.map((record) => record.user_id)),
+        }),
+      };
+    }),
+
+    newService: pageHandler((ctx) => ({ html: serviceFormPage(viewOf(ctx)) })),
+
+    editService: pageHandler((ctx) => ({ html: serviceFormPage(viewOf(ctx), registry.get(ctx.params.id!)) })),
+
+    service: pageHandler((ctx) => {
+      const service = registry.get(ctx.params.id!);
+      const { limit, offset } = parsePagination(ctx.url.searchParams, CONSOLE_LOG_PAGE_SIZE);
+      let result;
+      let status = 200;
+      try {
+        result = accessLogs.listForService(service.id, limit, offset, parseAccessLogFilter(ctx.url.searchParams));
+      } catch (error) {
+        if (!(error instanceof GatewayError)) throw error;
+        result = { error: error.message };
+        status = error.status;
+      }
+      const requests = requestsLastHour().get(service.id) ?? 0;
+      return { status, html: servicePage(viewOf(ctx), { service, url: ctx.url, limit, offset, result, requestsLastHour: requests }) };
+    }),
+
+    audit: pageHandler((ctx) => {
+      const { limit, offset } = parsePagination(ctx.url.searchParams, CONSOLE_AUDIT_PAGE_SIZE);
+      const { logs, total } = audit.list(limit, offset);
+      const names = { services: serviceNames(), emails: audit.loginEmails(logs.map((record) => record.user_id)) };
+      return { html: auditPage(viewOf(ctx), { logs, total, limit, offset, url: ctx.url, names }) };
+    }),
+
+    slash: (ctx) => redirect(ctx.res, '/dashboard'),
+
+    asset: assets.handler,
+  };
+}

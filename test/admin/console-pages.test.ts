@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { gunzipSync } from 'node:zlib';
+import { after, before, describe, it } from 'node:test';
+import { request } from 'undici';
+import { apiClient } from '../support/api-client.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { signIn, type SignedIn } from '../support/sessions.js';
+
+/** Issue 4 §1 and §6 over HTTP: who may see the console's pages, their CSRF token, and the assets. */
+
+let gw: TestGateway;
+let admin: SignedIn;
+let member: SignedIn;
+let call: ReturnType<typeof apiClient>;
+let serviceId: string;
+
+before(async () => {
+  gw = await startTestGateway();
+  admin = await signIn(gw, { name: 'Ada Admin' });
+  member = await signIn(gw, { sub: 'member-sub', name: 'Max Member', email: 'max@example.com', isAdmin: false });
+  call = apiClient(gw.baseUrl);
+  const created = await call('POST', '/api/services', {
+    as: admin,
+    json: { name: 'Wiki <script>alert(1)</script>', path: '/wiki', targetUrl: 'http://127.0.0.1:9', description: 'a & b' },
+  });
+  serviceId = created.json.id;
+});
+after(() => gw.close());
+
+const PAGES = () => ['/dashboard', '/dashboard/audit', '/dashboard/services/new', `/dashboard/services/${serviceId}`, `/dashboard/services/${serviceId}/edit`];
+
+/** Every asset URL a page references. */
+const assetUrls = (html: string): string[] => [...html.matchAll(/(?:src|href)="(\/dashboard\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+
+describe('console pages', () => {
+  it('anonymous: 302 to the login page, coming back to the page asked for', async () => {
+    for (const path of [...PAGES(), '/dashboard/services/x?status=5xx&offset=50']) {
+      const response = await call('GET', path);
+      assert.equal(response.status, 302, path);
+      assert.equal(response.headers.location, `/auth/login-page?returnTo=${encodeURIComponent(path)}`);
+    }
+  });
+
+  it('a signed-in non-admin: a 403 HTML page that says why', async () => {
+    for (const path of PAGES()) {
+      const response = await call('GET', path, { as: member });
+      assert.equal(response.status, 403, path);
+      assert.match(String(response.headers['content-type']), /^text\/html/);
+      assert.match(response.text, /signed in as <strong>Max Member<\/strong> \(max@example\.com\), but this account is not an administrator/);
+      assert.match(response.text, /ADMIN_EMAILS/);
+    }
+  });
+
+  it('an admin: each page with the CSRF token in the meta tag and in every form that changes something', async () => {
+    for (const path of PAGES()) {
+      const response = await call('GET', path, { as: admin });
+      assert.equal(response.status, 200, path);
+      assert.match(String(response.headers['content-security-policy']), /default-src 'self'/);
+      assert.match(response.text, new RegExp(`<meta name="csrf-token" content="${admin.csrfToken}">`), path);
+      const forms = response.text.match(/<form[\s\S]*?<\/form>/g) ?? [];
+      for (const form of forms.filter((f) => !/method="get"/.test(f))) {
+        assert.match(form, new RegExp(`<input type="hidden" name="_csrf" value="${admin.csrfToken}">`), `${path}: ${form.slice(0, 80)}`);
+      }
+      assert.doesNotMatch(response.text, /<script(?![^>]*\bsrc=)[^>]*>/, `${path}: no inline script`);
+    }
+  });
+
+  it('escapes what admins typed', async () => {
+    const overview = await call('GET', '/dashboard', { as: admin });
+    assert.doesNotMatch(overview.text, /<script>alert/);
+    assert.match(overview.text, /Wiki &lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+    const service = await call('GET', `/dashboard/services/${serviceId}`, { as: admin });
+    assert.match(service.text, /a &amp; b/);
+  });
+
+  it('the JSON endpoints under /dashboard stay JSON', async () => {
+    for (const path of ['/dashboard/stats', '/dashboard/logs', '/dashboard/traffic']) {
+      const response = await call('GET', path, { as: admin });
+      assert.equal(response.status, 200, path);
+      assert.match(String(response.headers['content-type']), /^application\/json/, path);
+    }
+  });
+
+  it('an unknown service or bad paging: a console page with the reason and its status', async () => {
+    const missing = await call('GET', `/dashboard/services/${randomUUID()}`, { as: admin });
+    assert.equal(missing.status, 404);
+    assert.match(missing.text, /Service not found/);
+    const badPage = await call('GET', '/dashboard/audit?offset=-1', { as: admin });
+    assert.equal(badPage.status, 400);
+    assert.match(badPage.text, /offset must be an integer of 0 or more/);
+  });
+
+  it('a bad log filter: the service page still shows, with the API’s message, status 400', async () => {
+    const response = await call('GET', `/dashboard/services/${serviceId}?status=9xx`, { as: admin });
+    assert.equal(response.status, 400);
+    assert.match(response.text, /role="alert">status must be one of 2xx, 3xx, 4xx, 5xx</);
+    assert.match(response.text, /<form class="filters"/);
+  });
+
+  it('/dashboard/ redirects to /dashboard; the home page links the console for admins only', async () => {
+    const slash = await call('GET', '/dashboard/', { as: admin });
+    assert.equal(slash.status, 302);
+    assert.equal(slash.headers.location, '/dashboard');
+    assert.match((await call('GET', '/', { as: admin })).text, /<a class="button" href="\/dashboard">Console<\/a>/);
+    assert.doesNotMatch((await call('GET', '/', { as: member })).text, /href="\/dashboard"/);
+  });
+});
+
+describe('the general rate limit and the console', () => {
+  it('counts anonymous and non-admin requests, not an admin’s console (it refreshes every 5 s) nor the assets', async () => {
+    const limited = await startTestGateway({ RATE_LIMIT_GENERAL: '3/15m' });
+    try {
+      const limitedCall = apiClient(limited.baseUrl);
+      const limitedAdmin = await signIn(limited);
+      const limitedMember = await signIn(limited, { sub: 'member', isAdmin: false });
+      const overview = await limitedCall('GET', '/dashboard', { as: limitedAdmin });
+      for (let i = 0; i < 10; i++) {
+        assert.equal((await limitedCall('GET', '/dashboard', { as: limitedAdmin })).status, 200);
+        assert.equal((await limitedCall('GET', '/dashboard/traffic', { as: limitedAdmin })).status, 200);
+        for (const url of assetUrls(overview.text)) assert.equal((await limitedCall('GET', url)).status, 200);
+      }
+      for (let i = 0; i < 3; i++) assert.notEqual((await limitedCall('GET', '/auth/login-page')).status, 429);
+      assert.equal((await limitedCall('GET', '/auth/login-page')).status, 429);
+      assert.equal((await limitedCall('GET', '/', { as: limitedMember })).status, 429);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('console assets', () => {
+  let urls: string[];
+  before(async () => {
+    urls = assetUrls((await call('GET', '/dashboard', { as: admin })).text);
+  });
+
+  it('are named by their content hash and cached for a year, without a session', async () => {
+    assert.ok(urls.length >= 8, urls.join(' '));
+    for (const url of urls) {
+      assert.match(url, /^\/dashboard\/assets\/[a-z-]+\.[0-9a-f]{10}\.(js|css)$/);
+      const response = await call('GET', url);
+      assert.equal(response.status, 200, url);
+      assert.equal(response.headers['cache-control'], 'public, max-age=31536000, immutable');
+      assert.match(String(response.headers['content-type']), url.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
+      assert.equal(response.headers.etag, `"${url.split('.').at(-2)}"`);
+      assert.equal(response.headers['x-content-type-options'], 'nosniff');
+    }
+  });
+
+  it('serves uPlot from node_modules, byte for byte, gzipped when asked, 304 on a matching ETag', async () => {
+    const url = urls.find((u) => u.includes('/uplot.') && u.endsWith('.js'))!;
+    const onDisk = readFileSync(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
+    const plain = await request(gw.baseUrl + url);
+    assert.deepEqual(Buffer.from(await plain.body.arrayBuffer()), onDisk);
+    const gzipped = await request(gw.baseUrl + url, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(gzipped.headers['content-encoding'], 'gzip');
+    assert.deepEqual(gunzipSync(Buffer.from(await gzipped.body.arrayBuffer())), onDisk);
+    const again = await request(gw.baseUrl + url, { headers: { 'if-none-match': String(plain.headers.etag) } });
+    assert.equal(again.statusCode, 304);
+    await again.body.dump();
+  });
+
+  it('an unknown or stale name is 404', async () => {
+    assert.equal((await call('GET', '/dashboard/assets/api.0000000000.js')).status, 404);
+    assert.equal((await call('GET', '/dashboard/assets/api.js')).status, 404);
+  });
+});
