@@ -115,6 +115,9 @@ test('general limit at the spec default: 100 requests per 15 minutes per client 
     assert.equal(refused.headers['ratelimit-remaining'], '0');
     const retryAfter = Number(refused.headers['retry-after']);
     assert.ok(retryAfter > 0 && retryAfter <= 900, `Retry-After ${retryAfter}`);
+    for (const path of ['/healthz', '/readyz', '/metrics']) {
+      assert.equal((await get(path, {}, limited.adminUrl)).status, 200, `${path} is exempt from rate limits`);
+    }
   } finally {
     await limited.close();
   }

@@ -64,10 +64,12 @@ test('no access-log record lost or duplicated across a proxy SIGTERM right after
   }
 });
 
-test('a proxy without REDIS_URL exits non-zero with a message naming it', () => {
-  const env = { ...process.env };
+test('the proxy and admin processes refuse to start without REDIS_URL, naming it', () => {
+  const env: NodeJS.ProcessEnv = { ...process.env, OIDC_ISSUER: 'http://127.0.0.1:9', OIDC_CLIENT_ID: 'x' };
   delete env.REDIS_URL;
-  const run = spawnSync(process.execPath, [new URL('../../proxy/main.js', import.meta.url).pathname], { env, encoding: 'utf8' });
-  assert.notEqual(run.status, 0);
-  assert.match(run.stderr, /REDIS_URL is not set/);
+  for (const entry of ['../../proxy/main.js', '../../admin/main.js']) {
+    const run = spawnSync(process.execPath, [new URL(entry, import.meta.url).pathname], { env, encoding: 'utf8' });
+    assert.notEqual(run.status, 0, entry);
+    assert.match(run.stderr, /REDIS_URL is not set/, entry);
+  }
 });

@@ -89,3 +89,18 @@ test('gateway-owned paths through either proxy reach the admin process; the publ
   assert.match(text, /gatehouse_access_log_records_shipped_total \d+/);
   assert.equal(await statusOf(`${split.adminUrl}/readyz`), 200);
 });
+
+test('admin process down: gateway-owned paths get 503, proxied traffic is unaffected', async () => {
+  const [a, b] = split.proxies;
+  const created = await api(a.url, 'POST', '/api/services', { name: 'Still up', path: '/still-up', targetUrl: upstream.url, requireAuth: false });
+  assert.equal(created.status, 201);
+  await seenByBoth('/still-up/', 200);
+
+  assert.equal(await split.admin.stop('SIGTERM'), 0);
+  for (const proxy of [a, b]) {
+    const profile = await request(`${proxy.url}/auth/profile`, { headers: { cookie: admin.cookie } });
+    assert.equal(profile.statusCode, 503);
+    assert.deepEqual(await profile.body.json(), { error: 'Service unavailable' });
+    assert.equal(await statusOf(`${proxy.url}/still-up/page`), 200);
+  }
+});
