@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { AccessLogSink } from '../shared/access-log-sink.js';
+import { eventId } from '../shared/event-id.js';
 
 /**
  * Status logged for a request whose client left before any response head was sent (nginx's
@@ -48,7 +48,7 @@ export class AccessRecord {
   /** Writes the record: status as sent (499 if none was), time from start to now in whole ms. */
   finish(res: ServerResponse): void {
     this.#sink.write({
-      eventId: randomUUID(),
+      eventId: eventId(this.#timestamp),
       serviceId: this.#serviceId,
       userId: this.userId,
       path: this.#path,

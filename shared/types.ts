@@ -42,7 +42,7 @@ export interface Session {
 
 /** One access-log record as the data plane produces it (spec §2.2, before it gets its row id). */
 export interface AccessLogEntry {
-  /** Random id per record, so a re-delivered batch inserts nothing twice. */
+  /** Unique id per record (a UUIDv7, see event-id.ts), so a re-delivered batch inserts nothing twice. */
   eventId: string;
   serviceId: string;
   /** Subject of the session, or null for an anonymous request. */

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
 import { echo, service, startGateway, startUpstream, type TestGateway, type Upstream } from './harness.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const SLOW_MS = 150;
 
 describe('access log: one record per request matched to a service', () => {

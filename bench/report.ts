@@ -1,0 +1,140 @@
+/**
+ * Output of the benchmark: a line per measurement as it finishes, then the summary tables
+ * (requests/s, p50, p99, ratios to the baseline at the same worker count), the access-log check
+ * and the targets, and `bench/results/latest.json` with everything.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { AccessLogCheck } from './access-log-check.js';
+import type { Measurement, MemoryMeasurement } from './scenarios.js';
+import type { BenchSettings } from './settings.js';
+import { mb, ROWS, signedMs, type RoutingMeasurement, type TargetResult } from './targets.js';
+
+/** Where the latest run's results are written (gitignored). */
+export const RESULTS_PATH = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
+
+export interface BenchResults {
+  /** ISO 8601. */
+  startedAt: string;
+  finishedAt: string;
+  machine: { cpus: number; cpuModel: string; node: string; platform: string; loadAverageAtStart: number[] };
+  settings: BenchSettings;
+  /** Which gateway deployment was measured, and why. */
+  mode: { used: 'embedded' | 'split'; note: string };
+  throughput: Measurement[];
+  fixedRate: Measurement[];
+  memory: MemoryMeasurement[];
+  routing: RoutingMeasurement[];
+  accessLog: AccessLogCheck[];
+  targets: TargetResult[];
+}
+
+export function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** One line per finished measurement. */
+export function logMeasurement(m: Measurement): void {
+  const rate = m.rate === null ? '' : ` @ ${fmt(m.rate)}/s ${m.tool}`;
+  const rounds = m.rounds.map((r) => fmt(r.requestsPerSecond)).join(', ');
+  const late = m.generatorLateShare === undefined ? '' : `, generator late ${(m.generatorLateShare * 100).toFixed(1)}%`;
+  const repeated = m.discardedRounds ? `, ${m.discardedRounds} noisy round(s) repeated` : '';
+  log(`  ${m.name} ×${m.workers}${rate}: ${fmt(m.requestsPerSecond)} req/s (rounds ${rounds}), p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, non-2xx ${m.non2xx}, errors ${m.errors}, other programs ${m.otherCores} cores${late}${repeated}`);
+}
+
+export function logMemory(m: MemoryMeasurement): void {
+  const fromMetrics = m.metricsRssBytes === null ? '' : `, /metrics ${mb(m.metricsRssBytes)}`;
+  log(`  ${m.name} ×${m.workers} @ ${m.connections} connections: RSS ${mb(m.beforeTreeRssBytes)} before, peak ${mb(m.peakTreeRssBytes)} (PSS ${mb(m.peakTreePssBytes)})${fromMetrics}, ${fmt(m.requestsPerSecond)} req/s, p99 ${m.p99Ms} ms`);
+}
+
+/** The summary tables and the targets. */
+export function printSummary(results: BenchResults): void {
+  log('');
+  log(`Gatehouse benchmark: ${results.machine.cpus} × ${results.machine.cpuModel}, Node ${results.machine.node}, gateway ${results.mode.used} mode (${results.mode.note})`);
+  const s = results.settings;
+  log(`${s.durationS} s per scenario in ${s.rounds} interleaved rounds, ${s.connections} connections, warm-up ${s.warmupS} s; a round is repeated (up to ${s.noisyRetries}×) when other programs take over ${s.maxOtherCores} cores during it`);
+
+  log('\nThroughput (closed loop, as fast as responses come)');
+  table(
+    ['scenario', 'workers', 'req/s', 'p50 ms', 'p99 ms', '× baseline', 'other programs, cores'],
+    results.throughput.map((m) => {
+      const baseline = results.throughput.find((b) => b.name === ROWS.baseline && b.workers === m.workers);
+      const ratio = baseline && m.name !== ROWS.upstream ? (m.requestsPerSecond / baseline.requestsPerSecond).toFixed(2) : '';
+      return [m.name, String(m.workers), fmt(m.requestsPerSecond), String(m.p50Ms), String(m.p99Ms), ratio, String(m.otherCores)];
+    }),
+  );
+
+  const roles = [...new Set(results.throughput.flatMap((m) => Object.keys(m.cpuMicrosPerRequest)))];
+  log('\nCPU time per request by process, throughput runs (µs; /proc; the machine has ' + results.machine.cpus + ' cores for all of them)');
+  table(
+    ['scenario', 'workers', ...roles, 'total'],
+    results.throughput.map((m) => [
+      m.name,
+      String(m.workers),
+      ...roles.map((role) => (m.cpuMicrosPerRequest[role] === undefined ? '' : m.cpuMicrosPerRequest[role]!.toFixed(1))),
+      Object.values(m.cpuMicrosPerRequest).reduce((sum, value) => sum + value, 0).toFixed(1),
+    ]),
+  );
+
+  if (results.fixedRate.length > 0) {
+    log('\nFixed rate: half the gateway protected route\'s maximum, the same offered rate for both');
+    table(
+      ['scenario', 'workers', 'generator', 'rate/s', 'req/s', 'p50 ms', 'p99 ms', 'p99 − baseline', 'other programs, cores'],
+      results.fixedRate.map((m) => {
+        const baseline = results.fixedRate.find((b) => b.name === ROWS.baseline && b.workers === m.workers && b.tool === m.tool);
+        const excess = baseline && m.name !== ROWS.baseline ? signedMs(m.p99Ms - baseline.p99Ms) : '';
+        return [m.name, String(m.workers), m.tool, fmt(m.rate ?? 0), fmt(m.requestsPerSecond), String(m.p50Ms), String(m.p99Ms), excess, String(m.otherCores)];
+      }),
+    );
+  }
+
+  if (results.memory.length > 0) {
+    log('\nMemory (the serving process and its children summed, /proc smaps_rollup; /metrics: the gateway\'s process_resident_memory_bytes)');
+    table(
+      ['scenario', 'workers', 'connections', 'RSS before', 'peak RSS', 'peak PSS', '/metrics RSS', 'req/s', 'p99 ms'],
+      results.memory.map((m) => [m.name, String(m.workers), String(m.connections), mb(m.beforeTreeRssBytes), mb(m.peakTreeRssBytes), mb(m.peakTreePssBytes), m.metricsRssBytes === null ? '' : mb(m.metricsRssBytes), fmt(m.requestsPerSecond), String(m.p99Ms)]),
+    );
+  }
+
+  if (results.routing.length > 0) {
+    log('\nRouting scale (same route, interleaved rounds)');
+    table(
+      ['scenario', 'workers', 'req/s', 'rounds', 'p50 ms', 'p99 ms', 'other programs, cores'],
+      results.routing.map(({ measurement: m }) => [m.name, String(m.workers), fmt(m.requestsPerSecond), m.rounds.map((r) => fmt(r.requestsPerSecond)).join(', '), String(m.p50Ms), String(m.p99Ms), String(m.otherCores)]),
+    );
+  }
+
+  if (results.accessLog.length > 0) {
+    log('\nAccess-log check (responses ≤ stored ≤ responses + in flight at stops; stored = the gateway\'s served count from /metrics)');
+    table(
+      ['stack', 'service', 'responses', 'in flight at stops (max)', 'served', 'stored', 'stored − responses', 'result'],
+      results.accessLog.map((c) => [c.stack, c.service, fmt(c.responses), fmt(c.inFlightAtStop), c.served === null ? 'n/a' : fmt(c.served), fmt(c.stored), String(c.cutOffAtStop), c.pass ? 'PASS' : 'FAIL']),
+    );
+    for (const error of new Set(results.accessLog.flatMap((c) => (c.servedError ? [c.servedError] : [])))) {
+      log(`  served n/a: ${error} (checked against the clients' counts only)`);
+    }
+  }
+
+  log('\nTargets');
+  for (const t of results.targets) {
+    log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.target}${t.workers === null ? '' : ` (${t.workers} worker${t.workers === 1 ? '' : 's'})`}: ${t.detail}`);
+  }
+  log(`\nResults written to ${RESULTS_PATH}`);
+}
+
+export function writeResults(results: BenchResults): void {
+  mkdirSync(dirname(RESULTS_PATH), { recursive: true });
+  writeFileSync(RESULTS_PATH, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+function table(header: string[], rows: string[][]): void {
+  const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: string[]) => `  ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')}`;
+  log(line(header));
+  for (const row of rows) log(line(row));
+}
+
+function fmt(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}

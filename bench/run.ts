@@ -1,0 +1,186 @@
+/**
+ * `npm run bench`: measures, in one run on this machine, the upstream directly, the baseline
+ * proxy, and the gateway's public and protected routes at each worker count; the latency at a
+ * fixed rate, the data plane's memory under many connections, and routing with many services;
+ * then checks the access logs and judges the targets (targets.ts). Every server runs in its own
+ * child process; the load generator runs here. Settings: settings.ts.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkAccessLog, ClientLedger, type AccessLogCheck } from './access-log-check.js';
+import { splitModeAvailability, startGatewayStack, type GatewayStack, type StackMode, type StackOptions } from './gateway-stack.js';
+import { startBaselineProxy, startBenchUpstream, type ReferenceServer } from './reference-servers.js';
+import { log, logMeasurement, logMemory, printSummary, writeResults, type BenchResults } from './report.js';
+import { measureFixedRate, measureMemory, measureThroughput, type Target } from './scenarios.js';
+import { readSettings, type BenchSettings } from './settings.js';
+import { evaluateTargets, ROWS } from './targets.js';
+
+/** Path every target is requested at, below its prefix (the upstream answers any path). */
+const REQUEST_PATH = '/bench';
+
+async function main(): Promise<void> {
+  const settings = readSettings();
+  const workDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
+  const ledger = new ClientLedger();
+  const results: BenchResults = {
+    startedAt: new Date().toISOString(),
+    finishedAt: '',
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, platform: process.platform, loadAverageAtStart: loadavg().map((n) => Math.round(n * 100) / 100) },
+    settings,
+    mode: { used: 'embedded', note: '' },
+    throughput: [],
+    fixedRate: [],
+    memory: [],
+    routing: [],
+    accessLog: [],
+    targets: [],
+  };
+  log(`Gatehouse benchmark; logs and databases in ${workDir}`);
+
+  const mode = await chooseMode(settings, workDir);
+  results.mode = mode;
+  log(`Gateway: ${mode.used} mode (${mode.note})`);
+
+  const upstream = await startBenchUpstream(workDir);
+  const upstreamTarget: Target = { name: ROWS.upstream, workers: 1, url: `${upstream.url}${REQUEST_PATH}` };
+
+  for (const [index, workers] of settings.workerCounts.entries()) {
+    log(`\n${workers} worker${workers === 1 ? '' : 's'}`);
+    const baseline = await startBaselineProxy(workers, upstream.url, workDir);
+    const baselineTarget: Target = { name: ROWS.baseline, workers, url: `${baseline.url}${REQUEST_PATH}` };
+    const stack = mode.used === 'split' || workers === 1
+      ? await startStack({ name: `gateway-${mode.used}-${workers}w`, mode: mode.used, workers, services: settings.fewServices, upstreamUrl: upstream.url, workDir }, ledger)
+      : undefined;
+    if (!stack) log(`  (no gateway at ${workers} workers: embedded mode has one process)`);
+    const gateway = stack && gatewayTargets(stack);
+
+    const throughput = await measureThroughput(
+      [...(index === 0 ? [upstreamTarget] : []), baselineTarget, ...(gateway ? [gateway.public, gateway.protected] : [])],
+      settings,
+      ledger,
+    );
+    throughput.forEach(logMeasurement);
+    results.throughput.push(...throughput);
+
+    if (stack && gateway) {
+      const protectedMax = throughput.find((m) => m.name === ROWS.protected)!;
+      const rate = Math.max(1, Math.round(protectedMax.requestsPerSecond / 2));
+      const fixedRate = await measureFixedRate([baselineTarget, gateway.protected], rate, settings, ledger);
+      fixedRate.forEach(logMeasurement);
+      results.fixedRate.push(...fixedRate);
+
+      const memory = await measureMemory(gateway.protected, stack.proxyPid, settings, ledger, stack.metricsRssBytes);
+      logMemory(memory);
+      results.memory.push(memory);
+    }
+    const baselineMemory = await measureMemory(baselineTarget, baseline.child.pid, settings, ledger);
+    logMemory(baselineMemory);
+    results.memory.push(baselineMemory);
+
+    await baseline.child.stop();
+    if (stack) results.accessLog.push(...(await finishStack(stack, ledger)));
+    if (stack && workers === settings.workerCounts[0]) {
+      results.routing.push(...(await measureRouting(stack, upstream, settings, ledger, workDir, results.accessLog)));
+    }
+  }
+  await upstream.child.stop();
+
+  results.finishedAt = new Date().toISOString();
+  results.targets = evaluateTargets(results);
+  printSummary(results);
+  writeResults(results);
+  rmSync(workDir, { recursive: true, force: true });
+}
+
+/** Starts a gateway stack; its readiness probes go into the ledger like any other request. */
+async function startStack(options: StackOptions, ledger: ClientLedger): Promise<GatewayStack> {
+  const stack = await startGatewayStack(options);
+  ledger.add(stack.name, stack.routes.publicService.id, { responses: stack.probeResponses, inFlightAtStop: 0 });
+  return stack;
+}
+
+/** The protected target carries the session cookie; both are accounted to the stack's services. */
+function gatewayTargets(stack: GatewayStack): { public: Target; protected: Target } {
+  return {
+    public: {
+      name: ROWS.public,
+      workers: stack.workers,
+      url: `${stack.origin}/public${REQUEST_PATH}`,
+      account: { stack: stack.name, serviceId: stack.routes.publicService.id },
+    },
+    protected: {
+      name: ROWS.protected,
+      workers: stack.workers,
+      url: `${stack.origin}/protected${REQUEST_PATH}`,
+      headers: { cookie: stack.cookie },
+      account: { stack: stack.name, serviceId: stack.routes.protectedService.id },
+    },
+  };
+}
+
+/**
+ * The public route with few services registered against the same route with
+ * `settings.manyServices` registered: two fresh stacks like `like`, started together (so neither
+ * has a bigger database than the other), measured in interleaved rounds, twice as many and twice
+ * as long as elsewhere: the target is a 5 % band, as narrow as the run-to-run noise of one round.
+ */
+async function measureRouting(
+  like: GatewayStack,
+  upstream: ReferenceServer,
+  settings: BenchSettings,
+  ledger: ClientLedger,
+  workDir: string,
+  accessLog: AccessLogCheck[],
+): Promise<BenchResults['routing']> {
+  const start = (services: number) =>
+    startStack({ name: `gateway-${like.mode}-${like.workers}w-${services}-services`, mode: like.mode, workers: like.workers, services, upstreamUrl: upstream.url, workDir }, ledger);
+  const few = await start(settings.fewServices);
+  const many = await start(settings.manyServices);
+  const [fewResult, manyResult] = await measureThroughput(
+    [
+      { ...gatewayTargets(few).public, name: ROWS.routing(settings.fewServices) },
+      { ...gatewayTargets(many).public, name: ROWS.routing(settings.manyServices) },
+    ],
+    { ...settings, rounds: settings.rounds * 2, durationS: settings.durationS * 2 },
+    ledger,
+  );
+  logMeasurement(fewResult!);
+  logMeasurement(manyResult!);
+  accessLog.push(...(await finishStack(few, ledger)), ...(await finishStack(many, ledger)));
+  return [
+    { services: settings.fewServices, measurement: fewResult! },
+    { services: settings.manyServices, measurement: manyResult! },
+  ];
+}
+
+/** Reads the gateway's served counts, stops it, and checks its stored access logs. */
+async function finishStack(stack: GatewayStack, ledger: ClientLedger): Promise<AccessLogCheck[]> {
+  await new Promise((resolve) => setTimeout(resolve, 1_000)); // records of cut-off requests are written on close
+  const served = await stack.servedByService().catch((error: unknown) => ({ error: `${stack.name} /metrics: ${error instanceof Error ? error.message : String(error)}` }));
+  const stored = await stack.stop();
+  const checks = [stack.routes.publicService, stack.routes.protectedService]
+    .map((service) => checkAccessLog(stack.name, service, ledger.get(stack.name, service.id), served instanceof Map ? (served.get(service.id) ?? 0) : served, stored.get(service.id) ?? 0))
+    .filter((check) => check.responses > 0);
+  for (const check of checks) {
+    const served = check.served ?? `n/a (${check.servedError})`;
+    log(`  access log ${check.stack} ${check.service}: stored ${check.stored}, served ${served}, responses ${check.responses} (+ ≤ ${check.inFlightAtStop} in flight at stops): ${check.pass ? 'PASS' : 'FAIL'}`);
+  }
+  return checks;
+}
+
+async function chooseMode(settings: BenchSettings, workDir: string): Promise<{ used: StackMode; note: string }> {
+  if (settings.mode === 'embedded') return { used: 'embedded', note: 'BENCH_MODE=embedded' };
+  const split = await splitModeAvailability(workDir);
+  if (split.available) return { used: 'split', note: 'start:admin + start:proxy + redis-server' };
+  if (settings.mode === 'split') throw new Error(`BENCH_MODE=split, but split mode is not available: ${split.reason}`);
+  return { used: 'embedded', note: `split mode not available: ${split.reason}` };
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,84 @@
+/**
+ * The data a gateway under test starts with: its registry (the two routes the benchmark drives
+ * plus filler services up to a given count) and a logged-in session, written before its
+ * processes start, through the same code the processes use.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { AuditLog } from '../admin/audit-log.js';
+import { openDatabase } from '../admin/database.js';
+import { ServiceRegistry } from '../admin/service-registry.js';
+import type { Config } from '../shared/config.js';
+import { gatewayCookieNames } from '../shared/cookies.js';
+import { MemoryEventBus } from '../shared/embedded/memory-event-bus.js';
+import { createLogger } from '../shared/logger.js';
+import { openBackends } from '../shared/open-backends.js';
+import type { Service } from '../shared/types.js';
+
+/** The two services the benchmark sends traffic to. */
+export interface BenchRoutes {
+  /** `/public`: no sign-in required. */
+  publicService: Service;
+  /** `/protected`: a session required. */
+  protectedService: Service;
+}
+
+/** Every filler service lives under its own two-segment path, so both registries have the same depth. */
+const FILLER_DEPTH_PATH = (index: number) => `/team-${index % 100}/svc-${index}`;
+
+/**
+ * Creates the gateway's SQLite file at `databasePath` (migrated) with `/public` and `/protected`,
+ * both pointing at `upstreamUrl`, plus filler services (enabled, public, at `/team-<n>/svc-<i>`,
+ * target `<upstreamUrl>/filler/<i>`) so that `totalServices` are registered.
+ *
+ * The two routed services go through {@link ServiceRegistry.create} (validation, audit). Fillers
+ * are inserted in one transaction with the same columns: `create` publishes the whole registry
+ * after every insert, which for 10,000 services is 10,000 full-table reads (minutes).
+ */
+export async function seedRegistry(databasePath: string, upstreamUrl: string, totalServices: number): Promise<BenchRoutes> {
+  if (totalServices < 2) throw new Error('the benchmark needs at least its two routed services');
+  const db = openDatabase(databasePath);
+  try {
+    const registry = new ServiceRegistry(db, new AuditLog(db), new MemoryEventBus());
+    const actor = { userId: 'bench-seed', ipAddress: null };
+    const publicService = await registry.create({ name: 'Bench public', path: '/public', targetUrl: upstreamUrl, requireAuth: false }, actor);
+    const protectedService = await registry.create({ name: 'Bench protected', path: '/protected', targetUrl: upstreamUrl, requireAuth: true }, actor);
+    const insert = db.prepare(
+      `INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 0, '', 1, ?, ?)`,
+    );
+    const now = new Date().toISOString();
+    db.transaction(() => {
+      for (let i = 0; i < totalServices - 2; i++) {
+        insert.run(randomUUID(), `Filler ${i}`, FILLER_DEPTH_PATH(i), `${upstreamUrl}/filler/${i}`, now, now);
+      }
+    })();
+    return { publicService, protectedService };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Creates a session for a signed-in (non-admin) user in the store the gateway's processes will
+ * use (SQLite in embedded mode, Redis with REDIS_URL), through `openBackends` like they do.
+ * @returns the `Cookie` header value that carries it.
+ */
+export async function createSessionCookie(config: Config): Promise<string> {
+  const logger = createLogger('warn', 'gatehouse-bench');
+  const db = config.redisUrl ? undefined : openDatabase(config.databasePath);
+  const backends = await openBackends(config, db, logger);
+  try {
+    const now = Date.now();
+    const id = await backends.sessions.create({
+      user: { sub: 'bench-user', name: 'Bench User', email: 'bench@example.com', isAdmin: false },
+      csrfToken: randomBytes(32).toString('base64url'),
+      idToken: null,
+      createdAt: now,
+      expiresAt: now + config.sessionTtlMs,
+    });
+    return `${gatewayCookieNames(config.publicUrl).session}=${id}`;
+  } finally {
+    await backends.close();
+    db?.close();
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * The issue's targets (issue 3, item 5), each a ratio or difference within the same run, judged
+ * PASS or FAIL with the numbers it was judged on.
+ */
+import type { AccessLogCheck } from './access-log-check.js';
+import type { Measurement, MemoryMeasurement } from './scenarios.js';
+
+/** Protected route's requests/s over the baseline's, same worker count: at least this. */
+export const MIN_THROUGHPUT_RATIO = 0.8;
+/** p99 at half the maximum rate: at most this many ms above the baseline's. */
+export const MAX_P99_EXCESS_MS = 2;
+/** Data-plane resident memory at the memory run's connection count, in bytes (150 MB, decimal: the stricter reading). */
+export const MAX_PROXY_RSS_BYTES = 150_000_000;
+/** Routing with many services: requests/s at least this share of routing with few. */
+export const MIN_ROUTING_RATIO = 0.95;
+
+export interface TargetResult {
+  target: string;
+  /** Worker count it applies to; null when not per worker count. */
+  workers: number | null;
+  pass: boolean;
+  /** The numbers, as printed. */
+  detail: string;
+}
+
+/** Row names shared by the orchestrator and the targets. */
+export const ROWS = {
+  upstream: 'upstream direct',
+  baseline: 'baseline proxy',
+  public: 'gateway public',
+  protected: 'gateway protected',
+  /** The routing-scale rows: the public route with `count` services registered. */
+  routing: (count: number) => `gateway public (${count.toLocaleString('en-US')} services)`,
+} as const;
+
+/** A routing-scale measurement and the number of services registered during it. */
+export interface RoutingMeasurement {
+  services: number;
+  measurement: Measurement;
+}
+
+export interface TargetInputs {
+  throughput: Measurement[];
+  fixedRate: Measurement[];
+  memory: MemoryMeasurement[];
+  /** Few services first, then many. */
+  routing: RoutingMeasurement[];
+  accessLog: AccessLogCheck[];
+}
+
+/** Judges every target the inputs allow (a target without its measurements is left out). */
+export function evaluateTargets(inputs: TargetInputs): TargetResult[] {
+  const results: TargetResult[] = [];
+  const workerCounts = [...new Set(inputs.throughput.map((m) => m.workers))].sort((a, b) => a - b);
+
+  for (const workers of workerCounts) {
+    const baseline = find(inputs.throughput, ROWS.baseline, workers);
+    const gateway = find(inputs.throughput, ROWS.protected, workers);
+    if (!baseline || !gateway) continue;
+    const ratio = gateway.requestsPerSecond / baseline.requestsPerSecond;
+    results.push({
+      target: `protected route ≥ ${MIN_THROUGHPUT_RATIO}× baseline req/s`,
+      workers,
+      pass: ratio >= MIN_THROUGHPUT_RATIO,
+      detail: `${fmt(gateway.requestsPerSecond)} / ${fmt(baseline.requestsPerSecond)} req/s = ${ratio.toFixed(2)}×`,
+    });
+  }
+
+  for (const workers of workerCounts) {
+    for (const tool of ['autocannon', 'paced'] as const) {
+      const baseline = inputs.fixedRate.find((m) => m.name === ROWS.baseline && m.workers === workers && m.tool === tool);
+      const gateway = inputs.fixedRate.find((m) => m.name === ROWS.protected && m.workers === workers && m.tool === tool);
+      if (!baseline || !gateway) continue;
+      const excess = gateway.p99Ms - baseline.p99Ms;
+      results.push({
+        target: `p99 at half max rate ≤ baseline + ${MAX_P99_EXCESS_MS} ms (${tool === 'paced' ? 'evenly paced' : 'autocannon overallRate, bursty'})`,
+        workers,
+        pass: excess <= MAX_P99_EXCESS_MS,
+        detail: `${fmt(gateway.rate ?? 0)} req/s: gateway p99 ${gateway.p99Ms} ms, baseline p99 ${baseline.p99Ms} ms, ${signedMs(excess)}`,
+      });
+    }
+  }
+
+  for (const memory of inputs.memory.filter((m) => m.name === ROWS.protected)) {
+    const fromMetrics = memory.metricsRssBytes === null ? '' : `; /metrics process_resident_memory_bytes ${mb(memory.metricsRssBytes)}`;
+    results.push({
+      target: `proxy RSS ≤ ${mb(MAX_PROXY_RSS_BYTES)} at ${memory.connections} connections`,
+      workers: memory.workers,
+      pass: memory.peakTreeRssBytes <= MAX_PROXY_RSS_BYTES,
+      detail: `peak summed RSS of the proxy processes ${mb(memory.peakTreeRssBytes)} (PSS ${mb(memory.peakTreePssBytes)})${fromMetrics}`,
+    });
+  }
+
+  const [few, many] = inputs.routing;
+  if (few && many) {
+    const ratio = many.measurement.requestsPerSecond / few.measurement.requestsPerSecond;
+    results.push({
+      target: `${fmt(many.services)} services route within ${Math.round((1 - MIN_ROUTING_RATIO) * 100)}% of ${fmt(few.services)} (req/s)`,
+      workers: many.measurement.workers,
+      pass: ratio >= MIN_ROUTING_RATIO,
+      detail: `${fmt(many.measurement.requestsPerSecond)} / ${fmt(few.measurement.requestsPerSecond)} req/s = ${ratio.toFixed(3)}×`,
+    });
+  }
+
+  if (inputs.accessLog.length > 0) {
+    const failed = inputs.accessLog.filter((check) => !check.pass);
+    results.push({
+      target: 'access-log records stored = requests served',
+      workers: null,
+      pass: failed.length === 0,
+      detail: failed.length === 0
+        ? `${inputs.accessLog.length} services checked, ${fmt(inputs.accessLog.reduce((sum, c) => sum + c.stored, 0))} records${inputs.accessLog.some((c) => c.served === null) ? ' (some without the gateway\'s served count: /metrics unavailable)' : ''}`
+        : failed.map((c) => `${c.stack} ${c.service}: stored ${c.stored}, served ${c.served}, responses ${c.responses} (+ at most ${c.inFlightAtStop} in flight at stops)`).join('; '),
+    });
+  }
+  return results;
+}
+
+function find(list: Measurement[], name: string, workers: number): Measurement | undefined {
+  return list.find((m) => m.name === name && m.workers === workers);
+}
+
+/** A difference in ms with its sign, e.g. `+1.50 ms`, `-0.20 ms`. */
+export function signedMs(value: number): string {
+  return `${value >= 0 ? '+' : '-'}${Math.abs(value).toFixed(2)} ms`;
+}
+
+function fmt(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+/** Bytes as decimal megabytes, e.g. `123.4 MB`. */
+export function mb(bytes: number): string {
+  return `${(bytes / 1_000_000).toFixed(1)} MB`;
+}
