@@ -3,9 +3,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, afterEach, before, beforeEach } from 'node:test';
+import { Redis } from 'ioredis';
 import { AccessLogStore } from '../../admin/access-log-store.js';
 import { openDatabase, type Database } from '../../admin/database.js';
 import type { AccessLogEntry, Service, Session } from '../../shared/types.js';
+import { startRedis, type RedisServer } from '../support/redis.js';
 
 /** A live session (expires in an hour unless overridden). */
 export function sampleSession(overrides: Partial<Session> = {}): Session {
@@ -144,4 +147,27 @@ export async function closeTracked(): Promise<void> {
       .then(close)
       .catch(() => undefined);
   }
+}
+
+/**
+ * Registers what every Redis test file needs: one redis-server for the file; before each test a
+ * flushed database and a raw client (`raw`) to inspect it; after each test every tracked resource
+ * closed (so a failing test leaves no reconnecting client behind).
+ */
+export function redisForFile(): { readonly server: RedisServer; readonly raw: Redis } {
+  const state = {} as { server: RedisServer; raw: Redis };
+  before(async () => {
+    state.server = await startRedis();
+  });
+  after(async () => {
+    await closeTracked();
+    await state.server.stop();
+  });
+  beforeEach(async () => {
+    state.raw = track(new Redis(state.server.url, { maxRetriesPerRequest: 0 }), (r) => r.disconnect());
+    state.raw.on('error', () => {});
+    await state.raw.flushall();
+  });
+  afterEach(closeTracked);
+  return state;
 }

@@ -4,37 +4,23 @@
  * failures, malformed entries, and stopping.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
+import { beforeEach, describe, it } from 'node:test';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { AccessLogStreamConsumer, type AccessLogStreamConsumerOptions, type StoreAccessLogBatch } from '../../shared/redis/access-log-stream-consumer.js';
 import { RedisAccessLogSink, type RedisAccessLogSinkOptions } from '../../shared/redis/redis-access-log-sink.js';
 import { RedisConnections } from '../../shared/redis/redis-connections.js';
 import { ACCESS_LOG_GROUP, ACCESS_LOG_STREAM } from '../../shared/redis/redis-keys.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
-import { closeTracked, sampleEntry, SUITE, type TempDatabase, tempDatabase, track, waitFor } from './fixtures.js';
+import { redisForFile, sampleEntry, SUITE, type TempDatabase, tempDatabase, track, waitFor } from './fixtures.js';
 
-let redis: RedisServer;
-let raw: Redis;
+const redis = redisForFile();
 let database: TempDatabase;
 
-before(async () => {
-  redis = await startRedis();
-});
-after(async () => {
-  await closeTracked();
-  await redis.stop();
-});
-beforeEach(async () => {
-  raw = track(new Redis(redis.url, { maxRetriesPerRequest: 0 }), (r) => r.disconnect());
-  raw.on('error', () => {});
-  await raw.flushall();
+beforeEach(() => {
   database = track(tempDatabase(), (d) => d.close());
 });
-afterEach(closeTracked);
 
 async function connections(): Promise<RedisConnections> {
-  const opened = track(new RedisConnections(redis.url, { maxReconnectDelayMs: 100 }), (c) => c.close());
+  const opened = track(new RedisConnections(redis.server.url, { maxReconnectDelayMs: 100 }), (c) => c.close());
   await opened.ready(5_000);
   return opened;
 }
@@ -63,7 +49,7 @@ describe('the access-log stream', SUITE, () => {
     const written = entries(0, 5);
     written.forEach((entry) => sink.write(entry));
     await sink.flush();
-    const stream = await raw.xrange(ACCESS_LOG_STREAM, '-', '+');
+    const stream = await redis.raw.xrange(ACCESS_LOG_STREAM, '-', '+');
     assert.deepEqual(stream.map(([, fields]) => fields[0]), ['records', 'records', 'records']);
     assert.deepEqual(stream.flatMap(([, fields]) => JSON.parse(fields[1]!) as AccessLogEntry[]), written);
   });
@@ -72,7 +58,7 @@ describe('the access-log stream', SUITE, () => {
     const { sink } = await workerSink({ maxBatch: 1, maxStreamLength: 10 });
     entries(0, 1_000).forEach((entry) => sink.write(entry));
     await sink.flush();
-    const length = await raw.xlen(ACCESS_LOG_STREAM);
+    const length = await redis.raw.xlen(ACCESS_LOG_STREAM);
     assert.ok(length >= 10 && length < 1_000, `XLEN ${length}`);
   });
 
@@ -84,8 +70,8 @@ describe('the access-log stream', SUITE, () => {
     await consumer.drained();
     assert.equal(database.storedPaths().length, 30);
     assert.equal(consumer.stored, 30);
-    assert.equal(await raw.xlen(ACCESS_LOG_STREAM), 0);
-    const [pending] = (await raw.xpending(ACCESS_LOG_STREAM, ACCESS_LOG_GROUP)) as [number];
+    assert.equal(await redis.raw.xlen(ACCESS_LOG_STREAM), 0);
+    const [pending] = (await redis.raw.xpending(ACCESS_LOG_STREAM, ACCESS_LOG_GROUP)) as [number];
     assert.equal(pending, 0);
   });
 
@@ -107,14 +93,14 @@ describe('the access-log pipeline when Redis goes away', SUITE, () => {
     await sink.flush();
     await consumer.drained();
 
-    await redis.kill();
+    await redis.server.kill();
     const during = entries(10, 60);
     during.forEach((entry) => sink.write(entry));
     await sink.flush(); // fails: the records stay buffered
     assert.equal(sink.shipped, 10);
     assert.equal(sink.dropped, 0);
 
-    await redis.restart(); // empty: the stream and the group are gone
+    await redis.server.restart(); // empty: the stream and the group are gone
     await worker.ready(5_000);
     await waitFor('the buffered records to be shipped', () => sink.shipped === 60);
     await consumer.drained();
@@ -127,11 +113,11 @@ describe('the access-log pipeline when Redis goes away', SUITE, () => {
   it('the buffer is bounded while Redis is down: the oldest records are dropped and counted', async () => {
     const { sink, connections: worker } = await workerSink({ intervalMs: 20, maxBuffered: 10 });
     const consumer = await adminConsumer({ blockMs: 200 });
-    await redis.kill();
+    await redis.server.kill();
     const written = entries(0, 25);
     written.forEach((entry) => sink.write(entry));
     assert.equal(sink.dropped, 15);
-    await redis.restart();
+    await redis.server.restart();
     await worker.ready(5_000);
     await waitFor('the buffered records to be shipped', () => sink.shipped === 10);
     await consumer.drained();
@@ -144,9 +130,9 @@ describe('the access-log consumer group', SUITE, () => {
     const { sink } = await workerSink();
     entries(0, 40).forEach((entry) => sink.write(entry));
     await sink.flush();
-    await raw.xgroup('CREATE', ACCESS_LOG_STREAM, ACCESS_LOG_GROUP, '0', 'MKSTREAM');
-    await raw.xreadgroup('GROUP', ACCESS_LOG_GROUP, 'dead-consumer', 'COUNT', 100, 'STREAMS', ACCESS_LOG_STREAM, '>');
-    const [pending] = (await raw.xpending(ACCESS_LOG_STREAM, ACCESS_LOG_GROUP)) as [number];
+    await redis.raw.xgroup('CREATE', ACCESS_LOG_STREAM, ACCESS_LOG_GROUP, '0', 'MKSTREAM');
+    await redis.raw.xreadgroup('GROUP', ACCESS_LOG_GROUP, 'dead-consumer', 'COUNT', 100, 'STREAMS', ACCESS_LOG_STREAM, '>');
+    const [pending] = (await redis.raw.xpending(ACCESS_LOG_STREAM, ACCESS_LOG_GROUP)) as [number];
     assert.ok(pending > 0, 'the dead consumer holds the entries');
 
     const consumer = await adminConsumer({ claimMinIdleMs: 200, claimIntervalMs: 50, blockMs: 100 });
@@ -174,16 +160,16 @@ describe('the access-log consumer group', SUITE, () => {
 
   it('malformed entries and records are acknowledged and skipped; the good ones are stored', async () => {
     const good = entries(0, 3);
-    await raw.xadd(ACCESS_LOG_STREAM, '*', 'other', 'x');
-    await raw.xadd(ACCESS_LOG_STREAM, '*', 'records', '{not json');
-    await raw.xadd(ACCESS_LOG_STREAM, '*', 'records', '{"an":"object"}');
-    await raw.xadd(ACCESS_LOG_STREAM, '*', 'records', JSON.stringify([good[0], { ...good[1], statusCode: 'ok' }, { eventId: 'x' }]));
-    await raw.xadd(ACCESS_LOG_STREAM, '*', 'records', JSON.stringify([good[2]]));
+    await redis.raw.xadd(ACCESS_LOG_STREAM, '*', 'other', 'x');
+    await redis.raw.xadd(ACCESS_LOG_STREAM, '*', 'records', '{not json');
+    await redis.raw.xadd(ACCESS_LOG_STREAM, '*', 'records', '{"an":"object"}');
+    await redis.raw.xadd(ACCESS_LOG_STREAM, '*', 'records', JSON.stringify([good[0], { ...good[1], statusCode: 'ok' }, { eventId: 'x' }]));
+    await redis.raw.xadd(ACCESS_LOG_STREAM, '*', 'records', JSON.stringify([good[2]]));
     const consumer = await adminConsumer();
     await consumer.drained();
     assert.deepEqual(database.storedPaths().sort(), [good[0]!.path, good[2]!.path].sort());
     assert.equal(consumer.skipped, 5);
-    assert.equal(await raw.xlen(ACCESS_LOG_STREAM), 0);
+    assert.equal(await redis.raw.xlen(ACCESS_LOG_STREAM), 0);
   });
 
   it('stop lets the batch being stored finish and be acknowledged, then resolves', async () => {
@@ -207,13 +193,13 @@ describe('the access-log consumer group', SUITE, () => {
     assert.equal(early, 'waiting', 'stop waits for the batch being stored');
     release();
     assert.equal(await stopping, 5, 'the batch was stored before stop resolved');
-    const [pending] = (await raw.xpending(ACCESS_LOG_STREAM, ACCESS_LOG_GROUP)) as [number];
+    const [pending] = (await redis.raw.xpending(ACCESS_LOG_STREAM, ACCESS_LOG_GROUP)) as [number];
     assert.equal(pending, 0, 'acknowledged before stopping');
   });
 
   it('stop of an idle consumer returns without waiting out its blocking read', async () => {
     const consumer = await adminConsumer({ blockMs: 30_000 });
-    await waitFor('the consumer to wait in XREADGROUP BLOCK', async () => /flags=b .*cmd=xreadgroup/.test(String(await raw.client('LIST'))));
+    await waitFor('the consumer to wait in XREADGROUP BLOCK', async () => /flags=b .*cmd=xreadgroup/.test(String(await redis.raw.client('LIST'))));
     const started = Date.now();
     await consumer.stop();
     assert.ok(Date.now() - started < 2_000, `${Date.now() - started} ms`);

@@ -3,37 +3,20 @@
  * recovery of missed notices (reconnect, periodic version check), and Redis going away.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
+import { describe, it } from 'node:test';
 import { RedisConnections } from '../../shared/redis/redis-connections.js';
 import { RedisEventBus, type RedisEventBusOptions } from '../../shared/redis/redis-event-bus.js';
 import { REGISTRY_EPOCH_KEY, REGISTRY_KEY, REGISTRY_VERSION_KEY } from '../../shared/redis/redis-keys.js';
 import type { Service } from '../../shared/types.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
-import { closeTracked, Recorder, sampleService, SUITE, track, waitFor } from './fixtures.js';
+import { redisForFile, Recorder, sampleService, SUITE, track, waitFor } from './fixtures.js';
 import { startTcpRelay } from './tcp-relay.js';
 
 type Snapshot = readonly Service[];
 
-let redis: RedisServer;
-let raw: Redis;
-
-before(async () => {
-  redis = await startRedis();
-});
-after(async () => {
-  await closeTracked();
-  await redis.stop();
-});
-beforeEach(async () => {
-  raw = track(new Redis(redis.url, { maxRetriesPerRequest: 0 }), (r) => r.disconnect());
-  raw.on('error', () => {});
-  await raw.flushall();
-});
-afterEach(closeTracked);
+const redis = redisForFile();
 
 /** A bus on its own connections (one process); `url` may point at a relay. */
-async function process_(options: RedisEventBusOptions = {}, url = redis.url): Promise<{ bus: RedisEventBus; connections: RedisConnections }> {
+async function process_(options: RedisEventBusOptions = {}, url = redis.server.url): Promise<{ bus: RedisEventBus; connections: RedisConnections }> {
   const connections = track(new RedisConnections(url, { maxReconnectDelayMs: 100, writeWaitMs: 200 }), (c) => c.close());
   const bus = track(new RedisEventBus(connections, options), (b) => b.close());
   await connections.ready(5_000);
@@ -42,8 +25,8 @@ async function process_(options: RedisEventBusOptions = {}, url = redis.url): Pr
 
 /** Writes a snapshot straight into Redis, as a publisher would, but without the pub/sub notice. */
 async function writeSilently(version: number, services: Snapshot): Promise<void> {
-  const epoch = await raw.get(REGISTRY_EPOCH_KEY);
-  await raw.multi().set(REGISTRY_VERSION_KEY, version).set(REGISTRY_KEY, JSON.stringify({ version, epoch, services })).exec();
+  const epoch = await redis.raw.get(REGISTRY_EPOCH_KEY);
+  await redis.raw.multi().set(REGISTRY_VERSION_KEY, version).set(REGISTRY_KEY, JSON.stringify({ version, epoch, services })).exec();
 }
 
 const names = (services: Snapshot) => services.map((s) => s.name);
@@ -55,10 +38,10 @@ describe('RedisEventBus: the snapshot in Redis', SUITE, () => {
     assert.equal(bus.version, undefined);
     await bus.publishRegistry([sampleService(1)]);
     await bus.publishRegistry([sampleService(1), sampleService(2)]);
-    const stored = JSON.parse((await raw.get(REGISTRY_KEY))!) as { version: number; epoch: string; services: Service[] };
+    const stored = JSON.parse((await redis.raw.get(REGISTRY_KEY))!) as { version: number; epoch: string; services: Service[] };
     assert.equal(stored.version, 2);
-    assert.equal(await raw.get(REGISTRY_VERSION_KEY), '2');
-    assert.equal(stored.epoch, await raw.get(REGISTRY_EPOCH_KEY));
+    assert.equal(await redis.raw.get(REGISTRY_VERSION_KEY), '2');
+    assert.equal(stored.epoch, await redis.raw.get(REGISTRY_EPOCH_KEY));
     assert.deepEqual(stored.services, [sampleService(1), sampleService(2)]);
     assert.equal(bus.loaded, true);
     assert.equal(bus.version, 2);
@@ -80,7 +63,7 @@ describe('RedisEventBus: the snapshot in Redis', SUITE, () => {
     for (const n of [1, 2, 3]) await admin.bus.publishRegistry([sampleService(n)]);
     await heard.next((s) => s[0]?.name === 'Service 3');
     await writeSilently(2, [sampleService(99)]);
-    await raw.publish('gatehouse:registry-changed', '2');
+    await redis.raw.publish('gatehouse:registry-changed', '2');
     await worker.bus.refresh();
     assert.equal(worker.bus.version, 3);
     assert.ok(!heard.values.some((s) => s[0]?.name === 'Service 99'));
@@ -114,7 +97,7 @@ describe('RedisEventBus: missed notices', SUITE, () => {
   });
 
   it('a worker cut off from Redis sees, once reconnected, a change published meanwhile', async () => {
-    const relay = track(await startTcpRelay(redis.port), (r) => r.close());
+    const relay = track(await startTcpRelay(redis.server.port), (r) => r.close());
     const admin = await process_();
     // A version check once a minute: only the re-read on reconnect can explain the update.
     const worker = await process_({ versionCheckMs: 60_000 }, relay.url);
@@ -141,7 +124,7 @@ describe('RedisEventBus when Redis goes away', SUITE, () => {
     await admin.bus.publishRegistry([sampleService(1), sampleService(2)]);
     await heard.next((s) => s.length === 2);
 
-    await redis.kill();
+    await redis.server.kill();
     await waitFor('the worker to notice', () => worker.connections.command.status !== 'ready');
     await worker.bus.refresh(); // a read that fails
     assert.equal(worker.bus.loaded, true);
@@ -151,10 +134,10 @@ describe('RedisEventBus when Redis goes away', SUITE, () => {
     await assert.rejects(admin.bus.publishRegistry([sampleService(3)]), { code: 'REDIS_UNAVAILABLE' });
     assert.deepEqual(heard.values.map((s) => s.length), [2]);
 
-    await redis.restart(); // empty: the snapshot, version and epoch are gone
+    await redis.server.restart(); // empty: the snapshot, version and epoch are gone
     // The admin re-publishes the snapshot whose publication failed, by itself, on reconnect.
     assert.deepEqual(names(await heard.next((s) => s.length === 1 && s[0]?.name === 'Service 3', 5_000)), ['Service 3']);
-    assert.ok(await raw.exists(REGISTRY_KEY));
+    assert.ok(await redis.raw.exists(REGISTRY_KEY));
     await admin.bus.publishRegistry([sampleService(3), sampleService(4)]);
     await heard.next((s) => s.length === 2 && s[1]?.name === 'Service 4', 2_000);
   });
@@ -162,9 +145,9 @@ describe('RedisEventBus when Redis goes away', SUITE, () => {
   it('after Redis lost its data, the admin re-creates the snapshot it last published', async () => {
     const admin = await process_();
     await admin.bus.publishRegistry([sampleService(5)]);
-    await redis.restart();
+    await redis.server.restart();
     await admin.connections.ready(5_000);
-    await waitFor('the snapshot to be re-created', async () => (await raw.exists(REGISTRY_KEY).catch(() => 0)) === 1);
+    await waitFor('the snapshot to be re-created', async () => (await redis.raw.exists(REGISTRY_KEY).catch(() => 0)) === 1);
     const { bus } = await process_();
     await waitFor('a new worker to load it', () => bus.loaded);
     const heard = new Recorder<Snapshot>();
@@ -182,7 +165,7 @@ describe('RedisEventBus when Redis goes away', SUITE, () => {
     await firstAdmin.bus.close(); // the admin process is gone too: nobody re-publishes
     await firstAdmin.connections.close();
 
-    await redis.restart();
+    await redis.server.restart();
     await worker.connections.ready(5_000);
     const secondAdmin = await process_();
     await secondAdmin.bus.publishRegistry([sampleService(8)]);

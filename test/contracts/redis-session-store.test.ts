@@ -3,35 +3,18 @@
  * one real redis-server, the local cache, revocation over pub/sub, and Redis going away.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, it, mock } from 'node:test';
-import { Redis } from 'ioredis';
+import { describe, it, mock } from 'node:test';
 import { newSessionId, sessionKey } from '../../shared/session-store.js';
 import { RedisConnections } from '../../shared/redis/redis-connections.js';
 import { sessionRedisKey } from '../../shared/redis/redis-keys.js';
 import { RedisSessionStore, type RedisSessionStoreOptions } from '../../shared/redis/redis-session-store.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
-import { closeTracked, sampleSession, SUITE, track, waitFor } from './fixtures.js';
+import { redisForFile, sampleSession, SUITE, track, waitFor } from './fixtures.js';
 import { startTcpRelay } from './tcp-relay.js';
 
-let redis: RedisServer;
-let raw: Redis;
-
-before(async () => {
-  redis = await startRedis();
-});
-after(async () => {
-  await closeTracked();
-  await redis.stop();
-});
-beforeEach(async () => {
-  raw = track(new Redis(redis.url, { maxRetriesPerRequest: 0 }), (r) => r.disconnect());
-  raw.on('error', () => {});
-  await raw.flushall();
-});
-afterEach(closeTracked);
+const redis = redisForFile();
 
 /** A store on its own connections, as another worker process would have; ready to use. */
-async function worker(options: RedisSessionStoreOptions = {}, url = redis.url): Promise<{ store: RedisSessionStore; connections: RedisConnections }> {
+async function worker(options: RedisSessionStoreOptions = {}, url = redis.server.url): Promise<{ store: RedisSessionStore; connections: RedisConnections }> {
   const connections = track(new RedisConnections(url, { maxReconnectDelayMs: 100, writeWaitMs: 200 }), (c) => c.close());
   const store = track(new RedisSessionStore(connections, options), (s) => s.close());
   await connections.ready(5_000);
@@ -43,11 +26,11 @@ describe('RedisSessionStore across workers', SUITE, () => {
     const { store } = await worker();
     const session = sampleSession({ expiresAt: Date.now() + 60_000 });
     const id = await store.create(session);
-    const keys = await raw.keys('*');
+    const keys = await redis.raw.keys('*');
     assert.deepEqual(keys, [sessionRedisKey(sessionKey(id))]);
     assert.ok(!keys[0]!.includes(id));
-    assert.deepEqual(JSON.parse((await raw.get(keys[0]!))!), session);
-    const pttl = await raw.pttl(keys[0]!);
+    assert.deepEqual(JSON.parse((await redis.raw.get(keys[0]!))!), session);
+    const pttl = await redis.raw.pttl(keys[0]!);
     assert.ok(pttl > 55_000 && pttl <= 60_000, String(pttl));
   });
 
@@ -63,7 +46,7 @@ describe('RedisSessionStore across workers', SUITE, () => {
     const id = newSessionId();
     assert.equal(await store.get(id), null);
     const session = sampleSession();
-    await raw.set(sessionRedisKey(sessionKey(id)), JSON.stringify(session), 'PX', 60_000);
+    await redis.raw.set(sessionRedisKey(sessionKey(id)), JSON.stringify(session), 'PX', 60_000);
     assert.deepEqual(await store.get(id), session);
   });
 
@@ -71,7 +54,7 @@ describe('RedisSessionStore across workers', SUITE, () => {
     const { store } = await worker({ cacheTtlMs: 60_000 });
     const session = sampleSession();
     const id = await store.create(session);
-    await raw.del(sessionRedisKey(sessionKey(id))); // gone from Redis without a revocation
+    await redis.raw.del(sessionRedisKey(sessionKey(id))); // gone from Redis without a revocation
     assert.deepEqual(await store.get(id), session);
   });
 
@@ -85,13 +68,13 @@ describe('RedisSessionStore across workers', SUITE, () => {
     // The cache TTL is a minute: only the revocation message can explain B forgetting it.
     await waitFor('worker B to forget the session', async () => (await b.store.get(id)) === null, 1_000);
     assert.ok(Date.now() - started < 1_000);
-    assert.equal(await raw.exists(sessionRedisKey(sessionKey(id))), 0);
+    assert.equal(await redis.raw.exists(sessionRedisKey(sessionKey(id))), 0);
   });
 
   it('the cache is bounded: past cacheMaxEntries the least recently validated entry goes first', async () => {
     const { store } = await worker({ cacheTtlMs: 60_000, cacheMaxEntries: 2 });
     const ids = [await store.create(sampleSession()), await store.create(sampleSession()), await store.create(sampleSession())];
-    await raw.flushall();
+    await redis.raw.flushall();
     assert.equal(await store.get(ids[0]!), null, 'the oldest entry was evicted, so Redis was asked');
     assert.notEqual(await store.get(ids[1]!), null);
     assert.notEqual(await store.get(ids[2]!), null);
@@ -107,7 +90,7 @@ describe('RedisSessionStore when Redis goes away', SUITE, () => {
     mock.timers.enable({ apis: ['Date'], now: Date.now() }); // the clock stands still unless ticked
     try {
       assert.deepEqual(await b.store.get(validatedId), validated);
-      await redis.kill();
+      await redis.server.kill();
       assert.deepEqual(await b.store.get(validatedId), validated, 'validated just now: still served');
       await assert.rejects(b.store.get(neverReadOnB), { code: 'REDIS_UNAVAILABLE' }, 'not validated on B: cannot tell, so reject');
       await assert.rejects(b.store.get(newSessionId()), { code: 'REDIS_UNAVAILABLE' }, 'unknown: never null for "cannot tell"');
@@ -123,7 +106,7 @@ describe('RedisSessionStore when Redis goes away', SUITE, () => {
     await assert.rejects(a.store.create(sampleSession()), { code: 'REDIS_UNAVAILABLE' });
     await assert.rejects(a.store.destroy(validatedId), { code: 'REDIS_UNAVAILABLE' });
 
-    await redis.restart(); // empty: nothing persisted
+    await redis.server.restart(); // empty: nothing persisted
     await Promise.all([a.connections.ready(5_000), b.connections.ready(5_000)]);
     const session = sampleSession();
     const id = await a.store.create(session);
@@ -134,22 +117,22 @@ describe('RedisSessionStore when Redis goes away', SUITE, () => {
 
   it('a write while Redis is coming back waits for the reconnect instead of failing', async () => {
     const { store, connections } = await worker();
-    await redis.kill();
+    await redis.server.kill();
     await waitFor('the worker to notice', () => connections.command.status !== 'ready');
-    const defaults = track(new RedisConnections(redis.url, { maxReconnectDelayMs: 100 }), (c) => c.close()); // writeWaitMs 2 s
+    const defaults = track(new RedisConnections(redis.server.url, { maxReconnectDelayMs: 100 }), (c) => c.close()); // writeWaitMs 2 s
     const patient = track(new RedisSessionStore(defaults), (s) => s.close());
     const creating = patient.create(sampleSession());
-    await redis.restart();
+    await redis.server.restart();
     const id = await creating;
     assert.notEqual(await store.get(id), null);
   });
 
   it('after its subscriber reconnects (revocations may have been missed) a worker drops its whole cache', async () => {
-    const relay = track(await startTcpRelay(redis.port), (r) => r.close());
+    const relay = track(await startTcpRelay(redis.server.port), (r) => r.close());
     const { store, connections } = await worker({ cacheTtlMs: 60_000 }, relay.url);
     const id = await store.create(sampleSession());
     assert.notEqual(await store.get(id), null);
-    await raw.del(sessionRedisKey(sessionKey(id))); // revoked while this worker is cut off
+    await redis.raw.del(sessionRedisKey(sessionKey(id))); // revoked while this worker is cut off
     relay.cut();
     await waitFor('the worker to notice', () => connections.command.status !== 'ready');
     relay.restore();
