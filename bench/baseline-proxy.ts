@@ -8,7 +8,7 @@
  * Run as a child process (`node dist/bench/baseline-proxy.js`) with:
  * - `PORT`: the listening port (all workers share it);
  * - `UPSTREAM_URL`: the origin every request is forwarded to, path and query kept;
- * - `WORKERS`: worker processes (node:cluster), default 1.
+ * - `WORKERS`: worker processes (node:cluster), default 1 (then no cluster: one process).
  * The primary prints one JSON line `{"ready":true,"port":<port>,"workers":<n>}` on stdout once every
  * worker listens. The pool settings match the gateway's (128 connections per origin, no pipelining).
  */
@@ -73,7 +73,8 @@ function forwardHeaders(req: IncomingMessage): string[] {
   return out;
 }
 
-function runWorker(port: number, upstream: string): void {
+/** Serves on `port`; calls `onListening` once it listens. */
+function runWorker(port: number, upstream: string, onListening: () => void): void {
   const pool = new Pool(upstream, { connections: UPSTREAM_CONNECTIONS, pipelining: 1 });
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
@@ -87,20 +88,22 @@ function runWorker(port: number, upstream: string): void {
       new PassThrough(res),
     );
   });
-  server.listen(port, () => process.send?.('ready'));
+  server.listen(port, onListening);
   process.once('SIGTERM', () => {
     server.close(() => void pool.close().then(() => process.exit(0)));
     server.closeIdleConnections();
   });
 }
 
+function announceReady(port: number, workers: number): void {
+  process.stdout.write(`${JSON.stringify({ ready: true, port, workers })}\n`);
+}
+
 function runPrimary(port: number, workers: number): void {
   let ready = 0;
   for (let i = 0; i < workers; i++) {
     cluster.fork().on('message', (message) => {
-      if (message === 'ready' && ++ready === workers) {
-        process.stdout.write(`${JSON.stringify({ ready: true, port, workers })}\n`);
-      }
+      if (message === 'ready' && ++ready === workers) announceReady(port, workers);
     });
   }
   process.once('SIGTERM', () => {
@@ -118,8 +121,10 @@ function main(): void {
   if (!Number.isInteger(port) || port <= 0 || !upstream || !Number.isInteger(workers) || workers < 1) {
     throw new Error('baseline-proxy: set PORT, UPSTREAM_URL and WORKERS (≥ 1)');
   }
-  if (cluster.isPrimary) runPrimary(port, workers);
-  else runWorker(port, upstream);
+  // One worker runs in this process, as the gateway's PROXY_WORKERS=1 does: no primary beside it.
+  if (workers === 1) runWorker(port, upstream, () => announceReady(port, 1));
+  else if (cluster.isPrimary) runPrimary(port, workers);
+  else runWorker(port, upstream, () => process.send?.('ready'));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main();

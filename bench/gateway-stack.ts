@@ -52,14 +52,14 @@ export interface GatewayStack {
   readonly cookie: string;
   /** Requests to `/public/` answered while waiting for the stack to route (each has an access-log record). */
   readonly probeResponses: number;
-  /** The process whose tree is the data plane: the embedded gateway, or the proxy primary (its workers are its children). */
+  /** The process whose tree is the data plane: the embedded gateway, the proxy (PROXY_WORKERS=1), or the proxy primary (its workers are its children). */
   readonly proxyPid: number;
   /**
    * The gateway's own count of finished requests per service id (`gatehouse_requests_total`,
    * summed over status classes and workers), from its /metrics.
    */
   servedByService(): Promise<Map<string, number>>;
-  /** `process_resident_memory_bytes` from the data plane's /metrics, in bytes (split: the workers' sum, primary excluded). */
+  /** `process_resident_memory_bytes` from the data plane's /metrics, in bytes (a cluster: the workers' sum, primary excluded). */
   metricsRssBytes(): Promise<number | undefined>;
   /**
    * Stops the data plane (workers ship their buffered records), waits until the admin has stored

@@ -1,13 +1,14 @@
 import cluster from 'node:cluster';
 import { readProcessConfig } from '../shared/process-config.js';
-import { runProxyPrimary } from './proxy-primary.js';
-import { runProxyWorker } from './proxy-worker.js';
 
 /**
- * `npm run start:proxy`: the data plane alone (split mode, DESIGN §2). Needs REDIS_URL. The
- * primary process forks PROXY_WORKERS workers that share PORT (node:cluster) and serves
- * `/healthz`, `/readyz` and `/metrics` on INTERNAL_PORT; each worker routes, checks and forwards.
+ * `npm run start:proxy`: the data plane alone (split mode, DESIGN §2). Needs REDIS_URL. With
+ * PROXY_WORKERS=1 it runs in this one process; with more, this primary forks that many workers
+ * sharing PORT (node:cluster) and sums their metrics. Either way `/healthz`, `/readyz` and
+ * `/metrics` are served on INTERNAL_PORT. Each part is imported only where it runs, so the primary
+ * does not load the data plane's modules.
  */
 const config = readProcessConfig('proxy', { requireRedis: true, requireOidc: false });
-if (cluster.isPrimary) runProxyPrimary(config);
-else runProxyWorker(config);
+if (config.proxyWorkers === 1) await (await import('./standalone-proxy.js')).runStandaloneProxy(config);
+else if (cluster.isPrimary) (await import('./proxy-primary.js')).runProxyPrimary(config);
+else await (await import('./cluster-worker.js')).runClusterWorker(config);

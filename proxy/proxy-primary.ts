@@ -1,14 +1,14 @@
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../shared/config.js';
-import { createGatewayServer, drain, listen } from '../shared/http-server.js';
-import { internalEndpoints } from '../shared/internal-endpoints.js';
+import { drain, listen } from '../shared/http-server.js';
+import { createInternalServer } from '../shared/internal-endpoints.js';
 import { createLogger } from '../shared/logger.js';
 import { redisReachable } from '../shared/redis-probe.js';
-import type { WorkerMessage } from './proxy-worker.js';
+import type { WorkerMessage } from './cluster-worker.js';
 
 /**
- * The primary of `npm run start:proxy`: forks PROXY_WORKERS workers (replacing any that dies),
+ * The primary of `npm run start:proxy` when PROXY_WORKERS ≥ 2: forks that many workers (replacing any that dies),
  * serves `/healthz`, `/readyz` (Redis reachable and every worker has its registry) and `/metrics`
  * (all workers' metrics, summed) on INTERNAL_PORT, never on the public port. On SIGTERM or SIGINT
  * it stops every worker gracefully and exits 0 once they have.
@@ -33,17 +33,12 @@ export function runProxyPrimary(config: Config): void {
   });
   for (let i = 0; i < config.proxyWorkers; i++) cluster.fork();
 
-  const internal = internalEndpoints({
+  const server = createInternalServer({
     checks: [
       { name: 'redis', check: () => redisReachable(config.redisUrl!) },
       { name: 'workers', check: () => ready.size === config.proxyWorkers },
     ],
     metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
-  });
-  const server = createGatewayServer((req, res) => {
-    if (!internal(req, res)) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"Not found"}');
-    }
   });
   void listen(server, config.internalPort).then((port) =>
     logger.info({ port: config.port, internalPort: port, workers: config.proxyWorkers }, 'gatehouse proxy listening'),

@@ -1,6 +1,7 @@
-import { AggregatorRegistry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { clientIpResolver } from '../shared/client-ip.js';
 import type { Config } from '../shared/config.js';
+import type { ReadinessCheck } from '../shared/internal-endpoints.js';
 import { listen } from '../shared/http-server.js';
 import { createLogger } from '../shared/logger.js';
 import { GatewayMetrics, meteredSink } from '../shared/metrics.js';
@@ -9,25 +10,32 @@ import { createAdminHandoff } from './admin-handoff.js';
 import { createProxyPlane } from './proxy-plane.js';
 import { createPublicServer } from './public-server.js';
 
-/** Messages a worker sends its primary over the cluster IPC channel. */
-export type WorkerMessage = { type: 'gatehouse:ready' };
+/** A running data plane on PORT: what its process wrapper (standalone or cluster worker) needs. */
+export interface ProxyWorker {
+  /** Its Prometheus metrics (requests, latency, upstream errors, access-log shipping, process). */
+  readonly metrics: Registry;
+  /** `redis` (reachable) and `registry` (a snapshot is loaded), for `/readyz`. */
+  readonly readiness: readonly ReadinessCheck[];
+  /** Resolves once the first registry snapshot is loaded (the route table is in place). */
+  readonly registryLoaded: Promise<void>;
+  /**
+   * Graceful stop (issue 3 item 3): stops accepting, finishes in-flight requests (up to 10 s),
+   * ships the buffered access-log records, closes Redis. Resolves when all of that is done.
+   */
+  stop(): Promise<void>;
+}
 
 /**
- * One data-plane worker of `npm run start:proxy`: the proxy plane on PORT over Redis backends,
- * gateway-owned paths handed to ADMIN_INTERNAL_URL. Tells the primary it is ready once the first
- * registry snapshot is loaded. On SIGTERM it stops accepting, finishes in-flight requests (up to
- * 10 s), ships its buffered access-log records, and exits 0.
+ * Starts the data plane of `npm run start:proxy` in this process: the proxy plane on PORT over the
+ * Redis backends (REDIS_URL), gateway-owned paths handed to ADMIN_INTERNAL_URL. Resolves once it
+ * listens. Throws if PORT cannot be bound.
  */
-export async function runProxyWorker(config: Config): Promise<void> {
+export async function startProxyWorker(config: Config): Promise<ProxyWorker> {
   const logger = createLogger(config.logLevel, 'gatehouse-proxy').child({ worker: process.pid });
   const backends = await openBackends(config, undefined, logger);
   const clientIp = clientIpResolver(config.trustProxy);
   const accessLog = backends.accessLogSink();
   const metrics = new GatewayMetrics(accessLog);
-  // The primary sums every worker's metrics on INTERNAL_PORT; constructing an AggregatorRegistry is
-  // what makes prom-client answer its requests in a worker (setRegistries alone does not).
-  new AggregatorRegistry();
-  AggregatorRegistry.setRegistries([metrics.registry]);
   const handoff = createAdminHandoff(config.adminInternalUrl, clientIp, logger);
   const plane = createProxyPlane({
     ...backends,
@@ -37,23 +45,25 @@ export async function runProxyWorker(config: Config): Promise<void> {
     adminPlane: handoff.handle,
     logger,
   });
+  const registryLoaded = new Promise<void>((resolve) => {
+    const unsubscribe = backends.bus.onRegistry(() => {
+      resolve();
+      queueMicrotask(() => unsubscribe());
+    });
+  });
   const server = createPublicServer(plane);
   await listen(server.server, config.port);
-  const unsubscribe = backends.bus.onRegistry(() => {
-    process.send?.({ type: 'gatehouse:ready' } satisfies WorkerMessage);
-    queueMicrotask(() => unsubscribe());
-  });
-
-  process.once('SIGTERM', () => {
-    void (async () => {
+  return {
+    metrics: metrics.registry,
+    readiness: backends.readiness,
+    registryLoaded,
+    async stop() {
       await server.close();
       await plane.close();
       await handoff.close();
       await accessLog.close();
       await backends.close();
-      logger.info({ shipped: accessLog.shipped, dropped: accessLog.dropped }, 'worker stopped');
-      process.exit(0);
-    })();
-  });
-  process.once('SIGINT', () => {}); // the primary decides; a terminal's Ctrl+C reaches it too
+      logger.info({ shipped: accessLog.shipped, dropped: accessLog.dropped }, 'proxy worker stopped');
+    },
+  };
 }

@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createGatewayServer } from './http-server.js';
 import { sendJson } from './http-response.js';
 
 /** One readiness condition, e.g. `redis` (reachable) or `registry` (a snapshot is loaded). */
@@ -45,4 +46,15 @@ export function internalEndpoints(options: InternalEndpointsOptions): (req: Inco
 async function readiness(checks: readonly ReadinessCheck[]): Promise<{ ready: boolean; checks: Record<string, boolean> }> {
   const results = await Promise.all(checks.map(async (item) => [item.name, await Promise.resolve(item.check()).catch(() => false)] as const));
   return { ready: results.every(([, ok]) => ok), checks: Object.fromEntries(results) };
+}
+
+/**
+ * A server for an INTERNAL_PORT that has nothing else on it: the three {@link internalEndpoints}
+ * and a JSON 404 for any other request. Not yet listening.
+ */
+export function createInternalServer(options: InternalEndpointsOptions): Server {
+  const internal = internalEndpoints(options);
+  return createGatewayServer((req, res) => {
+    if (!internal(req, res)) sendJson(res, 404, { error: 'Not found' });
+  });
 }

@@ -38,6 +38,15 @@ export function rateLimiterContract(name: string, factory: () => Promise<RateLim
       assert.ok(refused.resetMs > 0 && refused.resetMs <= 60_000, String(refused.resetMs));
     });
 
+    it('requests arriving together are decided in arrival order: exactly `points` allowed, then refusals', async () => {
+      const limiter = fixture.limiter({ points: 5, durationMs: 60_000 });
+      const decisions = await Promise.all(Array.from({ length: 8 }, () => limiter.consume('198.51.100.3')));
+      assert.deepEqual(decisions.map((d) => d.allowed), [true, true, true, true, true, false, false, false]);
+      assert.deepEqual(decisions.map((d) => d.remaining), [4, 3, 2, 1, 0, 0, 0, 0]);
+      const other = await Promise.all([limiter.consume('198.51.100.4'), limiter.consume('198.51.100.3')]);
+      assert.deepEqual(other.map((d) => d.allowed), [true, false], 'a batch is per key');
+    });
+
     it('counts each key on its own', async () => {
       const limiter = fixture.limiter({ points: 1, durationMs: 60_000 });
       assert.equal((await limiter.consume('a')).allowed, true);

@@ -53,6 +53,22 @@ describe('RedisRateLimiter', SUITE, () => {
     assert.equal(count, '6', 'the count lives in Redis under the limiter\'s prefix');
   });
 
+  it('bursts on two workers at once: exactly the limit is allowed across both, in one command per worker', async () => {
+    const limit = { points: 10, durationMs: 60_000 };
+    const [a, b] = [await worker(limit), await worker(limit)];
+    const key = 'burst-203.0.113.2';
+    await a.connections.command.config('RESETSTAT');
+    const burst = (limiter: RedisRateLimiter) => Array.from({ length: 8 }, () => limiter.consume(key));
+    const decisions = await Promise.all([...burst(a.limiter), ...burst(b.limiter)]);
+    assert.equal(decisions.filter((d) => d.allowed).length, 10);
+    assert.equal((await b.limiter.consume(key)).allowed, false);
+    const stats = await a.connections.command.info('commandstats');
+    const scriptCalls = [...stats.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+),/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    // 3 = one consume per worker for its batch, one for the last request; an EVALSHA that finds no
+    // script yet is retried as EVAL, so each may count twice.
+    assert.ok(scriptCalls >= 3 && scriptCalls <= 6, `one script call per worker and batch, not one per request (${scriptCalls})`);
+  });
+
   it('the general and the auth limiter keep separate counts', async () => {
     const limit = { points: 1, durationMs: 60_000 };
     const general = await worker(limit, RATE_LIMIT_PREFIX.general);

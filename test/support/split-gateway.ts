@@ -29,8 +29,8 @@ export interface SplitGateway {
   proxies: [ProxyProcess, ProxyProcess];
   /** A session created straight in Redis (for API calls), with its Cookie header and CSRF token. */
   signIn(user?: Partial<SessionUser>): Promise<{ cookie: string; csrfToken: string }>;
-  /** Starts another proxy process with the same settings (e.g. after stopping one). */
-  startProxy(): Promise<ProxyProcess>;
+  /** Starts another proxy process with the same settings (e.g. after stopping one), `env` on top. */
+  startProxy(env?: Record<string, string>): Promise<ProxyProcess>;
   close(): Promise<void>;
 }
 
@@ -64,9 +64,9 @@ export async function startSplitGateway(env: Record<string, string> = {}): Promi
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   await eventually(`the admin process to be ready\n${admin.output()}`, async () => (await statusOf(`${adminUrl}/readyz`)) === 200);
 
-  const startProxy = async (port?: number): Promise<ProxyProcess> => {
+  const startProxy = async (port?: number, env: Record<string, string> = {}): Promise<ProxyProcess> => {
     const [publicPort, internalPort] = [port ?? (await freePort()), await freePort()];
-    const child = startGatehouseProcess('proxy/main.js', { ...common, PORT: String(publicPort), INTERNAL_PORT: String(internalPort), PROXY_WORKERS: '1' });
+    const child = startGatehouseProcess('proxy/main.js', { ...common, PORT: String(publicPort), INTERNAL_PORT: String(internalPort), PROXY_WORKERS: '1', ...env });
     const proxy = { url: `http://127.0.0.1:${publicPort}`, internalUrl: `http://127.0.0.1:${internalPort}`, process: child };
     await eventually('a proxy process to be ready', async () => (await statusOf(`${proxy.internalUrl}/readyz`)) === 200);
     return proxy;
@@ -81,7 +81,7 @@ export async function startSplitGateway(env: Record<string, string> = {}): Promi
     admin,
     adminUrl,
     proxies,
-    startProxy: () => startProxy(),
+    startProxy: (env) => startProxy(undefined, env),
     async signIn(user = {}) {
       const csrfToken = randomBytes(32).toString('base64url');
       const now = Date.now();

@@ -1,0 +1,99 @@
+/**
+ * `npm run start:proxy` and PROXY_WORKERS (issue 3 item 2): one process when it is 1; a node:cluster
+ * primary with N workers on one port otherwise, which replaces a worker that dies, sums the
+ * workers' metrics and stops them all gracefully.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { request } from 'undici';
+import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { eventually, statusOf } from '../support/gatehouse-process.js';
+import { startSplitGateway, type ProxyProcess, type SplitGateway } from '../support/split-gateway.js';
+
+let split: SplitGateway;
+let upstream: EchoUpstream;
+let admin: { cookie: string; csrfToken: string };
+let serviceId: string;
+
+before(async () => {
+  upstream = await startEchoUpstream();
+  split = await startSplitGateway();
+  admin = await split.signIn();
+  const created = await request(`${split.adminUrl}/api/services`, {
+    method: 'POST',
+    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false }),
+  });
+  serviceId = ((await created.body.json()) as { id: string }).id;
+});
+after(async () => {
+  await split?.close();
+  await upstream?.close();
+});
+
+/** The pids of a process's children (Linux: /proc/<pid>/task/<pid>/children). */
+function childPids(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+async function json(url: string): Promise<{ status: number; body: any }> {
+  const response = await request(url);
+  return { status: response.statusCode, body: await response.body.json() };
+}
+
+/** `gatehouse_requests_total` of the echo service's 2xx, from a /metrics text. */
+function served2xx(metrics: string): number {
+  const line = metrics.split('\n').find((l) => l.startsWith(`gatehouse_requests_total{service="${serviceId}",status_class="2xx"}`));
+  return line === undefined ? 0 : Number(line.split(' ').pop());
+}
+
+/** `count` GETs, each on a connection of its own (so node:cluster deals them out to the workers). */
+async function fetchAll(proxy: ProxyProcess, count: number, tag: string): Promise<number[]> {
+  return Promise.all(
+    Array.from({ length: count }, (_, i) => statusOf(`${proxy.url}/echo/${tag}-${i}`, { connection: 'close' })),
+  );
+}
+
+async function storedWithTag(tag: string): Promise<string[]> {
+  const page = await request(`${split.adminUrl}/api/services/${serviceId}/logs?limit=1000`, { headers: { cookie: admin.cookie } });
+  const { logs } = (await page.body.json()) as { logs: Array<{ path: string }> };
+  return logs.map((log) => log.path).filter((path) => path.startsWith(`/echo/${tag}-`));
+}
+
+test('PROXY_WORKERS=1: the data plane is a single process, its readiness is Redis and the registry', async () => {
+  const [proxy] = split.proxies;
+  assert.deepEqual(childPids(proxy.process.child.pid!), []);
+  const ready = await json(`${proxy.internalUrl}/readyz`);
+  assert.deepEqual(ready, { status: 200, body: { status: 'ready', checks: { redis: true, registry: true } } });
+  assert.equal(await statusOf(`${proxy.internalUrl}/elsewhere`), 404);
+});
+
+test('PROXY_WORKERS=2: two workers share the port, their metrics are summed, a dead worker is replaced, SIGTERM stops both with every record shipped', async () => {
+  const proxy = await split.startProxy({ PROXY_WORKERS: '2' });
+  try {
+    const primary = proxy.process.child.pid!;
+    const workers = childPids(primary);
+    assert.equal(workers.length, 2);
+    assert.deepEqual((await json(`${proxy.internalUrl}/readyz`)).body.checks, { redis: true, workers: true });
+    await eventually('the route on the new proxy', async () => (await statusOf(`${proxy.url}/echo/`)) === 200);
+
+    assert.ok((await fetchAll(proxy, 60, 'before')).every((status) => status === 200));
+    const summed = served2xx(await (await request(`${proxy.internalUrl}/metrics`)).body.text());
+    assert.equal(summed, 61, 'the 60 requests dealt out to both workers, plus the one 200 that ended the wait for the route');
+    process.kill(workers[0]!, 'SIGKILL');
+    await eventually('a replacement worker', async () => {
+      const now = childPids(primary);
+      return now.length === 2 && !now.includes(workers[0]!);
+    });
+    await eventually('both workers ready again', async () => (await statusOf(`${proxy.internalUrl}/readyz`)) === 200);
+    assert.ok((await fetchAll(proxy, 60, 'after')).every((status) => status === 200));
+    assert.equal(await proxy.process.stop('SIGTERM'), 0);
+    await eventually('the records of both workers stored', async () => (await storedWithTag('after')).length >= 60);
+    const after = await storedWithTag('after');
+    assert.equal(new Set(after).size, 60, 'each request of the second burst once');
+    assert.equal(after.length, 60, 'no duplicates');
+  } finally {
+    await proxy.process.stop();
+  }
+});
