@@ -36,6 +36,8 @@ export interface StackOptions {
   workDir: string;
   /** Extra `node` flags for the data-plane process (cluster workers inherit them), e.g. `--cpu-prof`. */
   nodeArgs?: string[];
+  /** Extra `node` flags for the admin process (split mode). */
+  adminNodeArgs?: string[];
   /** Extra environment for every gateway process, over the stack's own (for experiments). */
   env?: Record<string, string>;
 }
@@ -136,7 +138,7 @@ async function startEmbedded(options: StackOptions, env: Record<string, string>)
 }
 
 async function startSplit(options: StackOptions, env: Record<string, string>, internalPort: number): Promise<{ proxy: NodeChild; admin: NodeChild }> {
-  const admin = await spawnNode(`${options.name}-admin`, 'admin/main.js', { env, logDir: options.workDir, readyLine: /gatehouse admin listening/ });
+  const admin = await spawnNode(`${options.name}-admin`, 'admin/main.js', { env, logDir: options.workDir, readyLine: /gatehouse admin listening/, nodeArgs: options.adminNodeArgs ?? [] });
   const proxy = await spawnNode(`${options.name}-proxy`, 'proxy/main.js', { env, logDir: options.workDir, nodeArgs: options.nodeArgs ?? [] });
   await waitUntil(`${options.name} proxy /readyz`, async () => (await status(`http://127.0.0.1:${internalPort}/readyz`)) === 200);
   return { proxy, admin };

@@ -19,13 +19,17 @@ export async function startBenchUpstream(workDir: string): Promise<ReferenceServ
   return { url: `http://127.0.0.1:${port}`, child };
 }
 
-/** Starts the baseline proxy with `workers` workers (node:cluster) in front of `upstreamUrl`. */
-export async function startBaselineProxy(workers: number, upstreamUrl: string, workDir: string): Promise<ReferenceServer> {
+/**
+ * Starts the baseline proxy with `workers` workers (node:cluster) in front of `upstreamUrl`;
+ * `nodeArgs` are extra `node` flags (the profiler's `--cpu-prof`).
+ */
+export async function startBaselineProxy(workers: number, upstreamUrl: string, workDir: string, nodeArgs: string[] = []): Promise<ReferenceServer> {
   const port = await freePort();
   const child = await spawnNode(`baseline-${workers}w`, 'bench/baseline-proxy.js', {
     env: { PORT: String(port), UPSTREAM_URL: upstreamUrl, WORKERS: String(workers) },
     logDir: workDir,
     readyLine: /"ready":true/,
+    nodeArgs,
   });
   return { url: `http://127.0.0.1:${port}`, child };
 }

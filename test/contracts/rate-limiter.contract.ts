@@ -47,6 +47,15 @@ export function rateLimiterContract(name: string, factory: () => Promise<RateLim
       assert.deepEqual(other.map((d) => d.allowed), [true, false], 'a batch is per key');
     });
 
+    it('requests arriving while an earlier batch is being counted come after it', async () => {
+      const limiter = fixture.limiter({ points: 5, durationMs: 60_000 });
+      const first = Array.from({ length: 3 }, () => limiter.consume('198.51.100.5'));
+      await new Promise(setImmediate); // the first batch has been sent
+      const second = Array.from({ length: 4 }, () => limiter.consume('198.51.100.5'));
+      const decisions = await Promise.all([...first, ...second]);
+      assert.deepEqual(decisions.map((d) => d.allowed), [true, true, true, true, true, false, false]);
+    });
+
     it('counts each key on its own', async () => {
       const limiter = fixture.limiter({ points: 1, durationMs: 60_000 });
       assert.equal((await limiter.consume('a')).allowed, true);
