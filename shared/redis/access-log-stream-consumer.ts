@@ -8,7 +8,7 @@ import { decodeEntry } from './access-log-stream-entry.js';
 import { OutageLog } from './outage-log.js';
 import { nextEvent, type RedisConnections } from './redis-connections.js';
 import { ACCESS_LOG_GROUP, ACCESS_LOG_STREAM } from './redis-keys.js';
-import { ensureGroup, groupDrained, isNoGroup } from './stream-group.js';
+import { ensureGroup, forgetIdleConsumers, groupDrained, isNoGroup } from './stream-group.js';
 import { claimReply, entriesOfRead, type StreamEntry } from './stream-replies.js';
 
 /**
@@ -39,7 +39,8 @@ export interface AccessLogStreamConsumerOptions {
  * lost it), stores each read's records with one `store` call, and only then XACKs and XDELs the
  * entries (MULTI), so the stream holds just what is not stored yet. Entries a consumer left pending
  * (it died, or its store threw) are claimed by XAUTOCLAIM once idle `claimMinIdleMs`; the store's
- * idempotence makes such re-delivery harmless. Malformed entries and records are logged (counts
+ * idempotence makes such re-delivery harmless; consumers left with nothing pending and idle as long
+ * are then deleted from the group, so stopped processes do not pile up in it. Malformed entries and records are logged (counts
  * only), acknowledged and skipped, never retried forever. Reads use a dedicated connection
  * (XREADGROUP BLOCK would hold up the shared one); when Redis is away the loop waits for it.
  */
@@ -174,7 +175,10 @@ export class AccessLogStreamConsumer {
     }
   }
 
-  /** XAUTOCLAIM every entry idle for claimMinIdleMs, page by page, storing each page. */
+  /**
+   * XAUTOCLAIM every entry idle for claimMinIdleMs, page by page, storing each page; then delete
+   * the consumers that were left with nothing (stopped admin processes).
+   */
   async #claimStale(redis: Redis): Promise<void> {
     this.#nextClaimAt = Date.now() + this.#options.claimIntervalMs;
     let cursor = '0-0';
@@ -187,6 +191,8 @@ export class AccessLogStreamConsumer {
       if (page.entries.length > 0) await this.#process(redis, page.entries);
       cursor = page.cursor;
     } while (cursor !== '0-0' && !this.#stopping.signal.aborted);
+    const forgotten = await forgetIdleConsumers(redis, ACCESS_LOG_STREAM, ACCESS_LOG_GROUP, this.consumerName, this.#options.claimMinIdleMs);
+    if (forgotten.length > 0) this.#logger.info({ consumers: forgotten }, 'removed stopped consumers from the access-log group');
   }
 
   /** Stores the entries' valid records in one call, then acknowledges and deletes all the entries. */

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { flatMap, groupInfo } from './stream-replies.js';
+import { consumersInfo, flatMap, groupInfo } from './stream-replies.js';
 
 /**
  * XGROUP CREATE <stream> <group> 0 MKSTREAM: creates the stream if missing and the group reading
@@ -38,4 +38,19 @@ export async function groupDrained(redis: Redis, stream: string, group: string):
   const lastGenerated = String(flatMap(streamResult?.[1]).get('last-generated-id'));
   const info = groupInfo(groupsResult?.[1], group);
   return info !== undefined && info.pending === 0 && info.lastDelivered === lastGenerated;
+}
+
+/**
+ * XGROUP DELCONSUMER for every consumer of `group` but `self` that holds no pending entry and has
+ * not read for `idleMs`: what a stopped process leaves behind (consumer names are per process, so
+ * without this a group collects one per restart, forever). Deleting one that is in fact alive is
+ * harmless: with nothing pending it loses nothing, and its next read recreates it. Returns the
+ * names deleted.
+ */
+export async function forgetIdleConsumers(redis: Redis, stream: string, group: string, self: string, idleMs: number): Promise<string[]> {
+  const idle = consumersInfo(await redis.xinfo('CONSUMERS', stream, group)).filter(
+    (consumer) => consumer.name !== self && consumer.pending === 0 && consumer.idleMs >= idleMs,
+  );
+  for (const consumer of idle) await redis.xgroup('DELCONSUMER', stream, group, consumer.name);
+  return idle.map((consumer) => consumer.name);
 }

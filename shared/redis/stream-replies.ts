@@ -48,3 +48,19 @@ export function groupInfo(reply: unknown, name: string): { pending: number; last
   }
   return undefined;
 }
+
+/** One consumer of an XINFO CONSUMERS reply: its pending entries and ms since it last acted. */
+export interface ConsumerInfo {
+  name: string;
+  pending: number;
+  idleMs: number;
+}
+
+/** XINFO CONSUMERS: `[[name, n, pending, p, idle, ms, …], …]`. */
+export function consumersInfo(reply: unknown): ConsumerInfo[] {
+  if (!Array.isArray(reply)) return [];
+  return reply.map((consumer) => {
+    const info = flatMap(consumer);
+    return { name: String(info.get('name')), pending: Number(info.get('pending')), idleMs: Number(info.get('idle')) };
+  });
+}

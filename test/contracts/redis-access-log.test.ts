@@ -126,7 +126,7 @@ describe('the access-log pipeline when Redis goes away', SUITE, () => {
 });
 
 describe('the access-log consumer group', SUITE, () => {
-  it('entries a dead consumer left pending are claimed and stored by another', async () => {
+  it('entries a dead consumer left pending are claimed and stored by another, which then removes it from the group', async () => {
     const { sink } = await workerSink();
     entries(0, 40).forEach((entry) => sink.write(entry));
     await sink.flush();
@@ -139,6 +139,10 @@ describe('the access-log consumer group', SUITE, () => {
     await consumer.drained();
     assert.equal(database.storedPaths().length, 40);
     assert.equal(consumer.stored, 40, 'delivered to the new consumer only by claiming');
+    const consumerNames = async () =>
+      ((await redis.raw.xinfo('CONSUMERS', ACCESS_LOG_STREAM, ACCESS_LOG_GROUP)) as string[][]).map((info) => info[1]);
+    await waitFor('the dead consumer to leave the group', async () => (await consumerNames()).length === 1);
+    assert.deepEqual(await consumerNames(), [consumer.consumerName]);
   });
 
   it('a batch whose store threw is delivered again later and stored once', async () => {
