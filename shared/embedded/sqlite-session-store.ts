@@ -1,12 +1,20 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { SessionCache } from '../session-cache.js';
 import { isWellFormedSessionId, newSessionId, sessionKey, type SessionStore } from '../session-store.js';
 import type { Session } from '../types.js';
 
 const PURGE_INTERVAL_MS = 60_000;
+/** Sessions kept in memory (each a few hundred bytes), least recently read dropped first. */
+const CACHE_ENTRIES = 10_000;
+/** How long a cached session is served before SQLite is asked again, in ms. */
+const CACHE_TTL_MS = 60_000;
 
 /**
  * Embedded {@link SessionStore}: the `sessions` table of the gateway's SQLite file (created by the
- * admin plane's migrations). Expired rows are ignored on read and purged once a minute.
+ * admin plane's migrations). Expired rows are ignored on read and purged once a minute. Reads go
+ * through a {@link SessionCache}: this process is the only writer of the table, and a destroyed
+ * session leaves the cache in the same call, so a cached session is never one that was revoked,
+ * and the data plane skips a SQLite read and a JSON parse on nearly every request.
  */
 export class SqliteSessionStore implements SessionStore {
   readonly #insert: Statement<[string, string, number]>;
@@ -14,6 +22,7 @@ export class SqliteSessionStore implements SessionStore {
   readonly #delete: Statement<[string]>;
   readonly #purge: Statement<[number]>;
   readonly #timer: NodeJS.Timeout;
+  readonly #cache = new SessionCache(CACHE_ENTRIES, CACHE_TTL_MS);
 
   constructor(db: Database) {
     this.#insert = db.prepare('INSERT INTO sessions (key, data, expires_at) VALUES (?, ?, ?)');
@@ -31,15 +40,26 @@ export class SqliteSessionStore implements SessionStore {
 
   async get(sessionId: string): Promise<Session | null> {
     if (!isWellFormedSessionId(sessionId)) return null;
-    const row = this.#select.get(sessionKey(sessionId), Date.now());
-    return row ? (JSON.parse(row.data) as Session) : null;
+    const key = sessionKey(sessionId);
+    const now = Date.now();
+    const cached = this.#cache.fresh(key, now);
+    if (cached !== undefined) return cached.expiresAt > now ? cached : null;
+    const row = this.#select.get(key, now);
+    if (!row) return null;
+    const session = JSON.parse(row.data) as Session;
+    this.#cache.set(key, session, now);
+    return session;
   }
 
   async destroy(sessionId: string): Promise<void> {
-    if (isWellFormedSessionId(sessionId)) this.#delete.run(sessionKey(sessionId));
+    if (!isWellFormedSessionId(sessionId)) return;
+    const key = sessionKey(sessionId);
+    this.#cache.delete(key);
+    this.#delete.run(key);
   }
 
   async close(): Promise<void> {
     clearInterval(this.#timer);
+    this.#cache.clear();
   }
 }

@@ -5,7 +5,7 @@ import type { Session } from '../types.js';
 import { RedisUnavailableError } from './redis-errors.js';
 import type { RedisConnections } from './redis-connections.js';
 import { SESSION_REVOKED_CHANNEL, sessionRedisKey } from './redis-keys.js';
-import { SessionCache } from './session-cache.js';
+import { SessionCache } from '../session-cache.js';
 
 export interface RedisSessionStoreOptions {
   /**

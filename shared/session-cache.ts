@@ -1,15 +1,16 @@
-import type { Session } from '../types.js';
+import type { Session } from './types.js';
 
 interface Entry {
   session: Session;
-  /** Epoch ms when Redis last confirmed the session. */
+  /** Epoch ms when the backing store last confirmed the session. */
   validatedAt: number;
 }
 
 /**
- * The data plane's local session cache: positive entries only, keyed by the session key hash,
- * each served for `ttlMs` after Redis confirmed it. Bounded: past `maxEntries` the least recently
- * validated entry goes first (a Map keeps insertion order; re-validating re-inserts).
+ * A process-local session cache in front of a session store (Redis, or SQLite in embedded mode):
+ * positive entries only, keyed by the session key hash, each served for `ttlMs` after the store
+ * confirmed it. Bounded: past `maxEntries` the least recently validated entry goes first (a Map
+ * keeps insertion order; re-validating re-inserts). Expiry is the caller's to check.
  */
 export class SessionCache {
   readonly #entries = new Map<string, Entry>();
@@ -34,7 +35,7 @@ export class SessionCache {
     return undefined;
   }
 
-  /** Records that Redis confirmed `session` at `now`. */
+  /** Records that the store confirmed `session` at `now` (epoch ms). */
   set(key: string, session: Session, now: number): void {
     this.#entries.delete(key);
     this.#entries.set(key, { session, validatedAt: now });
