@@ -39,6 +39,13 @@ export interface ProxyPlaneDeps {
 export interface ProxyPlane {
   /** node:http 'request' listener for the public port. */
   handle(req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * node:http 'checkContinue' listener (a request with `Expect: 100-continue`): handled as by
+   * {@link handle}, but `100 Continue` is sent only once the request is forwarded or handed to the
+   * admin plane, so a request refused on the way (404, 429, 503, 401) gets its final status
+   * before the client sends the body (RFC 9110 §10.1.1); node:http then closes the connection.
+   */
+  handleContinue(req: IncomingMessage, res: ServerResponse): void;
   /** Closes upstream connection pools and unsubscribes. */
   close(): Promise<void>;
 }
@@ -69,6 +76,11 @@ class GatewayProxyPlane implements ProxyPlane {
     void this.#handle(req, res);
   };
 
+  readonly handleContinue = (req: IncomingMessage, res: ServerResponse): void => {
+    (req as ContinueCarrier)[kExpectsContinue] = true;
+    void this.#handle(req, res);
+  };
+
   async close(): Promise<void> {
     this.#unsubscribe();
     await this.#forwarder.close();
@@ -90,7 +102,10 @@ class GatewayProxyPlane implements ProxyPlane {
     if (!isCanonicalPath(target, pathEnd)) throw new GatewayError('BAD_REQUEST');
     const path = pathEnd === target.length ? target : target.slice(0, pathEnd);
     // §3.2 gateway-owned paths, then the route
-    if (this.#isGatewayOwned(path)) return this.#deps.adminPlane(req, res);
+    if (this.#isGatewayOwned(path)) {
+      sendContinueIfExpected(req, res);
+      return this.#deps.adminPlane(req, res);
+    }
     const route = this.#routes.lookup(path);
     const clientIp = this.#deps.clientIp(req);
     if (route === undefined) return this.#notFound(clientIp);
@@ -108,6 +123,7 @@ class GatewayProxyPlane implements ProxyPlane {
     // §3.6–3.8 forward, map the response, map failures
     const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user);
     const upstreamPath = joinPath(route.basePath, target.slice(route.prefix.length));
+    sendContinueIfExpected(req, res);
     this.#forwarder.forward(req, res, route, upstreamPath, headers, forwardMode(req, inbound));
   }
 
@@ -149,6 +165,17 @@ class GatewayProxyPlane implements ProxyPlane {
     if (res.destroyed) return;
     sendError(res, error instanceof GatewayError ? error : new GatewayError('INTERNAL'));
   }
+}
+
+/** Marks a request that came through 'checkContinue' and has not had its `100 Continue` yet. */
+const kExpectsContinue = Symbol('gatehouse.expectsContinue');
+type ContinueCarrier = IncomingMessage & { [kExpectsContinue]?: boolean };
+
+/** `100 Continue` for a request that asked for it (RFC 9110 §10.1.1): its body is wanted now. */
+function sendContinueIfExpected(req: IncomingMessage, res: ServerResponse): void {
+  if ((req as ContinueCarrier)[kExpectsContinue] !== true) return;
+  (req as ContinueCarrier)[kExpectsContinue] = false;
+  res.writeContinue();
 }
 
 /**

@@ -12,7 +12,8 @@ import type { Route } from './route-table.js';
  * Fields never forwarded besides the hop-by-hop ones (DESIGN §3.6), compared after lowercasing
  * and reading `_` as `-`:
  * - `host`: undici sets the target's own (RFC 9110 §7.2);
- * - `expect`: Node's server already answered `100-continue`, and undici refuses the field;
+ * - `expect`: the gateway answers `100-continue` itself once it forwards (see proxy-plane.ts), and
+ *   undici refuses the field;
  * - `x-csrf-token`: the gateway's own CSRF token, never meant for an upstream;
  * - identity and forwarding fields a client could spoof: the proxy sets its own.
  *   Every `x-forwarded-*` is removed as well (see {@link isRemoved});

@@ -167,6 +167,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
   if (options.services) await bus.publishRegistry(options.services);
   const upgrades = createUpgradeHandler(plane);
   const server = http.createServer(plane.handle);
+  server.on('checkContinue', plane.handleContinue);
   server.on('upgrade', upgrades.handle);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
