@@ -40,22 +40,26 @@ export interface TreeMemory {
   rssBytes: number;
   /** Summed proportional set sizes (`Pss`): a page shared by n processes counts 1/n in each. */
   pssBytes: number;
+  /** The largest single process's `Rss` (with node:cluster: a worker, or the primary). */
+  largestRssBytes: number;
 }
 
 /** Memory of `pid` and its descendants (/proc/<pid>/smaps_rollup). */
 export function treeMemory(pid: number): TreeMemory {
   let rssBytes = 0;
   let pssBytes = 0;
+  let largestRssBytes = 0;
   for (const member of processTree(pid)) {
     const memory = processMemory(member);
     if (!memory) continue;
     rssBytes += memory.rssBytes;
     pssBytes += memory.pssBytes;
+    largestRssBytes = Math.max(largestRssBytes, memory.rssBytes);
   }
-  return { rssBytes, pssBytes };
+  return { rssBytes, pssBytes, largestRssBytes };
 }
 
-function processMemory(pid: number): TreeMemory | undefined {
+function processMemory(pid: number): { rssBytes: number; pssBytes: number } | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
     const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text)?.[1] ?? 0);
@@ -70,11 +74,12 @@ function processMemory(pid: number): TreeMemory | undefined {
  * of each sum.
  */
 export function sampleTreeMemory(pid: number, intervalMs = 200): { stop(): { peak: TreeMemory } } {
-  const peak: TreeMemory = { rssBytes: 0, pssBytes: 0 };
+  const peak: TreeMemory = { rssBytes: 0, pssBytes: 0, largestRssBytes: 0 };
   const sample = () => {
     const now = treeMemory(pid);
     peak.rssBytes = Math.max(peak.rssBytes, now.rssBytes);
     peak.pssBytes = Math.max(peak.pssBytes, now.pssBytes);
+    peak.largestRssBytes = Math.max(peak.largestRssBytes, now.largestRssBytes);
   };
   sample();
   const timer = setInterval(sample, intervalMs);

@@ -45,7 +45,7 @@ export function logMeasurement(m: Measurement): void {
 
 export function logMemory(m: MemoryMeasurement): void {
   const fromMetrics = m.metricsRssBytes === null ? '' : `, /metrics ${mb(m.metricsRssBytes)}`;
-  log(`  ${m.name} ×${m.workers} @ ${m.connections} connections: RSS ${mb(m.beforeTreeRssBytes)} before, peak ${mb(m.peakTreeRssBytes)} (PSS ${mb(m.peakTreePssBytes)})${fromMetrics}, ${fmt(m.requestsPerSecond)} req/s, p99 ${m.p99Ms} ms`);
+  log(`  ${m.name} ×${m.workers} @ ${m.connections} connections: RSS ${mb(m.beforeTreeRssBytes)} before, peak ${mb(m.peakTreeRssBytes)} (PSS ${mb(m.peakTreePssBytes)}; largest process ${mb(m.peakProcessRssBytes)})${fromMetrics}, ${fmt(m.requestsPerSecond)} req/s, p99 ${m.p99Ms} ms`);
 }
 
 /** The summary tables and the targets. */
@@ -92,8 +92,8 @@ export function printSummary(results: BenchResults): void {
   if (results.memory.length > 0) {
     log('\nMemory (the serving process and its children summed, /proc smaps_rollup; /metrics: the gateway\'s process_resident_memory_bytes)');
     table(
-      ['scenario', 'workers', 'connections', 'RSS before', 'peak RSS', 'peak PSS', '/metrics RSS', 'req/s', 'p99 ms'],
-      results.memory.map((m) => [m.name, String(m.workers), String(m.connections), mb(m.beforeTreeRssBytes), mb(m.peakTreeRssBytes), mb(m.peakTreePssBytes), m.metricsRssBytes === null ? '' : mb(m.metricsRssBytes), fmt(m.requestsPerSecond), String(m.p99Ms)]),
+      ['scenario', 'workers', 'connections', 'RSS before', 'peak RSS', 'peak PSS', 'largest process', '/metrics RSS', 'req/s', 'p99 ms'],
+      results.memory.map((m) => [m.name, String(m.workers), String(m.connections), mb(m.beforeTreeRssBytes), mb(m.peakTreeRssBytes), mb(m.peakTreePssBytes), mb(m.peakProcessRssBytes), m.metricsRssBytes === null ? '' : mb(m.metricsRssBytes), fmt(m.requestsPerSecond), String(m.p99Ms)]),
     );
   }
 

@@ -85,6 +85,8 @@ export interface MemoryMeasurement {
   peakTreeRssBytes: number;
   /** Peak of the summed PSS (shared pages split between the processes sharing them), in bytes. */
   peakTreePssBytes: number;
+  /** Peak RSS of the largest single process of the tree (one proxy worker), in bytes. */
+  peakProcessRssBytes: number;
   /** `process_resident_memory_bytes` from /metrics after the run (gateway only; split: workers only), in bytes. */
   metricsRssBytes: number | null;
   requestsPerSecond: number;
@@ -197,6 +199,7 @@ export async function measureMemory(
     beforeTreeRssBytes: before.rssBytes,
     peakTreeRssBytes: peak.rssBytes,
     peakTreePssBytes: peak.pssBytes,
+    peakProcessRssBytes: peak.largestRssBytes,
     metricsRssBytes: fromMetrics ?? null,
     requestsPerSecond: result.requestsPerSecond,
     p99Ms: result.latencyMs.p99,
