@@ -1,6 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Pool, type Dispatcher } from 'undici';
+import { errors, Pool, type Dispatcher } from 'undici';
+import { GatewayError } from '../shared/errors.js';
 import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
 import { mapResponseHeaders } from './response-headers.js';
@@ -17,7 +18,11 @@ const MAX_CONNECT_TIMEOUT_MS = 10_000;
 export type ForwardMode = 'no-body' | 'body' | 'websocket';
 
 export interface ForwarderOptions {
-  /** UPSTREAM_TIMEOUT: wait for response headers before 504, in ms. */
+  /**
+   * UPSTREAM_TIMEOUT, in ms: the longest wait for a target's response headers once the request
+   * has been sent whole (then 504), and the longest a client may pause while sending a request
+   * body (then 408).
+   */
   headersTimeoutMs: number;
   logger: Logger;
 }
@@ -40,19 +45,27 @@ export class UpstreamForwarder {
    * as the body, or a WebSocket upgrade (then a 101 joins the client's socket to the target's).
    * The response, or the 502/503/504 for a failure, is written to `res`; if the client goes away
    * first, the upstream request is aborted.
+   *
+   * With a body, the wait for the response starts when the client's body has arrived whole (its
+   * `end`), not at dispatch: undici's own headers timeout would count the upload too and cut any
+   * upload slower than UPSTREAM_TIMEOUT. Until then the client's socket may not sit idle longer
+   * than UPSTREAM_TIMEOUT (408, connection closed, upstream request aborted).
    */
   forward(req: IncomingMessage, res: ServerResponse, route: Route, path: string, headers: string[], mode: ForwardMode): void {
     const exchange = new UpstreamExchange(res, route, this.#options.logger);
     (res as ExchangeCarrier)[kExchange] = exchange;
     res.on('close', onClientClose);
     res.on('drain', onClientDrain);
+    const withBody = mode === 'body';
     const options: Dispatcher.DispatchOptions = {
       path,
       method: req.method as Dispatcher.HttpMethod,
       headers,
-      body: mode === 'body' ? req : null,
+      body: withBody ? req : null,
       upgrade: mode === 'websocket' ? 'websocket' : null,
+      headersTimeout: withBody ? 0 : null, // 0: off; the exchange times the response instead
     };
+    if (withBody) exchange.timeUpload(req, this.#options.headersTimeoutMs);
     this.#pool(route.origin).dispatch(options, exchange);
   }
 
@@ -120,11 +133,46 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
   readonly #logger: Logger;
   #controller: Dispatcher.DispatchController | undefined;
   #clientGone = false;
+  /** Set once the response (or its failure) has begun: no timeout applies any more. */
+  #answered = false;
+  #responseTimer: NodeJS.Timeout | undefined;
 
   constructor(res: ServerResponse, route: Route, logger: Logger) {
     this.#res = res;
     this.#route = route;
     this.#logger = logger;
+  }
+
+  /**
+   * Times a request with a body: while it arrives, an idle client socket for `timeoutMs` is a
+   * stalled upload (408); once it has arrived whole, the target has `timeoutMs` to start its
+   * response (504, as undici's headers timeout would give).
+   */
+  timeUpload(req: IncomingMessage, timeoutMs: number): void {
+    req.setTimeout(timeoutMs, () => this.#uploadStalled());
+    req.once('end', () => {
+      req.setTimeout(0);
+      if (this.#answered) return;
+      this.#responseTimer = setTimeout(() => {
+        if (!this.#answered) this.#controller?.abort(new errors.HeadersTimeoutError());
+      }, timeoutMs);
+    });
+  }
+
+  /** The client stopped sending its body: give up on the target, answer 408 and close. */
+  #uploadStalled(): void {
+    if (this.#answered || this.#res.destroyed) return;
+    this.#answered = true;
+    this.#clientGone = true; // what undici reports for the aborted request is not the client's answer
+    this.#controller?.abort(new ClientClosedError());
+    if (this.#res.headersSent) this.#res.destroy();
+    else sendError(this.#res, new GatewayError('REQUEST_TIMEOUT', { headers: { connection: 'close' } }));
+  }
+
+  /** The response has started or failed: stop timing. */
+  #answer(): void {
+    this.#answered = true;
+    clearTimeout(this.#responseTimer);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -139,6 +187,7 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
     statusMessage?: string,
   ): void {
     if (statusCode < 200) return; // 1xx interim responses are not relayed
+    this.#answer();
     if (this.#res.destroyed) {
       controller.abort(new ClientClosedError());
       return;
@@ -180,6 +229,7 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#answer();
     if (this.#clientGone || this.#res.destroyed) return;
     this.#logger.warn({ serviceId: this.#route.service.id, code: errorCode(error) }, 'upstream request failed');
     // After the head was sent the status cannot change: cut the connection so the client sees
@@ -190,6 +240,7 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   /** The client's response closed: if it had not finished, the client left, so stop upstream. */
   clientClosed(): void {
+    clearTimeout(this.#responseTimer);
     if (this.#res.writableFinished) return;
     this.#clientGone = true;
     this.#controller?.abort(new ClientClosedError());

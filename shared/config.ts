@@ -71,7 +71,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'ADMIN_INTERNAL_URL', default: 'http://127.0.0.1:$ADMIN_PORT', meaning: 'Where a proxy process reaches the admin plane (split mode).' },
   { name: 'INTERNAL_PORT', default: '9090', meaning: 'A proxy process\'s health and metrics port (split mode).' },
   { name: 'PROXY_WORKERS', default: '1', meaning: 'Data-plane worker processes of `npm run start:proxy`, sharing PORT (node:cluster).' },
-  { name: 'UPSTREAM_TIMEOUT', default: '30s', meaning: 'Wait for an upstream\'s response headers before 504.' },
+  { name: 'UPSTREAM_TIMEOUT', default: '30s', meaning: 'Wait for an upstream\'s response headers, from the end of the request body, before 504; also the longest pause in a client\'s request body before 408.' },
   { name: 'ACCESS_LOG_RETENTION_DAYS', default: '30', meaning: 'Days raw access-log records are kept (whole days, at least 1); the console\'s per-minute traffic rollups are kept 400 days.' },
 ];
 

@@ -14,6 +14,7 @@ export const ERRORS = {
   SERVICE_NOT_FOUND: { status: 404, message: 'Service not found' },
   NOT_FOUND: { status: 404, message: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  REQUEST_TIMEOUT: { status: 408, message: 'Request timeout' },
   PATH_IN_USE: { status: 409, message: 'Path already in use' },
   BODY_TOO_LARGE: { status: 413, message: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json' },
