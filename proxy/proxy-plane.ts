@@ -7,7 +7,7 @@ import type { EventBus } from '../shared/event-bus.js';
 import { isGatewayPath } from '../shared/gateway-paths.js';
 import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
-import { rateLimitHeaders, type RateLimiter } from '../shared/rate-limiter.js';
+import { rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../shared/rate-limiter.js';
 import type { SessionStore } from '../shared/session-store.js';
 import type { Service } from '../shared/types.js';
 import { AccessRecord } from './access-record.js';
@@ -73,25 +73,17 @@ class GatewayProxyPlane implements ProxyPlane {
 
   /** Bound, so it can be handed to `server.on('request', plane.handle)` as it is. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
-    void this.#handle(req, res);
+    this.#pipeline(req, res).catch((error: unknown) => this.#fail(req, res, error));
   };
 
   readonly handleContinue = (req: IncomingMessage, res: ServerResponse): void => {
     (req as ContinueCarrier)[kExpectsContinue] = true;
-    void this.#handle(req, res);
+    this.handle(req, res);
   };
 
   async close(): Promise<void> {
     this.#unsubscribe();
     await this.#forwarder.close();
-  }
-
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    try {
-      await this.#pipeline(req, res);
-    } catch (error) {
-      this.#fail(req, res, error);
-    }
   }
 
   /** DESIGN §3, in order; a failing step throws the {@link GatewayError} the client gets. */
@@ -112,7 +104,8 @@ class GatewayProxyPlane implements ProxyPlane {
     // §3.9 from here on, every outcome is access-logged
     const record = new AccessRecord(this.#deps.accessLog, res, route.service.id, req.method ?? '', target, clientIp);
     // §3.3–3.4 rate limit, disabled service
-    await this.#consumeRateLimit(clientIp);
+    const limiter = this.#deps.generalLimiter;
+    if (limiter.limit !== null) refuseOverLimit(await limiter.consume(rateLimitKey(clientIp)));
     if (!route.service.enabled) throw new GatewayError('SERVICE_DISABLED');
     // §3.5 session
     const inbound = readInboundHeaders(req.rawHeaders);
@@ -129,21 +122,14 @@ class GatewayProxyPlane implements ProxyPlane {
 
   /** No service matches: still counted against the rate limit (a 429 wins), then 404. */
   async #notFound(clientIp: string): Promise<void> {
-    await this.#consumeRateLimit(clientIp);
+    const limiter = this.#deps.generalLimiter;
+    if (limiter.limit !== null) refuseOverLimit(await limiter.consume(rateLimitKey(clientIp)));
     throw new GatewayError('SERVICE_NOT_FOUND');
   }
 
   /** `/auth`, `/api`, `/dashboard` and below, and `/` itself while no service is registered there. */
   #isGatewayOwned(path: string): boolean {
     return isGatewayPath(path) || (path === '/' && !this.#routes.hasRoot);
-  }
-
-  /** Counts the request against the general limit (DESIGN §3.3), keyed by client address. */
-  async #consumeRateLimit(clientIp: string): Promise<void> {
-    const limiter = this.#deps.generalLimiter;
-    if (limiter.limit === null) return;
-    const decision = await limiter.consume(rateLimitKey(clientIp));
-    if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
   }
 
   #replaceRoutes(services: readonly Service[]): void {
@@ -165,6 +151,15 @@ class GatewayProxyPlane implements ProxyPlane {
     if (res.destroyed) return;
     sendError(res, error instanceof GatewayError ? error : new GatewayError('INTERNAL'));
   }
+}
+
+/**
+ * The general limit's verdict on a request (DESIGN §3.3, counted by client address; the caller
+ * awaits the count in its own frame, which keeps the hot path one promise shorter).
+ * @throws {GatewayError} `RATE_LIMITED`, with `Retry-After` and `RateLimit-*`, when refused.
+ */
+function refuseOverLimit(decision: RateLimitDecision): void {
+  if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
 }
 
 /** Marks a request that came through 'checkContinue' and has not had its `100 Continue` yet. */

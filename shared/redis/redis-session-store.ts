@@ -75,11 +75,17 @@ export class RedisSessionStore implements SessionStore {
    * The live session, from the cache when validated within its TTL, else from Redis (GET).
    * @throws {RedisUnavailableError} when it has to ask Redis and Redis does not answer.
    */
-  async get(sessionId: string): Promise<Session | null> {
-    if (!isWellFormedSessionId(sessionId)) return null;
+  get(sessionId: string): Promise<Session | null> {
+    if (!isWellFormedSessionId(sessionId)) return Promise.resolve(null);
     const key = sessionKey(sessionId);
     const cached = this.#cache.fresh(key, Date.now());
-    if (cached !== undefined) return live(cached);
+    // A cache hit (nearly every request) settles without an async frame of its own.
+    if (cached !== undefined) return Promise.resolve(live(cached));
+    return this.#readThrough(key);
+  }
+
+  /** A cache miss: read Redis, then cache what it said unless an eviction raced with the read. */
+  async #readThrough(key: string): Promise<Session | null> {
     const evictionsBefore = this.#evictions;
     const session = await this.#read(key);
     if (session === null) this.#cache.delete(key);
