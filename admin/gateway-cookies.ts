@@ -2,6 +2,7 @@ import { serialize, type SerializeOptions } from 'cookie';
 import type { Config } from '../shared/config.js';
 import { gatewayCookieNames } from '../shared/cookies.js';
 import { LOGIN_TRANSACTION_TTL_MS } from './oidc/login-transactions.js';
+import { pendingStatesValue } from './oidc/pending-logins.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -31,17 +32,19 @@ export class GatewayCookies {
   }
 
   /**
-   * The login-transaction cookie, holding the `state`. It must come back on the identity
+   * The login-transaction cookie, holding the `state`s of the browser's pending logins (see
+   * oidc/pending-logins.ts), or cleared when there are none left. It must come back on the identity
    * provider's cross-site form POST, which takes `SameSite=None; Secure` (RFC 6265bis §5.4.7).
    * Browsers accept Secure cookies on https and on http loopback hosts (localhost, 127.0.0.1);
    * elsewhere on plain http SameSite is omitted (Lax by default), which works when the identity
    * provider is same-site.
    */
-  transaction(state: string): string {
+  transaction(states: readonly string[]): string {
+    if (states.length === 0) return this.clearTransaction();
     const options: SerializeOptions = this.#secureContext
       ? { ...this.#base(), secure: true, sameSite: 'none' }
       : this.#base();
-    return serialize(this.#names.transaction, state, { ...options, maxAge: LOGIN_TRANSACTION_TTL_MS / 1000 });
+    return serialize(this.#names.transaction, pendingStatesValue(states), { ...options, maxAge: LOGIN_TRANSACTION_TTL_MS / 1000 });
   }
 
   clearTransaction(): string {

@@ -10,8 +10,8 @@ import type { SessionStore } from '../../shared/session-store.js';
 import type { AuditLog } from '../audit-log.js';
 import { readFormBody } from '../form-body.js';
 import { GatewayCookies } from '../gateway-cookies.js';
-import { constantTimeEqual } from '../guards.js';
 import type { LoginTransaction, LoginTransactions } from '../oidc/login-transactions.js';
+import { isPendingState, pendingStates, withoutState, withState } from '../oidc/pending-logins.js';
 import type { RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';
 import { sessionUserFromClaims } from '../oidc/session-user.js';
@@ -50,14 +50,24 @@ export function createAuthHandlers(deps: AuthDeps) {
     const started = await relyingParty.startLogin();
     const { state, nonce, codeVerifier } = started;
     transactions.save({ state, nonce, codeVerifier, returnTo: safeReturnTo(ctx.url.searchParams.get('returnTo')) });
-    redirect(ctx.res, started.authorizationUrl.href, { 'set-cookie': cookies.transaction(state) });
+    const pending = withState(pendingLogins(ctx), state);
+    redirect(ctx.res, started.authorizationUrl.href, { 'set-cookie': cookies.transaction(pending) });
   };
+
+  /** The `state`s of the logins this browser has in flight, from its transaction cookie. */
+  function pendingLogins(ctx: RequestContext): string[] {
+    return pendingStates(readCookie(ctx.req.headers.cookie, cookies.names.transaction));
+  }
+
+  /** The transaction cookie once `params`' state is done with (the browser's other logins stay). */
+  function transactionCookieAfter(ctx: RequestContext, params: URLSearchParams): string {
+    return cookies.transaction(withoutState(pendingLogins(ctx), params.get('state') ?? ''));
+  }
 
   /** Checks the callback's state against the browser's transaction cookie, then takes the transaction. */
   function takeTransaction(ctx: RequestContext, params: URLSearchParams): LoginTransaction {
     const state = params.get('state');
-    const expected = readCookie(ctx.req.headers.cookie, cookies.names.transaction);
-    if (!state || !expected || !constantTimeEqual(state, expected)) {
+    if (!state || !isPendingState(pendingLogins(ctx), state)) {
       throw new LoginFailure('The sign-in response does not belong to this browser (state mismatch).');
     }
     const transaction = transactions.take(state);
@@ -74,7 +84,7 @@ export function createAuthHandlers(deps: AuthDeps) {
       transaction = takeTransaction(ctx, params);
       completed = await relyingParty.completeLogin(params, method, transaction);
     } catch (error) {
-      await failLogin(ctx, error);
+      await failLogin(ctx, error, transactionCookieAfter(ctx, params));
       return;
     }
     const user = sessionUserFromClaims(completed.claims, config);
@@ -89,18 +99,21 @@ export function createAuthHandlers(deps: AuthDeps) {
     });
     audit.record({ action: 'USER_LOGIN', userId: user.sub, serviceId: null, ipAddress: ctx.clientIp, details: { email: user.email, isAdmin: user.isAdmin } });
     redirect(ctx.res, transaction.returnTo, {
-      'set-cookie': [cookies.session(sessionId, config.sessionTtlMs), cookies.clearTransaction()],
+      'set-cookie': [cookies.session(sessionId, config.sessionTtlMs), transactionCookieAfter(ctx, params)],
     });
   };
 
-  /** Audits a failed callback, counts it as an attempt, and answers 400 with the reason (or 429). */
-  async function failLogin(ctx: RequestContext, error: unknown): Promise<void> {
+  /**
+   * Audits a failed callback, counts it as an attempt, and answers 400 with the reason (or 429);
+   * `transactionCookie` forgets the failed login's state.
+   */
+  async function failLogin(ctx: RequestContext, error: unknown, transactionCookie: string): Promise<void> {
     if (error instanceof GatewayError && error.code === 'IDENTITY_PROVIDER_UNAVAILABLE') throw error;
     const reason = describeFailure(error);
     deps.logger.warn({ reason, ip: ctx.clientIp }, 'login failed');
     audit.record({ action: 'LOGIN_FAILED', userId: null, serviceId: null, ipAddress: ctx.clientIp, details: { reason } });
     await countAttempt(ctx);
-    sendHtml(ctx.res, 400, loginFailedPage(reason), { 'set-cookie': cookies.clearTransaction() });
+    sendHtml(ctx.res, 400, loginFailedPage(reason), { 'set-cookie': transactionCookie });
   }
 
   const logout: Handler = async (ctx) => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { CookieJar } from '../fixtures/browserless-login.js';
+import { browse, CookieJar } from '../fixtures/browserless-login.js';
+import { DEMO_USERS } from '../fixtures/identity-provider.js';
 import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 import { signIn } from '../support/sessions.js';
@@ -120,6 +121,28 @@ test('a pre-set session cookie is replaced at login, and the old session no long
   const second = await env.login('user@example.com', { jar: planted });
   assert.notEqual(sessionCookie(second.jar), 'gw_session=attacker-chosen-value-aaaaaaaaaaaaaaaaaaaaaaaaaaaaa');
   assert.equal((await profile(sessionCookie(second.jar))).status, 200);
+});
+
+test('two tabs sent to sign in at once: both logins complete, the older one first', async () => {
+  const jar = new CookieJar();
+  const start = async (returnTo: string) => {
+    const url = `${env.gw.baseUrl}/auth/login?returnTo=${encodeURIComponent(returnTo)}`;
+    const response = await request(url, { headers: { cookie: jar.header(url, { method: 'GET' }) } });
+    jar.store(response.headers['set-cookie'], url);
+    await response.body.dump();
+    return String(response.headers.location);
+  };
+  const [first, second] = [await start('/first'), await start('/second')];
+  const user = DEMO_USERS.find((candidate) => candidate.email === 'user@example.com')!;
+  const credentials = { email: user.email, password: user.password };
+  const finished = await browse(first, jar, credentials, env.gw.baseUrl);
+  assert.equal(finished.status, 302, finished.body);
+  assert.equal(finished.finalLocation, '/first');
+  const later = await browse(second, jar, credentials, env.gw.baseUrl);
+  assert.equal(later.status, 302, later.body);
+  assert.equal(later.finalLocation, '/second');
+  assert.equal((await profile(sessionCookie(jar))).body.user?.email, 'user@example.com');
+  assert.equal(jar.get('gw_oidc', env.gw.baseUrl), undefined, 'no login left pending: the transaction cookie is gone');
 });
 
 test('a forged state creates no session and is audited as LOGIN_FAILED', async () => {
