@@ -10,6 +10,7 @@ import { rateLimitKey } from '../shared/client-ip.js';
 import type { SessionStore } from '../shared/session-store.js';
 import type { AccessLogEntry } from '../shared/types.js';
 import { AccessLogStore } from './access-log-store.js';
+import { openAccessLogWriter } from './access-log-writer.js';
 import { AuditLog } from './audit-log.js';
 import type { Database } from './database.js';
 import { exemptFromGeneralLimit } from './guards.js';
@@ -43,10 +44,18 @@ export interface AdminPlaneDeps {
 export interface AdminPlane {
   /** node:http 'request' listener for gateway-owned paths (public port hand-off and admin port). */
   handle(req: IncomingMessage, res: ServerResponse): void;
-  /** Stores one batch of access-log records and their rollups in one transaction (the access-log sink's consumer). */
-  storeAccessLogs(batch: AccessLogEntry[]): void;
-  /** Stops the plane's background work (access-log retention); call before closing the database. */
-  close(): void;
+  /**
+   * Stores one batch of access-log records and their rollups in one transaction, off this
+   * thread's event loop (see access-log-writer.ts); resolves once committed. The embedded sink's
+   * and the Redis stream consumer's destination.
+   */
+  storeAccessLogs(batch: AccessLogEntry[]): Promise<void>;
+  /**
+   * Stops the plane's background work (access-log retention) and its access-log writer once the
+   * batches handed to it are stored; call after the access-log sink or consumer has stopped and
+   * before closing the database.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -77,6 +86,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   });
   await registry.publish();
   const stopRetention = startRetention(db, config, logger);
+  const writer = openAccessLogWriter(db, config.databasePath);
 
   const sessionCookie = gatewayCookieNames(config.publicUrl).session;
   const origin = config.publicUrl.origin;
@@ -102,8 +112,11 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     handle(req, res) {
       serve(req, res).catch((error: unknown) => respondWithError(res, error, logger));
     },
-    storeAccessLogs: (batch) => accessLogs.insertBatch(batch),
-    close: stopRetention,
+    storeAccessLogs: (batch) => writer.store(batch),
+    async close() {
+      stopRetention();
+      await writer.close();
+    },
   };
 }
 

@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     void (async () => {
       await drain(server);
       await consumer.stop();
-      admin.close();
+      await admin.close();
       await backends.close();
       db.close();
       process.exit(0);

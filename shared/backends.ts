@@ -6,7 +6,7 @@ import type { SessionStore } from './session-store.js';
 import type { AccessLogEntry } from './types.js';
 
 /** Stores one batch of access-log records durably (the admin plane's SQLite writer). */
-export type StoreAccessLogs = (batch: AccessLogEntry[]) => void;
+export type StoreAccessLogs = (batch: AccessLogEntry[]) => void | Promise<void>;
 
 /**
  * The four cross-plane dependencies of DESIGN §2, from one implementation: embedded (one process,

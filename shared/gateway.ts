@@ -68,7 +68,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     await accessLog.close();
     await consumer.stop();
     await proxy.close();
-    admin.close();
+    await admin.close();
     await backends.close();
     db.close();
   };
