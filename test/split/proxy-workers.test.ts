@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
-import { eventually, statusOf } from '../support/gatehouse-process.js';
+import { eventually, startGatehouseProcess, statusOf } from '../support/gatehouse-process.js';
 import { startSplitGateway, type ProxyProcess, type SplitGateway } from '../support/split-gateway.js';
 
 let split: SplitGateway;
@@ -67,6 +67,13 @@ test('PROXY_WORKERS=1: the data plane is a single process, its readiness is Redi
   const ready = await json(`${proxy.internalUrl}/readyz`);
   assert.deepEqual(ready, { status: 200, body: { status: 'ready', checks: { redis: true, registry: true } } });
   assert.equal(await statusOf(`${proxy.internalUrl}/elsewhere`), 404);
+});
+
+test('a proxy whose PORT is taken exits 1 and says why', async () => {
+  const taken = new URL(split.proxies[0].url).port;
+  const child = startGatehouseProcess('proxy/main.js', { ...split.env, PORT: taken, INTERNAL_PORT: '0' });
+  assert.equal(await child.exited, 1);
+  assert.match(child.output(), /gatehouse proxy: failed to start: .*EADDRINUSE/);
 });
 
 test('PROXY_WORKERS=2: two workers share the port, their metrics are summed, a dead worker is replaced, SIGTERM stops both with every record shipped', async () => {

@@ -11,6 +11,8 @@ export interface GatehouseProcess {
   output(): string;
   /** Sends `signal` and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Resolves with the exit code once the process has exited on its own. */
+  exited: Promise<number | null>;
 }
 
 /**
@@ -25,6 +27,7 @@ export function startGatehouseProcess(entry: string, env: Record<string, string>
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   return {
     child,
+    exited,
     output: () => output,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);

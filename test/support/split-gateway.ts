@@ -29,6 +29,8 @@ export interface SplitGateway {
   proxies: [ProxyProcess, ProxyProcess];
   /** A session created straight in Redis (for API calls), with its Cookie header and CSRF token. */
   signIn(user?: Partial<SessionUser>): Promise<{ cookie: string; csrfToken: string }>;
+  /** The settings every Gatehouse process of this topology was given (Redis, OIDC, ports). */
+  env: Record<string, string>;
   /** Starts another proxy process with the same settings (e.g. after stopping one), `env` on top. */
   startProxy(env?: Record<string, string>): Promise<ProxyProcess>;
   close(): Promise<void>;
@@ -81,6 +83,7 @@ export async function startSplitGateway(env: Record<string, string> = {}): Promi
     admin,
     adminUrl,
     proxies,
+    env: common,
     startProxy: (env) => startProxy(undefined, env),
     async signIn(user = {}) {
       const csrfToken = randomBytes(32).toString('base64url');
