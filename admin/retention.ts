@@ -1,10 +1,11 @@
 import type { Database } from 'better-sqlite3';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
+import { compactRollups, COMPACT_ROLLUPS_AFTER_DAYS } from './rollup-compaction.js';
 
 /** Rows deleted per transaction, so the writer (and readers) never wait long. */
 export const RETENTION_BATCH_SIZE = 5_000;
-/** How long the per-minute traffic rollups are kept. */
+/** How long traffic rollups are kept (per minute for the first days, then per hour: see rollup-compaction.ts). */
 export const ROLLUP_RETENTION_DAYS = 400;
 /** How often the admin process prunes. */
 export const RETENTION_INTERVAL_MS = 10 * 60_000;
@@ -69,8 +70,9 @@ async function inBatches(batchSize: number, stopped: () => boolean, deleteBatch:
 /**
  * Starts pruning a minute after start, then every {@link RETENTION_INTERVAL_MS} (timer `unref`ed, so it never keeps the
  * process alive): raw access logs past `ACCESS_LOG_RETENTION_DAYS`, rollups past
- * {@link ROLLUP_RETENTION_DAYS}. Returns the function that stops it; a run in progress stops
- * before its next batch.
+ * {@link ROLLUP_RETENTION_DAYS}; then per-minute rollups past {@link COMPACT_ROLLUPS_AFTER_DAYS}
+ * are folded into hours. Returns the function that stops it; a run in progress stops before its
+ * next batch.
  */
 export function startRetention(db: Database, config: Config, logger: Logger): () => void {
   let stopped = false;
@@ -79,6 +81,8 @@ export function startRetention(db: Database, config: Config, logger: Logger): ()
     try {
       const deleted = await prune(db, { accessLogDays: config.accessLogRetentionDays, stopped: () => stopped });
       if (deleted.accessLogs + deleted.rollups > 0) logger.info(deleted, 'retention: deleted expired records');
+      const folded = await compactRollups(db, { stopped: () => stopped });
+      if (folded > 0) logger.info({ folded }, 'retention: folded per-minute rollups into hours');
     } catch (err) {
       logger.error({ err }, 'retention: pruning failed; will retry');
     }

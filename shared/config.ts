@@ -72,7 +72,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'INTERNAL_PORT', default: '9090', meaning: 'A proxy process\'s health and metrics port (split mode).' },
   { name: 'PROXY_WORKERS', default: '1', meaning: 'Data-plane worker processes of `npm run start:proxy`, sharing PORT (node:cluster).' },
   { name: 'UPSTREAM_TIMEOUT', default: '30s', meaning: 'Wait for an upstream\'s response headers, from the end of the request body, before 504; also the longest pause in a client\'s request body before 408.' },
-  { name: 'ACCESS_LOG_RETENTION_DAYS', default: '30', meaning: 'Days raw access-log records are kept (whole days, at least 1); the console\'s per-minute traffic rollups are kept 400 days.' },
+  { name: 'ACCESS_LOG_RETENTION_DAYS', default: '30', meaning: 'Days raw access-log records are kept (whole days, at least 1); the console\'s traffic rollups are kept 400 days (per minute for 2 days, then per hour).' },
 ];
 
 /** Thrown by {@link loadConfig}: one line per bad variable, each naming it and what is wrong. */
