@@ -82,7 +82,7 @@ export function startRetention(db: Database, config: Config, logger: Logger): ()
       const deleted = await prune(db, { accessLogDays: config.accessLogRetentionDays, stopped: () => stopped });
       if (deleted.accessLogs + deleted.rollups > 0) logger.info(deleted, 'retention: deleted expired records');
       const folded = await compactRollups(db, { stopped: () => stopped });
-      if (folded > 0) logger.info({ folded }, 'retention: folded per-minute rollups into hours');
+      if (folded > 0) logger.info({ folded, olderThanDays: COMPACT_ROLLUPS_AFTER_DAYS }, 'retention: folded per-minute rollups into hours');
     } catch (err) {
       logger.error({ err }, 'retention: pruning failed; will retry');
     }

@@ -1,17 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { echo, headerValues, service, startGateway, startUpstream, type Echo, type TestGateway, type Upstream } from './harness.js';
+import { headerValues, service, startEchoUpstream, startGateway, type Echo, type EchoUpstream, type TestGateway } from './harness.js';
 
 describe('authentication on protected and public services', () => {
-  let upstream: Upstream;
+  let upstream: EchoUpstream;
   let gateway: TestGateway;
-  let upstreamRequests = 0;
 
   before(async () => {
-    upstream = await startUpstream((req, res) => {
-      upstreamRequests++;
-      echo(req, res);
-    });
+    upstream = await startEchoUpstream();
     gateway = await startGateway({
       services: [
         service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),
@@ -25,13 +21,13 @@ describe('authentication on protected and public services', () => {
   });
 
   it('answers 401 Not authenticated as JSON without a session, and forwards nothing', async () => {
-    const before = upstreamRequests;
+    const before = upstream.requests;
     const response = await gateway.fetch('/private/data', { headers: { accept: 'application/json' } });
     assert.equal(response.status, 401);
     assert.match(String(response.headers['content-type']), /^application\/json/);
     assert.deepEqual(response.json(), { error: 'Not authenticated' });
     assert.equal((await gateway.fetch('/private')).status, 401);
-    assert.equal(upstreamRequests, before);
+    assert.equal(upstream.requests, before);
   });
 
   it('answers a browser with a 401 HTML page linking to the login with the original path and query', async () => {
@@ -87,11 +83,11 @@ describe('authentication on protected and public services', () => {
 });
 
 describe('authentication when the session store is down', () => {
-  let upstream: Upstream;
+  let upstream: EchoUpstream;
   let gateway: TestGateway;
 
   before(async () => {
-    upstream = await startUpstream(echo);
+    upstream = await startEchoUpstream();
     gateway = await startGateway({
       services: [
         service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),

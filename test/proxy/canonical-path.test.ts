@@ -1,18 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isCanonicalPath, pathLength } from '../../proxy/canonical-path.js';
-import { echo, rawRequest, service, startGateway, startUpstream, type Echo, type TestGateway, type Upstream } from './harness.js';
+import { rawRequest, service, startEchoUpstream, startGateway, type Echo, type EchoUpstream, type TestGateway } from './harness.js';
 
 describe('canonical path: what could climb out of the base path gets 400', () => {
-  let upstream: Upstream;
+  let upstream: EchoUpstream;
   let gateway: TestGateway;
-  let upstreamRequests = 0;
 
   before(async () => {
-    upstream = await startUpstream((req, res) => {
-      upstreamRequests++;
-      echo(req, res);
-    });
+    upstream = await startEchoUpstream();
     gateway = await startGateway({ services: [service({ path: '/app', targetUrl: `${upstream.origin}/base` })] });
   });
   after(async () => {
@@ -46,11 +42,11 @@ describe('canonical path: what could climb out of the base path gets 400', () =>
   ];
   for (const target of refused) {
     it(`refuses ${target}`, async () => {
-      const before = upstreamRequests;
+      const before = upstream.requests;
       const response = await gateway.fetch(target);
       assert.equal(response.status, 400);
       assert.deepEqual(response.json(), { error: 'Bad request' });
-      assert.equal(upstreamRequests, before, 'nothing reached the upstream');
+      assert.equal(upstream.requests, before, 'nothing reached the upstream');
     });
   }
 

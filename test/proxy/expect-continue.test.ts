@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { echo, service, startGateway, startUpstream, type Echo, type TestGateway, type Upstream } from './harness.js';
+import { service, startEchoUpstream, startGateway, type Echo, type EchoUpstream, type TestGateway } from './harness.js';
 
 const BODY = 'x'.repeat(64 * 1024);
 
@@ -47,15 +47,11 @@ async function upload(port: number, path: string, cookie?: string): Promise<{ in
 }
 
 describe('Expect: 100-continue', () => {
-  let upstream: Upstream;
+  let upstream: EchoUpstream;
   let gateway: TestGateway;
-  let upstreamRequests = 0;
 
   before(async () => {
-    upstream = await startUpstream((req, res) => {
-      upstreamRequests++;
-      echo(req, res);
-    });
+    upstream = await startEchoUpstream();
     gateway = await startGateway({
       services: [
         service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),
@@ -74,7 +70,7 @@ describe('Expect: 100-continue', () => {
       assert.equal(reply.interim, undefined, path);
       assert.match(reply.final, new RegExp(`^HTTP/1.1 ${status} `), path);
     }
-    assert.equal(upstreamRequests, 0);
+    assert.equal(upstream.requests, 0);
   });
 
   it('an upload that will be forwarded gets 100 Continue, then the target receives the whole body', async () => {

@@ -46,6 +46,27 @@ export async function startUpstream(handler: RequestListener): Promise<Upstream>
   };
 }
 
+/** An upstream that answers every request with {@link echo} and counts them. */
+export interface EchoUpstream extends Upstream {
+  /** Requests received so far. */
+  readonly requests: number;
+}
+
+/** Starts an {@link EchoUpstream}: for tests that check what reached the target, and how often. */
+export async function startEchoUpstream(): Promise<EchoUpstream> {
+  let requests = 0;
+  const upstream = await startUpstream((req, res) => {
+    requests++;
+    echo(req, res);
+  });
+  return {
+    ...upstream,
+    get requests() {
+      return requests;
+    },
+  };
+}
+
 /** What {@link echo} answers: the request as the upstream saw it. */
 export interface Echo {
   method: string;

@@ -20,12 +20,7 @@ before(async () => {
   upstream = await startEchoUpstream();
   split = await startSplitGateway();
   admin = await split.signIn();
-  const created = await request(`${split.adminUrl}/api/services`, {
-    method: 'POST',
-    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false }),
-  });
-  serviceId = ((await created.body.json()) as { id: string }).id;
+  serviceId = await split.createService(admin, { name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false });
 });
 after(async () => {
   await split?.close();

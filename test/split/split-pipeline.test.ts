@@ -17,12 +17,7 @@ before(async () => {
   // one test's requests never count against another's limit.
   split = await startSplitGateway({ RATE_LIMIT_GENERAL: '40/1m', TRUST_PROXY: 'loopback' });
   admin = await split.signIn();
-  const created = await request(`${split.adminUrl}/api/services`, {
-    method: 'POST',
-    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false }),
-  });
-  serviceId = ((await created.body.json()) as { id: string }).id;
+  serviceId = await split.createService(admin, { name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false });
   await eventually('the route on both proxies', async () => (await Promise.all(split.proxies.map((p) => statusOf(`${p.url}/echo/`)))).every((s) => s === 200));
 });
 after(async () => {

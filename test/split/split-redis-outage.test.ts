@@ -21,15 +21,7 @@ after(async () => {
 test('Redis killed and restarted: routing, sessions, logins and access logs recover without restarting anything', async () => {
   const [a, b] = split.proxies;
   const admin = await split.signIn();
-  const create = async (body: Record<string, unknown>) => {
-    const response = await request(`${split.adminUrl}/api/services`, {
-      method: 'POST',
-      headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-      body: JSON.stringify({ targetUrl: upstream.url, ...body }),
-    });
-    assert.equal(response.statusCode, 201);
-    return ((await response.body.json()) as { id: string }).id;
-  };
+  const create = (body: Record<string, unknown>) => split.createService(admin, { targetUrl: upstream.url, ...body });
   const publicId = await create({ name: 'Public', path: '/public', requireAuth: false });
   await create({ name: 'Private', path: '/private', requireAuth: true });
   await eventually('routes on both proxies', async () => (await statusOf(`${b.url}/public/`)) === 200 && (await statusOf(`${b.url}/private/`)) === 401);

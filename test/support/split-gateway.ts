@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'undici';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { openBackends } from '../../shared/open-backends.js';
@@ -29,6 +30,11 @@ export interface SplitGateway {
   proxies: [ProxyProcess, ProxyProcess];
   /** A session created straight in Redis (for API calls), with its Cookie header and CSRF token. */
   signIn(user?: Partial<SessionUser>): Promise<{ cookie: string; csrfToken: string }>;
+  /**
+   * Registers a service through the admin process's API as `admin` (a {@link signIn} result);
+   * resolves with its id. Throws unless the API answers 201.
+   */
+  createService(admin: { cookie: string; csrfToken: string }, fields: Record<string, unknown>): Promise<string>;
   /** The settings every Gatehouse process of this topology was given (Redis, OIDC, ports). */
   env: Record<string, string>;
   /** Starts another proxy process with the same settings (e.g. after stopping one), `env` on top. */
@@ -84,6 +90,16 @@ export async function startSplitGateway(env: Record<string, string> = {}): Promi
     adminUrl,
     proxies,
     env: common,
+    async createService(admin, fields) {
+      const response = await request(`${adminUrl}/api/services`, {
+        method: 'POST',
+        headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+        body: JSON.stringify(fields),
+      });
+      const body = (await response.body.json()) as { id?: string };
+      if (response.statusCode !== 201 || body.id === undefined) throw new Error(`creating a service: ${response.statusCode} ${JSON.stringify(body)}`);
+      return body.id;
+    },
     startProxy: (env) => startProxy(undefined, env),
     async signIn(user = {}) {
       const csrfToken = randomBytes(32).toString('base64url');
