@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../shared/config.js';
-import { gatewayCookieNames, readCookie } from '../shared/cookies.js';
+import { readCookie } from '../shared/cookies.js';
 import { GatewayError } from '../shared/errors.js';
 import type { EventBus } from '../shared/event-bus.js';
 import { sendError } from '../shared/http-response.js';
@@ -18,6 +18,7 @@ import { LoginTransactions } from './oidc/login-transactions.js';
 import { RelyingParty } from './oidc/relying-party.js';
 import type { Handler } from './request-context.js';
 import { buildRouter } from './routes.js';
+import type { Router } from './router.js';
 import { ConsoleAssets } from './console/console-assets.js';
 import { startRetention } from './retention.js';
 import { createAuthHandlers } from './routes/auth-routes.js';
@@ -25,8 +26,10 @@ import { createConsoleHandlers } from './routes/console-routes.js';
 import { createDashboardHandlers } from './routes/dashboard-routes.js';
 import { createPageHandlers } from './routes/page-routes.js';
 import { createServiceHandlers } from './routes/service-routes.js';
+import { acceptsSession, ServedOrigins, type ServedOrigin } from './served-origin.js';
 import { ServiceRegistry } from './service-registry.js';
 import { TrafficRollups } from './traffic-rollups.js';
+import { answerUnrouted } from './unrouted.js';
 
 /** What the control plane needs from its process. */
 export interface AdminPlaneDeps {
@@ -42,8 +45,13 @@ export interface AdminPlaneDeps {
 
 /** The control plane: auth endpoints, admin API, dashboard API and pages, over SQLite. */
 export interface AdminPlane {
-  /** node:http 'request' listener for gateway-owned paths (public port hand-off and admin port). */
+  /**
+   * node:http 'request' listener of the admin port: ADMIN_URL's origin, or the public one for a
+   * request a proxy process handed over (split mode) and whenever ADMIN_URL is unset.
+   */
   handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Serves a gateway-owned path of the public origin, handed over by this process's data plane. */
+  handlePublic(req: IncomingMessage, res: ServerResponse): void;
   /**
    * Stores one batch of access-log records and their rollups in one transaction, off this
    * thread's event loop (see access-log-writer.ts); resolves once committed. The embedded sink's
@@ -69,7 +77,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const rollups = new TrafficRollups(db);
   const accessLogs = new AccessLogStore(db, rollups);
   const relyingParty = new RelyingParty(config, logger);
-  const router = buildRouter({
+  const handlers = {
     pages: createPageHandlers({ config, registry, relyingParty }),
     auth: createAuthHandlers({
       config,
@@ -83,35 +91,41 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     services: createServiceHandlers({ registry, accessLogs }),
     dashboard: createDashboardHandlers({ registry, audit, rollups }),
     console: createConsoleHandlers({ registry, audit, accessLogs, rollups, assets: ConsoleAssets.load() }),
-  });
+  };
+  const origins = new ServedOrigins(config);
+  const routers = new Map<ServedOrigin, Router>([origins.public, origins.admin].map((o) => [o, buildRouter(handlers, o)]));
   await registry.publish();
   const stopRetention = startRetention(db, config, logger);
   const writer = openAccessLogWriter(db, config.databasePath);
 
-  const sessionCookie = gatewayCookieNames(config.publicUrl).session;
-  const origin = config.publicUrl.origin;
-
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function serve(req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): Promise<void> {
     const clientIp = deps.clientIp(req);
     const rawUrl = req.url ?? '/';
-    const url = new URL(rawUrl.startsWith('/') ? origin + rawUrl : origin);
-    const cookieValue = readCookie(req.headers.cookie, sessionCookie);
-    const session = cookieValue ? await sessions.get(cookieValue) : null;
+    const url = new URL(rawUrl.startsWith('/') ? origin.url.origin + rawUrl : origin.url.origin);
+    const cookieValue = readCookie(req.headers.cookie, origin.cookies.names.session);
+    const stored = cookieValue ? await sessions.get(cookieValue) : null;
+    const session = stored && acceptsSession(origin, stored) ? stored : null;
     if (!exemptFromGeneralLimit(url.pathname, session)) {
       const decision = await deps.generalLimiter.consume(rateLimitKey(clientIp));
       if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
     }
-    const match = router.match(req.method ?? 'GET', url.pathname);
-    if (!match) throw new GatewayError('NOT_FOUND');
+    const match = routers.get(origin)!.match(req.method ?? 'GET', url.pathname);
+    if (!match) return answerUnrouted(req, res, url, origin);
     if ('allow' in match) throw new GatewayError('METHOD_NOT_ALLOWED', { headers: { allow: match.allow.join(', ') } });
     const handler: Handler = match.handler;
-    await handler({ req, res, url, params: match.params, clientIp, session, sessionId: session ? cookieValue! : null });
+    await handler({
+      req, res, origin, url, params: match.params, clientIp, session,
+      sessionId: session ? cookieValue! : null,
+      bodyPauseMs: config.upstreamTimeoutMs,
+    });
   }
 
+  const serveOn = (req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): void => {
+    serve(req, res, origin).catch((error: unknown) => respondWithError(res, error, logger));
+  };
   return {
-    handle(req, res) {
-      serve(req, res).catch((error: unknown) => respondWithError(res, error, logger));
-    },
+    handle: (req, res) => serveOn(req, res, origins.ofAdminPortRequest(req)),
+    handlePublic: (req, res) => serveOn(req, res, origins.public),
     storeAccessLogs: (batch) => writer.store(batch),
     async close() {
       stopRetention();

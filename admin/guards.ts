@@ -45,7 +45,7 @@ export function requireAdminPage(handler: Handler): Handler {
       const returnTo = ctx.url.pathname + ctx.url.search;
       return redirect(ctx.res, `/auth/login-page?returnTo=${encodeURIComponent(returnTo)}`);
     }
-    if (!ctx.session.user.isAdmin) return sendHtml(ctx.res, 403, forbiddenPage(ctx.session.user));
+    if (!ctx.session.user.isAdmin) return sendHtml(ctx.res, 403, forbiddenPage(ctx.session.user, ctx.session.csrfToken));
     return handler(ctx);
   };
 }

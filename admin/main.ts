@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
   });
   const server = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res));
-  const port = await listen(server, config.adminPort);
+  const port = await listen(server, config.adminPort, config.adminHost);
   logger.info({ adminPort: port }, 'gatehouse admin listening');
 
   const stop = (signal: string) => {

@@ -1,17 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Session } from '../shared/types.js';
+import type { ServedOrigin } from './served-origin.js';
 
 /** What an admin-plane handler gets for one request. */
 export interface RequestContext {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
-  /** The request URL resolved against PUBLIC_URL. */
+  /** The origin the request arrived on (PUBLIC_URL's, or ADMIN_URL's when that is set). */
+  readonly origin: ServedOrigin;
+  /** The request URL resolved against {@link origin}. */
   readonly url: URL;
   /** Named path parameters (`:id`), raw. */
   readonly params: Readonly<Record<string, string>>;
   readonly clientIp: string;
-  /** The session of the `gw_session` cookie, or null. */
+  /** The session of the origin's session cookie (`gw_session`, `gw_admin_session`), or null. */
   readonly session: Session | null;
+  /** How long the request's body may pause, in ms (UPSTREAM_TIMEOUT, as for proxied uploads). */
+  readonly bodyPauseMs: number;
   /** The cookie's session id (secret: never log it), or null. */
   readonly sessionId: string | null;
 }

@@ -2,10 +2,11 @@ import { requireAdmin, requireAdminPage, requireCsrf, requireSession } from './g
 import type { Handler } from './request-context.js';
 import type { ConsoleHandlers } from './routes/console-routes.js';
 import { Router } from './router.js';
+import type { ServedOrigin } from './served-origin.js';
 
 /** The handler groups the admin plane serves; each comes from its own file under routes/. */
 export interface RouteHandlers {
-  pages: { home: Handler; loginPage: Handler };
+  pages: { home: Handler; consoleHome: Handler; loginPage: Handler };
   auth: { login: Handler; callback: Handler; logout: Handler; profile: Handler; csrfToken: Handler };
   services: { list: Handler; create: Handler; get: Handler; update: Handler; remove: Handler; toggle: Handler; logs: Handler };
   dashboard: { stats: Handler; logs: Handler; traffic: Handler };
@@ -13,25 +14,35 @@ export interface RouteHandlers {
 }
 
 /**
- * Every gateway-owned endpoint and its guards, in one table (spec §4.1–4.3, DESIGN §4/§5).
+ * Every gateway-owned endpoint an origin serves and its guards, in one table (spec §4.1–4.3,
+ * DESIGN §4/§5). Sign-in is on every origin; the admin API and the console only where
+ * `origin.servesConsole` (everywhere unless ADMIN_URL is set, then only there: issue 8 §2). `/` is
+ * the home page, or the console on ADMIN_URL's origin.
  * Admin mutations check the session, then admin rights, then the CSRF token, in that order.
  * Console pages (issue 4) send anonymous visitors to the login page and non-admins a 403 page;
  * their assets are public. Pages under `/dashboard` never take `/dashboard/stats`, `logs` or
  * `traffic`, which answer JSON.
  */
-export function buildRouter(h: RouteHandlers): Router {
-  const admin = requireAdmin;
-  const adminWrite = (handler: Handler) => requireAdmin(requireCsrf(handler));
-  const adminPage = requireAdminPage;
-  return new Router()
-    .add('GET', '/', h.pages.home)
+export function buildRouter(h: RouteHandlers, origin: ServedOrigin): Router {
+  const router = new Router()
+    .add('GET', '/', origin.kind === 'admin' ? h.pages.consoleHome : h.pages.home)
     .add('GET', '/auth/login-page', h.pages.loginPage)
     .add('GET', '/auth/login', h.auth.login)
     .add('POST', '/auth/callback', h.auth.callback)
     .add('GET', '/auth/callback', h.auth.callback)
     .add('GET', '/auth/logout', h.auth.logout)
+    .add('POST', '/auth/logout', h.auth.logout)
     .add('GET', '/auth/profile', requireSession(h.auth.profile))
-    .add('GET', '/auth/csrf-token', requireSession(h.auth.csrfToken))
+    .add('GET', '/auth/csrf-token', requireSession(h.auth.csrfToken));
+  return origin.servesConsole ? withConsole(router, h) : router;
+}
+
+/** The admin API, the dashboard API and the console's pages and assets. */
+function withConsole(router: Router, h: RouteHandlers): Router {
+  const admin = requireAdmin;
+  const adminWrite = (handler: Handler) => requireAdmin(requireCsrf(handler));
+  const adminPage = requireAdminPage;
+  return router
     .add('GET', '/api/services', admin(h.services.list))
     .add('POST', '/api/services', adminWrite(h.services.create))
     .add('GET', '/api/services/:id', admin(h.services.get))

@@ -32,7 +32,8 @@ export class SessionCheck {
     if (!sessionId) return undefined;
     try {
       const session = await this.#store.get(sessionId);
-      return session !== null && session.expiresAt > Date.now() ? session.user : undefined;
+      // An admin-origin session (issue 8 §2) is the console's alone, never a proxied service's.
+      return session !== null && session.expiresAt > Date.now() && session.scope === undefined ? session.user : undefined;
     } catch (error) {
       // Only the error's kind is logged: a store's message could quote the key looked up.
       this.#logger.error({ code: errorCode(error), name: (error as Error)?.name }, 'session store unavailable');

@@ -13,6 +13,13 @@ export interface Config {
   adminPort: number;
   /** The origin users reach the gateway at; decides cookie names and `Secure`. No trailing slash. */
   publicUrl: URL;
+  /**
+   * The console's and admin API's own origin (issue 8 §2), served by the admin port; undefined:
+   * they share PUBLIC_URL's origin with the proxied services (the interface's single origin).
+   */
+  adminUrl: URL | undefined;
+  /** Address the admin port binds to (`127.0.0.1`: reachable from this machine only). */
+  adminHost: string;
   databasePath: string;
   /** Unset: embedded implementations of the shared interfaces. */
   redisUrl: string | undefined;
@@ -52,7 +59,9 @@ export interface VariableDoc {
 export const VARIABLES: readonly VariableDoc[] = [
   { name: 'PORT', default: '8080', meaning: 'Public listener: proxied services and the gateway pages.' },
   { name: 'ADMIN_PORT', default: '8081', meaning: 'Admin-port API: the admin plane on its own port.' },
+  { name: 'ADMIN_HOST', default: '127.0.0.1', meaning: 'Address the admin port binds to; `0.0.0.0` or `::` to reach it from other machines (split-mode proxies, an `ADMIN_URL` load balancer).' },
   { name: 'PUBLIC_URL', default: 'http://localhost:8080', meaning: 'Origin users reach the gateway at; `https:` turns on `Secure` and `__Host-` cookies.' },
+  { name: 'ADMIN_URL', default: undefined, meaning: 'Origin of the console and admin API, served by the admin port (`https://admin.gateway.example.com`, or `http://localhost:8081`); `/api` and `/dashboard` then answer only there, with their own sign-in and session cookie. Unset: they share `PUBLIC_URL` with the proxied apps (see Security notes).' },
   { name: 'DATABASE_PATH', default: './data/gateway.db', meaning: 'SQLite file (created with its folder).' },
   { name: 'REDIS_URL', default: undefined, meaning: 'Unset: embedded mode (no Redis needed). Set: sessions, registry, rate limits and access logs go through Redis.' },
   { name: 'OIDC_ISSUER', default: undefined, meaning: 'OpenID Provider issuer URL (discovery at `/.well-known/openid-configuration`). Required.' },
@@ -71,7 +80,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'ADMIN_INTERNAL_URL', default: 'http://127.0.0.1:$ADMIN_PORT', meaning: 'Where a proxy process reaches the admin plane (split mode).' },
   { name: 'INTERNAL_PORT', default: '9090', meaning: 'A proxy process\'s health and metrics port (split mode).' },
   { name: 'PROXY_WORKERS', default: '1', meaning: 'Data-plane worker processes of `npm run start:proxy`, sharing PORT (node:cluster).' },
-  { name: 'UPSTREAM_TIMEOUT', default: '30s', meaning: 'Wait for an upstream\'s response headers, from the end of the request body, before 504; also the longest pause in a client\'s request body before 408.' },
+  { name: 'UPSTREAM_TIMEOUT', default: '30s', meaning: 'Wait for an upstream\'s response headers, from the end of the request body, before 504; also the longest pause in a client\'s request body (proxied, or to the gateway\'s own endpoints) before 408.' },
   { name: 'ACCESS_LOG_RETENTION_DAYS', default: '30', meaning: 'Days raw access-log records are kept (whole days, at least 1); the console\'s traffic rollups are kept 400 days (per minute for 2 days, then per hour).' },
 ];
 
@@ -111,11 +120,14 @@ const list = v.pipe(
 );
 const lowerSet = v.pipe(list, v.transform((items) => new Set(items.map((item) => item.toLowerCase()))));
 const nonEmpty = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'));
+const origin = v.pipe(httpUrl, v.check((url) => url.pathname === '/' && !url.search && !url.hash, 'must be an origin without path, query or fragment'));
 
 const schema = v.object({
   PORT: port,
   ADMIN_PORT: port,
-  PUBLIC_URL: v.pipe(httpUrl, v.check((url) => url.pathname === '/' && !url.search && !url.hash, 'must be an origin without path, query or fragment')),
+  PUBLIC_URL: origin,
+  ADMIN_URL: v.optional(origin),
+  ADMIN_HOST: nonEmpty,
   DATABASE_PATH: nonEmpty,
   REDIS_URL: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL'))),
   OIDC_ISSUER: v.optional(httpUrl),
@@ -160,10 +172,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(result.issues.map((issue) => `${v.getDotPath(issue) ?? 'config'}: ${issue.message}`));
   }
   const out = result.output;
+  if (out.ADMIN_URL?.origin === out.PUBLIC_URL.origin) {
+    throw new ConfigError(['ADMIN_URL: must be another origin than PUBLIC_URL (unset it to serve the console on PUBLIC_URL)']);
+  }
   return {
     port: out.PORT,
     adminPort: out.ADMIN_PORT,
     publicUrl: out.PUBLIC_URL,
+    adminUrl: out.ADMIN_URL,
+    adminHost: out.ADMIN_HOST,
     databasePath: out.DATABASE_PATH,
     redisUrl: out.REDIS_URL,
     oidc: {

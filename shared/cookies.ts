@@ -11,18 +11,25 @@ export interface GatewayCookieNames {
   transaction: string;
 }
 
-/** Every name the gateway may use, in both forms: stripped from proxied requests and responses. */
-export const GATEWAY_COOKIE_NAMES: ReadonlySet<string> = new Set([
-  'gw_session',
-  '__Host-gw_session',
-  'gw_oidc',
-  '__Host-gw_oidc',
-]);
+/**
+ * Every name the gateway may use, in both forms and for both origins (the admin origin's names
+ * carry `admin_`): stripped from proxied requests and responses. Cookies ignore ports (RFC 6265
+ * §8.5), so with PUBLIC_URL and ADMIN_URL on one host the browser sends the admin origin's cookies
+ * to the public port too: they must never reach an upstream.
+ */
+export const GATEWAY_COOKIE_NAMES: ReadonlySet<string> = new Set(
+  ['gw_session', 'gw_oidc', 'gw_admin_session', 'gw_admin_oidc'].flatMap((name) => [name, `__Host-${name}`]),
+);
 
-/** Cookie names for a deployment reached at `publicUrl`. */
-export function gatewayCookieNames(publicUrl: URL): GatewayCookieNames {
-  const prefix = publicUrl.protocol === 'https:' ? '__Host-' : '';
-  return { session: `${prefix}gw_session`, transaction: `${prefix}gw_oidc` };
+/**
+ * Cookie names for the origin `url` (PUBLIC_URL, or ADMIN_URL with `kind` `admin`): each origin
+ * has its own session, so a page of a proxied app, which shares the public origin, never holds
+ * the admin origin's session or its CSRF token (issue 8 §2).
+ */
+export function gatewayCookieNames(url: URL, kind: 'public' | 'admin' = 'public'): GatewayCookieNames {
+  const prefix = url.protocol === 'https:' ? '__Host-' : '';
+  const scope = kind === 'admin' ? 'admin_' : '';
+  return { session: `${prefix}gw_${scope}session`, transaction: `${prefix}gw_${scope}oidc` };
 }
 
 /** The value of cookie `name` in a `Cookie` header (RFC 6265 §5.4), or undefined. */

@@ -14,3 +14,10 @@ export function isGatewayPath(path: string): boolean {
   }
   return false;
 }
+
+/**
+ * Request field a proxy process sets on every gateway-owned request it hands to the admin process
+ * (split mode), so the admin plane answers it as the public origin rather than as ADMIN_URL's
+ * (see admin/served-origin.ts). A client's own copy is overwritten by the proxy.
+ */
+export const PUBLIC_HANDOFF_HEADER = 'x-gatehouse-public-origin';

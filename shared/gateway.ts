@@ -51,7 +51,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     config,
     accessLog: meteredSink(accessLog, metrics),
     clientIp,
-    adminPlane: admin.handle,
+    adminPlane: admin.handlePublic,
     logger: logger.child({ plane: 'proxy' }),
   });
   const internal = internalEndpoints({
@@ -61,7 +61,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const publicServer = createPublicServer(proxy);
   const adminServer = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res));
   const port = await listen(publicServer.server, config.port);
-  const adminPort = await listen(adminServer, config.adminPort);
+  const adminPort = await listen(adminServer, config.adminPort, config.adminHost);
 
   const close = async () => {
     await Promise.all([publicServer.close(), drain(adminServer)]);

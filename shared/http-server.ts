@@ -13,11 +13,14 @@ export function createGatewayServer(listener: RequestListener): Server {
   return createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 0 }, listener);
 }
 
-/** Listens on `port` (0: any free one) and resolves with the port bound. */
-export function listen(server: Server, port: number): Promise<number> {
+/**
+ * Listens on `port` (0: any free one) at `host` (undefined: every address) and resolves with the
+ * port bound.
+ */
+export function listen(server: Server, port: number, host?: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve((server.address() as AddressInfo).port);
     });

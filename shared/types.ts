@@ -38,6 +38,11 @@ export interface Session {
   createdAt: number;
   /** Epoch ms; the session is absolute, not sliding (SESSION_TTL). */
   expiresAt: number;
+  /**
+   * `admin`: signed in on ADMIN_URL's origin, and valid only there (issue 8 §2): neither the data
+   * plane nor the public origin accepts it, whatever cookie carries it. Absent: the public origin's.
+   */
+  scope?: 'admin';
 }
 
 /** One access-log record as the data plane produces it (spec §2.2, before it gets its row id). */

@@ -54,7 +54,7 @@ test('home page for a signed-in admin: who they are, sign-out, admin links, CSRF
   const admin = await signIn(gw, { name: 'Ada Admin' });
   const home = await get('/', { cookie: admin.cookie });
   assert.match(home.text, /Signed in as <strong id="user-name">Ada Admin<\/strong>/);
-  assert.match(home.text, /href="\/auth\/logout"/);
+  assert.match(home.text, new RegExp(`<form class="logout" method="post" action="/auth/logout"><input type="hidden" name="_csrf" value="${admin.csrfToken}">`));
   assert.match(home.text, /href="\/api\/services"/);
   assert.match(home.text, new RegExp(`<meta name="csrf-token" content="${admin.csrfToken}">`));
 });

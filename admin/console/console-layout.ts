@@ -1,5 +1,6 @@
 import type { SessionUser } from '../../shared/types.js';
 import { html, type Html } from '../pages/layout.js';
+import { logoutForm } from '../pages/logout-page.js';
 import type { ConsoleAssets } from './console-assets.js';
 
 /** What every console page needs about the request. */
@@ -61,7 +62,7 @@ ${scripts.map((name) => html`<script defer src="${assets.url(name)}"></script>\n
     ${navLink('audit', '/dashboard/audit', 'Audit log')}
     ${navLink('new-service', '/dashboard/services/new', 'New service')}
   </nav>
-  <p class="who"><span title="${view.user.email}">${view.user.name || view.user.email}</span> · <a href="/">Home</a> · <a href="/auth/logout">Sign out</a></p>
+  <p class="who"><span title="${view.user.email}">${view.user.name || view.user.email}</span> · <a href="/">Home</a> · ${logoutForm(view.csrfToken, 'link-button')}</p>
 </header>
 <div id="notices" class="notices" aria-live="polite"></div>
 <main id="main" tabindex="-1">

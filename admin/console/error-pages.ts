@@ -1,18 +1,20 @@
 import type { SessionUser } from '../../shared/types.js';
 import { html, page } from '../pages/layout.js';
+import { logoutForm } from '../pages/logout-page.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 
 /**
  * The 403 page for a signed-in user who is not an administrator: says who they are signed in as,
  * why that is not enough, and how to get access.
  */
-export function forbiddenPage(user: SessionUser): string {
+export function forbiddenPage(user: SessionUser, csrfToken: string): string {
   return page(
     'Administrators only',
     html`<h1>Administrators only</h1>
 <p class="error" role="alert">You are signed in as <strong>${user.name || user.sub}</strong>${user.email ? html` (${user.email})` : ''}, but this account is not an administrator, so it cannot open the console.</p>
 <p>An operator grants admin rights by adding your email to <code>ADMIN_EMAILS</code>, your subject (<code>${user.sub}</code>) to <code>ADMIN_SUBJECTS</code>, or one of your groups to <code>ADMIN_GROUPS</code>. Sign in again after that.</p>
-<p><a class="button" href="/">Back to the home page</a> <a class="button secondary" href="/auth/logout">Sign out</a></p>`,
+<p><a class="button" href="/">Back to the home page</a> ${logoutForm(csrfToken)}</p>`,
+    csrfToken,
   );
 }
 

@@ -1,5 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { sessionKey } from '../../shared/session-store.js';
+import { constantTimeEqual } from '../guards.js';
+import { browserKeyHash } from './browser-binding.js';
 
 /** How long a login may take at the identity provider, in ms. */
 export const LOGIN_TRANSACTION_TTL_MS = 10 * 60_000;
@@ -11,21 +13,32 @@ export interface LoginTransaction {
   codeVerifier: string;
   /** A same-origin relative path (see return-to.ts). */
   returnTo: string;
+  /** The `redirect_uri` the authorization request named: the token request must repeat it (RFC 6749 §4.1.3). */
+  redirectUri: string;
+  /** SHA-256 (hex) of the browser key in the starting browser's transaction cookie (browser-binding.ts). */
+  browserKeyHash: string;
 }
+
+/** Why {@link LoginTransactions.take} found nothing to finish. */
+export type TakeFailure = 'unknown' | 'other-browser';
 
 /**
  * Pending logins, server-side in SQLite, keyed by the SHA-256 of their `state`. Each can be taken
- * once: a replayed callback finds nothing. The browser holds only the state, in the transaction
- * cookie, which binds the login to the browser that started it.
+ * once, and only by the browser that started it: a replayed callback finds nothing, and a callback
+ * from another browser leaves the transaction for its owner.
  */
 export class LoginTransactions {
+  readonly #db: Database;
   readonly #insert: Statement<[string, string, number]>;
-  readonly #take: Statement<[string, number], { data: string }>;
+  readonly #find: Statement<[string, number], { data: string }>;
+  readonly #delete: Statement<[string]>;
   readonly #purge: Statement<[number]>;
 
   constructor(db: Database) {
+    this.#db = db;
     this.#insert = db.prepare('INSERT INTO login_transactions (key, data, expires_at) VALUES (?, ?, ?)');
-    this.#take = db.prepare('DELETE FROM login_transactions WHERE key = ? AND expires_at > ? RETURNING data');
+    this.#find = db.prepare('SELECT data FROM login_transactions WHERE key = ? AND expires_at > ?');
+    this.#delete = db.prepare('DELETE FROM login_transactions WHERE key = ?');
     this.#purge = db.prepare('DELETE FROM login_transactions WHERE expires_at <= ?');
   }
 
@@ -35,9 +48,22 @@ export class LoginTransactions {
     this.#insert.run(sessionKey(transaction.state), JSON.stringify(transaction), now + LOGIN_TRANSACTION_TTL_MS);
   }
 
-  /** Removes and returns the transaction for `state`; null when unknown, used or expired. */
-  take(state: string): LoginTransaction | null {
-    const row = this.#take.get(sessionKey(state), Date.now());
-    return row ? (JSON.parse(row.data) as LoginTransaction) : null;
+  /**
+   * Removes and returns the transaction for `state` when `browserKey` (from the callback's
+   * transaction cookie) is the one it was started with, compared in constant time. Otherwise
+   * returns why not, and leaves a transaction of another browser in place.
+   */
+  take(state: string, browserKey: string | undefined): LoginTransaction | TakeFailure {
+    return this.#db.transaction((): LoginTransaction | TakeFailure => {
+      const key = sessionKey(state);
+      const row = this.#find.get(key, Date.now());
+      if (!row) return 'unknown';
+      const transaction = JSON.parse(row.data) as LoginTransaction;
+      if (browserKey === undefined || !constantTimeEqual(browserKeyHash(browserKey), transaction.browserKeyHash ?? '')) {
+        return 'other-browser';
+      }
+      this.#delete.run(key);
+      return transaction;
+    })();
   }
 }

@@ -31,7 +31,6 @@ export interface CompletedLogin {
  * starts while its issuer is down.
  */
 export class RelyingParty {
-  readonly redirectUri: string;
   readonly #config: Config;
   readonly #logger: Logger;
   #discovery: Promise<client.Configuration> | undefined;
@@ -39,7 +38,6 @@ export class RelyingParty {
   constructor(config: Config, logger: Logger) {
     this.#config = config;
     this.#logger = logger;
-    this.redirectUri = `${config.publicUrl.origin}/auth/callback`;
   }
 
   /** The issuer's host, for pages ("Sign in with …"); null when none is configured. */
@@ -48,17 +46,18 @@ export class RelyingParty {
   }
 
   /**
-   * Builds the authorization request.
+   * Builds the authorization request whose response comes back to `redirectUri` (the callback of
+   * the origin the login started on: PUBLIC_URL's or ADMIN_URL's).
    * @throws {GatewayError} IDENTITY_PROVIDER_UNAVAILABLE (503) when discovery fails.
    */
-  async startLogin(): Promise<StartedLogin> {
+  async startLogin(redirectUri: string): Promise<StartedLogin> {
     const configuration = await this.#configuration();
     const codeVerifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const nonce = client.randomNonce();
     const formPost = configuration.serverMetadata().response_modes_supported?.includes('form_post') ?? false;
     const authorizationUrl = client.buildAuthorizationUrl(configuration, {
-      redirect_uri: this.redirectUri,
+      redirect_uri: redirectUri,
       scope: this.#config.oidc.scopes,
       response_type: 'code',
       code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
@@ -72,8 +71,8 @@ export class RelyingParty {
 
   /**
    * Redeems the authorization response for tokens and verifies the ID token. When the ID token
-   * lacks `email` or `name` and the issuer has a userinfo endpoint, those are read from it
-   * (OIDC Core 1.0 §5.3; its `sub` must match).
+   * lacks `email`, `email_verified` or `name` and the issuer has a userinfo endpoint, those are
+   * read from it (OIDC Core 1.0 §5.3; its `sub` must match).
    * @param params the callback's parameters (form body for form_post, query otherwise).
    * @throws openid-client errors on any failed check (state, issuer, signature, claims, token request).
    */
@@ -81,12 +80,12 @@ export class RelyingParty {
     const configuration = await this.#configuration();
     const response =
       method === 'POST'
-        ? new Request(this.redirectUri, {
+        ? new Request(transaction.redirectUri, {
             method: 'POST',
             headers: { 'content-type': 'application/x-www-form-urlencoded' },
             body: params.toString(),
           })
-        : new URL(`${this.redirectUri}?${params.toString()}`);
+        : new URL(`${transaction.redirectUri}?${params.toString()}`);
     const tokens = await client.authorizationCodeGrant(configuration, response, {
       pkceCodeVerifier: transaction.codeVerifier,
       expectedState: transaction.state,
@@ -94,7 +93,7 @@ export class RelyingParty {
       idTokenExpected: true,
     });
     const claims: Record<string, unknown> = { ...tokens.claims()! };
-    if ((!claims.email || !claims.name) && configuration.serverMetadata().userinfo_endpoint) {
+    if ((!claims.email || claims.email_verified === undefined || !claims.name) && configuration.serverMetadata().userinfo_endpoint) {
       const userinfo = await client.fetchUserInfo(configuration, tokens.access_token, String(claims.sub));
       for (const [key, value] of Object.entries(userinfo)) claims[key] ??= value;
     }
@@ -103,15 +102,15 @@ export class RelyingParty {
 
   /**
    * Where to send the browser at logout: the issuer's `end_session_endpoint` with `id_token_hint`
-   * and `post_logout_redirect_uri` (OIDC RP-Initiated Logout 1.0 §2), or null when it has none or
-   * cannot be reached.
+   * and `post_logout_redirect_uri` = `returnTo` (the signed-out origin's `/`; OIDC RP-Initiated
+   * Logout 1.0 §2), or null when it has none or cannot be reached.
    */
-  async endSessionUrl(idToken: string | null): Promise<string | null> {
+  async endSessionUrl(idToken: string | null, returnTo: string): Promise<string | null> {
     try {
       const configuration = await this.#configuration();
       if (!configuration.serverMetadata().end_session_endpoint) return null;
       return client.buildEndSessionUrl(configuration, {
-        post_logout_redirect_uri: `${this.#config.publicUrl.origin}/`,
+        post_logout_redirect_uri: returnTo,
         ...(idToken ? { id_token_hint: idToken } : {}),
       }).href;
     } catch {

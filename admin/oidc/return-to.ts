@@ -1,13 +1,19 @@
 const PLACEHOLDER_ORIGIN = 'http://gatehouse.invalid';
 const UNSAFE = /[\u0000-\u001f\u007f\\]/;
+/** A path a browser would read as another host: `//host` or `/\host` (WHATWG URL reads `\` as `/`). */
+const SCHEME_RELATIVE = /^[/\\]{2}/;
 
 /**
- * Where a login may send the browser back to (DESIGN §4): only a same-origin relative path.
- * Anything else (`//host`, `/\host`, `https://host`, `javascript:`, control characters that URL
- * parsers strip) becomes `/`, so a crafted login link can never be an open redirect.
+ * Where a login may send the browser back to (DESIGN §4): only a same-origin relative path,
+ * judged on its normalised form (WHATWG URL: dot segments, `%2e`, resolved), since that form is
+ * what the `Location` carries. Anything else (`//host`, `/\host`, `https://host`, `javascript:`,
+ * control characters that URL parsers strip, or a path such as `/.//host` or `/a/..//host` that
+ * normalises to `//host`; issue 8 §3) becomes `/`, so a crafted login link can never be an open
+ * redirect.
  */
 export function safeReturnTo(value: string | null | undefined): string {
-  if (!value || value.length > 2048 || !value.startsWith('/') || value.startsWith('//') || UNSAFE.test(value)) return '/';
+  if (!value || value.length > 2048 || !value.startsWith('/') || SCHEME_RELATIVE.test(value) || UNSAFE.test(value)) return '/';
   const url = new URL(value, PLACEHOLDER_ORIGIN);
-  return url.origin === PLACEHOLDER_ORIGIN ? url.pathname + url.search + url.hash : '/';
+  if (url.origin !== PLACEHOLDER_ORIGIN || SCHEME_RELATIVE.test(url.pathname)) return '/';
+  return url.pathname + url.search + url.hash;
 }

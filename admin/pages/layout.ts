@@ -64,4 +64,5 @@ a:focus-visible, .button:focus-visible { outline: 3px solid #f59e0b; outline-off
 ul.services { list-style: none; padding: 0; }
 ul.services li { padding: .6rem 0; border-bottom: 1px solid var(--line); }
 code { font-size: .9em; }
+form.logout { display: inline; margin: 0; }
 `;

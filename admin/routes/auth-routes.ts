@@ -8,14 +8,15 @@ import type { Logger } from '../../shared/logger.js';
 import { rateLimitHeaders, type RateLimiter } from '../../shared/rate-limiter.js';
 import type { SessionStore } from '../../shared/session-store.js';
 import type { AuditLog } from '../audit-log.js';
-import { readFormBody } from '../form-body.js';
-import { GatewayCookies } from '../gateway-cookies.js';
+import { constantTimeEqual } from '../guards.js';
+import { browserKeyFrom, browserKeyHash, newBrowserKey } from '../oidc/browser-binding.js';
 import type { LoginTransaction, LoginTransactions } from '../oidc/login-transactions.js';
-import { isPendingState, pendingStates, withoutState, withState } from '../oidc/pending-logins.js';
 import type { RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';
 import { sessionUserFromClaims } from '../oidc/session-user.js';
 import { loginFailedPage } from '../pages/login-page.js';
+import { logoutConfirmPage } from '../pages/logout-page.js';
+import { isFormBody, readFormBody } from '../request-body.js';
 import type { Handler, RequestContext } from '../request-context.js';
 
 export interface AuthDeps {
@@ -37,7 +38,6 @@ class LoginFailure extends Error {}
  */
 export function createAuthHandlers(deps: AuthDeps) {
   const { config, sessions, audit, relyingParty, transactions } = deps;
-  const cookies = new GatewayCookies(config);
 
   /** Counts an authentication attempt (DESIGN §5); throws 429 past RATE_LIMIT_AUTH. */
   async function countAttempt(ctx: RequestContext): Promise<void> {
@@ -45,85 +45,92 @@ export function createAuthHandlers(deps: AuthDeps) {
     if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
   }
 
+  /** The key in this browser's transaction cookie on the request's origin, if it holds one. */
+  function browserKeyOf(ctx: RequestContext): string | undefined {
+    return browserKeyFrom(readCookie(ctx.req.headers.cookie, ctx.origin.cookies.names.transaction));
+  }
+
   const login: Handler = async (ctx) => {
     await countAttempt(ctx);
-    const started = await relyingParty.startLogin();
+    const redirectUri = ctx.origin.callbackUrl;
+    const started = await relyingParty.startLogin(redirectUri);
     const { state, nonce, codeVerifier } = started;
-    transactions.save({ state, nonce, codeVerifier, returnTo: safeReturnTo(ctx.url.searchParams.get('returnTo')) });
-    const pending = withState(pendingLogins(ctx), state);
-    redirect(ctx.res, started.authorizationUrl.href, { 'set-cookie': cookies.transaction(pending) });
+    const browserKey = browserKeyOf(ctx) ?? newBrowserKey();
+    const returnTo = safeReturnTo(ctx.url.searchParams.get('returnTo'));
+    transactions.save({ state, nonce, codeVerifier, returnTo, redirectUri, browserKeyHash: browserKeyHash(browserKey) });
+    redirect(ctx.res, started.authorizationUrl.href, { 'set-cookie': ctx.origin.cookies.transaction(browserKey) });
   };
 
-  /** The `state`s of the logins this browser has in flight, from its transaction cookie. */
-  function pendingLogins(ctx: RequestContext): string[] {
-    return pendingStates(readCookie(ctx.req.headers.cookie, cookies.names.transaction));
-  }
-
-  /** The transaction cookie once `params`' state is done with (the browser's other logins stay). */
-  function transactionCookieAfter(ctx: RequestContext, params: URLSearchParams): string {
-    return cookies.transaction(withoutState(pendingLogins(ctx), params.get('state') ?? ''));
-  }
-
-  /** Checks the callback's state against the browser's transaction cookie, then takes the transaction. */
+  /** Takes the callback's transaction, if this browser started it (browser-binding.ts). */
   function takeTransaction(ctx: RequestContext, params: URLSearchParams): LoginTransaction {
     const state = params.get('state');
-    if (!state || !isPendingState(pendingLogins(ctx), state)) {
-      throw new LoginFailure('The sign-in response does not belong to this browser (state mismatch).');
-    }
-    const transaction = transactions.take(state);
-    if (!transaction) throw new LoginFailure('This sign-in has expired or was already used.');
-    return transaction;
+    const taken = state ? transactions.take(state, browserKeyOf(ctx)) : 'unknown';
+    if (taken === 'other-browser') throw new LoginFailure('The sign-in response does not belong to this browser (state mismatch).');
+    if (taken === 'unknown') throw new LoginFailure('This sign-in has expired or was already used.');
+    return taken;
   }
 
   const callback: Handler = async (ctx) => {
     const method = ctx.req.method === 'POST' ? 'POST' : 'GET';
-    const params = method === 'POST' ? await readFormBody(ctx.req) : ctx.url.searchParams;
+    const params = method === 'POST' ? await readFormBody(ctx) : ctx.url.searchParams;
     let transaction: LoginTransaction;
     let completed;
     try {
       transaction = takeTransaction(ctx, params);
       completed = await relyingParty.completeLogin(params, method, transaction);
     } catch (error) {
-      await failLogin(ctx, error, transactionCookieAfter(ctx, params));
+      await failLogin(ctx, error);
       return;
     }
     const user = sessionUserFromClaims(completed.claims, config);
     if (ctx.sessionId) await sessions.destroy(ctx.sessionId);
     const now = Date.now();
+    const scope = ctx.origin.sessionScope;
     const sessionId = await sessions.create({
       user,
       csrfToken: randomBytes(32).toString('base64url'),
       idToken: completed.idToken,
       createdAt: now,
       expiresAt: now + config.sessionTtlMs,
+      ...(scope ? { scope } : {}),
     });
     audit.record({ action: 'USER_LOGIN', userId: user.sub, serviceId: null, ipAddress: ctx.clientIp, details: { email: user.email, isAdmin: user.isAdmin } });
-    redirect(ctx.res, transaction.returnTo, {
-      'set-cookie': [cookies.session(sessionId, config.sessionTtlMs), transactionCookieAfter(ctx, params)],
-    });
+    redirect(ctx.res, transaction.returnTo, { 'set-cookie': ctx.origin.cookies.session(sessionId, config.sessionTtlMs) });
   };
 
-  /**
-   * Audits a failed callback, counts it as an attempt, and answers 400 with the reason (or 429);
-   * `transactionCookie` forgets the failed login's state.
-   */
-  async function failLogin(ctx: RequestContext, error: unknown, transactionCookie: string): Promise<void> {
+  /** Audits a failed callback, counts it as an attempt, and answers 400 with the reason (or 429). */
+  async function failLogin(ctx: RequestContext, error: unknown): Promise<void> {
     if (error instanceof GatewayError && error.code === 'IDENTITY_PROVIDER_UNAVAILABLE') throw error;
     const reason = describeFailure(error);
     deps.logger.warn({ reason, ip: ctx.clientIp }, 'login failed');
     audit.record({ action: 'LOGIN_FAILED', userId: null, serviceId: null, ipAddress: ctx.clientIp, details: { reason } });
     await countAttempt(ctx);
-    sendHtml(ctx.res, 400, loginFailedPage(reason), { 'set-cookie': transactionCookie });
+    sendHtml(ctx.res, 400, loginFailedPage(reason));
   }
 
+  /**
+   * `POST /auth/logout` with the session's CSRF token (`X-CSRF-Token` or the form's `_csrf`), or
+   * `GET /auth/logout` from the gateway's own pages, a typed address or a non-browser client
+   * (DESIGN §5 "logout methods"); a GET from another site gets a page whose form confirms it.
+   * Without a session: 302 to `/` (idempotent, no token needed).
+   * @throws {GatewayError} INVALID_CSRF (403) for a POST with a session and no valid token.
+   */
   const logout: Handler = async (ctx) => {
-    let location = '/';
-    if (ctx.session && ctx.sessionId) {
-      await sessions.destroy(ctx.sessionId);
-      audit.record({ action: 'USER_LOGOUT', userId: ctx.session.user.sub, serviceId: null, ipAddress: ctx.clientIp, details: {} });
-      location = (await relyingParty.endSessionUrl(ctx.session.idToken)) ?? '/';
+    const { session, sessionId, origin } = ctx;
+    if (session && sessionId) {
+      if (ctx.req.method === 'POST') {
+        if (!constantTimeEqual((await sentCsrfToken(ctx)) ?? '', session.csrfToken)) throw new GatewayError('INVALID_CSRF');
+      } else if (!mayLogOutByGet(ctx.req.headers['sec-fetch-site'])) {
+        return sendHtml(ctx.res, 200, logoutConfirmPage(session.csrfToken));
+      }
     }
-    redirect(ctx.res, location, { 'set-cookie': cookies.clearSession() });
+    let location = '/';
+    if (session && sessionId) {
+      await sessions.destroy(sessionId);
+      audit.record({ action: 'USER_LOGOUT', userId: session.user.sub, serviceId: null, ipAddress: ctx.clientIp, details: {} });
+      location = (await relyingParty.endSessionUrl(session.idToken, `${origin.url.origin}/`)) ?? '/';
+    }
+    redirect(ctx.res, location, { 'set-cookie': origin.cookies.clearSession() });
   };
 
   const profile: Handler = (ctx) => sendJson(ctx.res, 200, { user: ctx.session!.user });
@@ -145,4 +152,20 @@ function describeFailure(error: unknown): string {
   const code = (specific as { error?: unknown; code?: unknown }).error ?? (specific as { code?: unknown }).code;
   const text = `${typeof code === 'string' ? `${code}: ` : ''}${specific.message}`;
   return `The identity provider's response was rejected (${text.slice(0, 300)}).`;
+}
+
+/**
+ * `Sec-Fetch-Site` values (Fetch Metadata) under which a GET may sign out: absent (a non-browser
+ * client, as the interface's `GET /auth/logout` has it), `same-origin` (the gateway's own pages)
+ * and `none` (typed or bookmarked). `same-site` and `cross-site` are other sites' links.
+ */
+function mayLogOutByGet(fetchSite: string | string[] | undefined): boolean {
+  return fetchSite === undefined || fetchSite === 'same-origin' || fetchSite === 'none';
+}
+
+/** The CSRF token a logout POST carries: `X-CSRF-Token`, else the form's `_csrf`. */
+async function sentCsrfToken(ctx: RequestContext): Promise<string | undefined> {
+  const header = ctx.req.headers['x-csrf-token'];
+  if (typeof header === 'string') return header;
+  return isFormBody(ctx.req) ? ((await readFormBody(ctx)).get('_csrf') ?? undefined) : undefined;
 }

@@ -1,5 +1,5 @@
 import type { Config } from '../../shared/config.js';
-import { sendHtml } from '../../shared/http-response.js';
+import { redirect, sendHtml } from '../../shared/http-response.js';
 import type { RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';
 import { homePage } from '../pages/home-page.js';
@@ -7,17 +7,23 @@ import { loginPage } from '../pages/login-page.js';
 import type { Handler } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 
-/** The HTML pages of the admin plane: home at `/` (DESIGN §5) and the login page (spec §4.1). */
+/**
+ * The HTML pages of the admin plane: home at `/` (DESIGN §5), or on ADMIN_URL's origin a redirect
+ * to the console there, and the login page (spec §4.1).
+ */
 export function createPageHandlers(deps: { config: Config; registry: ServiceRegistry; relyingParty: RelyingParty }) {
   const home: Handler = (ctx) => {
     const services = deps.registry.list().filter((service) => service.enabled);
-    sendHtml(ctx.res, 200, homePage({ user: ctx.session?.user ?? null, services, csrfToken: ctx.session?.csrfToken }));
+    const { session, origin } = ctx;
+    sendHtml(ctx.res, 200, homePage({ user: session?.user ?? null, services, csrfToken: session?.csrfToken, consoleOrigin: origin.consoleOrigin }));
   };
+
+  const consoleHome: Handler = (ctx) => redirect(ctx.res, '/dashboard');
 
   const loginPageHandler: Handler = (ctx) => {
     const returnTo = safeReturnTo(ctx.url.searchParams.get('returnTo'));
     sendHtml(ctx.res, 200, loginPage({ returnTo, issuerHost: deps.relyingParty.issuerHost }));
   };
 
-  return { home, loginPage: loginPageHandler };
+  return { home, consoleHome, loginPage: loginPageHandler };
 }

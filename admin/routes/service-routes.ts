@@ -2,7 +2,7 @@ import { sendJson } from '../../shared/http-response.js';
 import { parseAccessLogFilter } from '../access-log-filter.js';
 import type { AccessLogStore } from '../access-log-store.js';
 import type { Actor } from '../audit-log.js';
-import { readJsonBody } from '../json-body.js';
+import { readJsonBody } from '../request-body.js';
 import { parsePagination } from '../pagination.js';
 import type { Handler, RequestContext } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
@@ -30,7 +30,7 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
 
     /** POST /api/services → 201, the new service, with `Location` pointing at it. */
     create: async (ctx) => {
-      const service = await registry.create(await readJsonBody(ctx.req), actorOf(ctx));
+      const service = await registry.create(await readJsonBody(ctx), actorOf(ctx));
       sendJson(ctx.res, 201, service, { location: `/api/services/${service.id}` });
     },
 
@@ -39,7 +39,7 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
 
     /** PUT /api/services/:id → 200, the updated service. */
     update: async (ctx) => {
-      const body = await readJsonBody(ctx.req);
+      const body = await readJsonBody(ctx);
       sendJson(ctx.res, 200, await registry.update(ctx.params.id!, body, actorOf(ctx)));
     },
 
@@ -51,7 +51,7 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
 
     /** PATCH /api/services/:id/toggle with `{ "enabled": <boolean> }` → 200, the updated service. */
     toggle: async (ctx) => {
-      const body = await readJsonBody(ctx.req);
+      const body = await readJsonBody(ctx);
       sendJson(ctx.res, 200, await registry.setEnabled(ctx.params.id!, body, actorOf(ctx)));
     },
 

@@ -69,7 +69,6 @@ test('login through the provider (form_post): 302 to returnTo, session cookie, p
   assert.equal(stored.httpOnly, true);
   assert.equal(stored.sameSite, 'lax');
   assert.equal(stored.path, '/');
-  assert.equal(result.jar.get('gw_oidc', env.gw.baseUrl), undefined, 'the transaction cookie is cleared');
 
   const me = await profile(cookie);
   assert.equal(me.status, 200);
@@ -99,7 +98,8 @@ test('a wrong password at the provider creates no session', async () => {
 });
 
 test('open-redirect attempts in returnTo land on this origin', async () => {
-  for (const hostile of ['//evil.example/x', '/\\evil.example', 'https://evil.example/', 'javascript:alert(1)', '/\t/evil.example', 'http:/evil.example']) {
+  const normalisingToOtherHost = ['/.//evil.example', '/a/..//evil.example/x', '/%2e//evil.example', '/./\\evil.example'];
+  for (const hostile of ['//evil.example/x', '/\\evil.example', 'https://evil.example/', 'javascript:alert(1)', '/\t/evil.example', 'http:/evil.example', ...normalisingToOtherHost]) {
     const result = await env.login('user@example.com', { returnTo: hostile });
     assert.equal(result.status, 302);
     assert.equal(result.finalLocation, '/', `returnTo ${JSON.stringify(hostile)}`);
@@ -142,7 +142,6 @@ test('two tabs sent to sign in at once: both logins complete, the older one firs
   assert.equal(later.status, 302, later.body);
   assert.equal(later.finalLocation, '/second');
   assert.equal((await profile(sessionCookie(jar))).body.user?.email, 'user@example.com');
-  assert.equal(jar.get('gw_oidc', env.gw.baseUrl), undefined, 'no login left pending: the transaction cookie is gone');
 });
 
 test('a forged state creates no session and is audited as LOGIN_FAILED', async () => {
@@ -156,15 +155,9 @@ test('a forged state creates no session and is audited as LOGIN_FAILED', async (
   });
   assert.equal(forged.statusCode, 400);
   assert.doesNotMatch(String(forged.headers['set-cookie'] ?? ''), /gw_session=[^;]/);
-  assert.match(await forged.body.text(), /state mismatch/);
-  const failure = (await auditActions()).find((entry) => entry.action === 'LOGIN_FAILED' && /state mismatch/.test(entry.details));
+  assert.match(await forged.body.text(), /expired or was already used/);
+  const failure = (await auditActions()).find((entry) => entry.action === 'LOGIN_FAILED' && /expired or was already used/.test(entry.details));
   assert.ok(failure, 'LOGIN_FAILED audited with its reason');
-});
-
-test('a callback with the right state cookie but no pending login creates no session', async () => {
-  const callback = await request(`${env.gw.baseUrl}/auth/callback?code=abc&state=made-up`, { headers: { cookie: 'gw_oidc=made-up' } });
-  assert.equal(callback.statusCode, 400);
-  assert.match(await callback.body.text(), /expired or was already used/);
 });
 
 test('GET /auth/profile and /auth/csrf-token need a session', async () => {

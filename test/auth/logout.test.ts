@@ -91,3 +91,54 @@ test('an issuer without end_session_endpoint: logout redirects to /', async () =
     await plain.close();
   }
 });
+
+test('a GET from another site does not sign out: it answers a page whose form posts with the token', async () => {
+  const user = await signIn(env.gw, { sub: 'cross-site-target', isAdmin: false });
+  for (const site of ['cross-site', 'same-site']) {
+    const response = await request(`${env.gw.baseUrl}/auth/logout`, { headers: { cookie: user.cookie, 'sec-fetch-site': site } });
+    assert.equal(response.statusCode, 200, site);
+    assert.equal(response.headers['set-cookie'], undefined, 'the session cookie is kept');
+    const page = await response.body.text();
+    assert.match(page, new RegExp(`<form class="logout" method="post" action="/auth/logout"><input type="hidden" name="_csrf" value="${user.csrfToken}">`));
+  }
+  assert.equal(await status('/auth/profile', user.cookie), 200, 'still signed in');
+});
+
+test('a GET from the gateway\'s own pages or a typed address signs out', async () => {
+  for (const site of ['same-origin', 'none']) {
+    const user = await signIn(env.gw, { sub: `get-${site}`, isAdmin: false });
+    const response = await request(`${env.gw.baseUrl}/auth/logout`, { headers: { cookie: user.cookie, 'sec-fetch-site': site } });
+    assert.equal(response.statusCode, 302, site);
+    await response.body.dump();
+    assert.equal(await status('/auth/profile', user.cookie), 401, site);
+  }
+});
+
+test('POST /auth/logout needs the session\'s CSRF token, as a form field or X-CSRF-Token', async () => {
+  const user = await signIn(env.gw, { sub: 'post-logout', isAdmin: false });
+  const post = (body: string, headers: Record<string, string> = {}) =>
+    request(`${env.gw.baseUrl}/auth/logout`, {
+      method: 'POST',
+      headers: { cookie: user.cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body,
+    });
+  const forged = await post('_csrf=not-the-token');
+  assert.equal(forged.statusCode, 403);
+  assert.deepEqual(await forged.body.json(), { error: 'Invalid CSRF token' });
+  const tokenless = await post('');
+  assert.equal(tokenless.statusCode, 403);
+  await tokenless.body.dump();
+  assert.equal(await status('/auth/profile', user.cookie), 200, 'a forged logout changes nothing');
+
+  const form = await post(new URLSearchParams({ _csrf: user.csrfToken }).toString());
+  assert.equal(form.statusCode, 302);
+  assert.match(String(form.headers['set-cookie']), /^gw_session=; Max-Age=0/);
+  await form.body.dump();
+  assert.equal(await status('/auth/profile', user.cookie), 401);
+
+  const other = await signIn(env.gw, { sub: 'post-logout-header', isAdmin: false });
+  const header = await request(`${env.gw.baseUrl}/auth/logout`, { method: 'POST', headers: { cookie: other.cookie, 'x-csrf-token': other.csrfToken } });
+  assert.equal(header.statusCode, 302);
+  await header.body.dump();
+  assert.equal(await status('/auth/profile', other.cookie), 401);
+});

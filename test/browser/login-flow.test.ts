@@ -80,7 +80,7 @@ test('in Chromium: sign in as the admin, create and use a service with the API, 
   const audit = await api('GET', '/dashboard/logs');
   assert.deepEqual(audit.body.logs.slice(0, 3).map((entry: { action: string }) => entry.action), ['SERVICE_DISABLED', 'SERVICE_CREATED', 'USER_LOGIN']);
 
-  await page.getByRole('link', { name: 'Sign out' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL(`${base}/`);
   assert.match((await page.locator('main').textContent()) ?? '', /You are not signed in/);
   assert.equal((await api('GET', '/auth/profile')).status, 401);

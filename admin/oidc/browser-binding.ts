@@ -1,0 +1,29 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * Binds a login to the browser that started it (issue 8 §3). The `state` travels in URLs (the
+ * authorization request, the callback), so on its own it proves nothing: whoever holds an unused
+ * callback URL could finish the victim's login in their own browser. The browser therefore also
+ * holds a random key in its login-transaction cookie, which never appears in a URL, and the
+ * transaction stores only the key's SHA-256; the callback must present a key with that hash.
+ * One key serves all of a browser's logins in flight (several tabs), so finishing one leaves the
+ * others intact.
+ */
+
+/** 256 random bits, base64url (43 characters). */
+const BROWSER_KEY = /^[A-Za-z0-9_-]{43}$/;
+
+/** A new browser key (secret: never logged). */
+export function newBrowserKey(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** `value` when it is a well-formed browser key (from the transaction cookie), else undefined. */
+export function browserKeyFrom(value: string | undefined): string | undefined {
+  return value !== undefined && BROWSER_KEY.test(value) ? value : undefined;
+}
+
+/** What a transaction stores of the key: its SHA-256, hex. */
+export function browserKeyHash(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}

@@ -1,0 +1,67 @@
+/**
+ * Issue 8 §3: an email the identity provider has not verified may be anyone's, so it is never
+ * forwarded as `X-Forwarded-Email`, shown as the user's email, audited, or matched against
+ * ADMIN_EMAILS.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { request } from 'undici';
+import { sessionUserFromClaims } from '../../admin/oidc/session-user.js';
+import { loadConfig } from '../../shared/config.js';
+import { DEMO_USERS, type DemoUser } from '../fixtures/identity-provider.js';
+import { startEchoUpstream, type EchoUpstream, type EchoResponse } from '../fixtures/upstream.js';
+import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { signIn } from '../support/sessions.js';
+
+const UNVERIFIED: DemoUser = { sub: 'claims-ceo', email: 'ceo@example.com', name: 'Not The CEO', password: 'pw', groups: [], emailVerified: false };
+const SILENT: DemoUser = { sub: 'says-nothing', email: 'boss@example.com', name: 'Silent', password: 'pw', groups: [], emailVerified: 'absent' };
+
+let env: GatewayWithProvider;
+let upstream: EchoUpstream;
+
+before(async () => {
+  env = await startGatewayWithProvider({ ADMIN_EMAILS: 'admin@example.com,ceo@example.com,boss@example.com' }, { users: [...DEMO_USERS, UNVERIFIED, SILENT] });
+  upstream = await startEchoUpstream();
+  const admin = await signIn(env.gw);
+  const created = await request(`${env.gw.baseUrl}/api/services`, {
+    method: 'POST',
+    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Private', path: '/private', targetUrl: upstream.url, requireAuth: true }),
+  });
+  assert.equal(created.statusCode, 201);
+  await created.body.dump();
+});
+after(async () => {
+  await env.close();
+  await upstream.close();
+});
+
+for (const user of [UNVERIFIED, SILENT]) {
+  const claim = user.emailVerified === false ? 'false' : 'absent';
+  test(`email_verified ${claim}: no X-Forwarded-Email, no email in the profile or the audit log, no admin rights`, async () => {
+    const result = await env.login(user.email, { password: user.password });
+    const cookie = `gw_session=${result.jar.get('gw_session', env.gw.baseUrl)}`;
+    const echoed = await request(`${env.gw.baseUrl}/private/x`, { headers: { cookie } });
+    const seen = (await echoed.body.json()) as EchoResponse;
+    assert.equal(seen.headers['x-forwarded-user'], user.sub);
+    assert.equal(seen.headers['x-forwarded-email'], undefined);
+
+    const profile = await request(`${env.gw.baseUrl}/auth/profile`, { headers: { cookie } });
+    assert.deepEqual(await profile.body.json(), { user: { sub: user.sub, name: user.name, email: '', isAdmin: false } });
+
+    const admin = await signIn(env.gw);
+    const logs = await request(`${env.gw.baseUrl}/dashboard/logs?limit=1000`, { headers: { cookie: admin.cookie } });
+    const entries = ((await logs.body.json()) as { logs: Array<{ action: string; user_id: string; details: string }> }).logs;
+    const login = entries.find((entry) => entry.action === 'USER_LOGIN' && entry.user_id === user.sub);
+    assert.ok(login);
+    assert.ok(!login.details.includes(user.email), login.details);
+  });
+}
+
+test('a verified email is kept; without a name the user is named by preferred_username or subject, not by an unverified email', () => {
+  const config = loadConfig({});
+  assert.equal(sessionUserFromClaims({ sub: 's', email: 'a@example.com', email_verified: true }, config).email, 'a@example.com');
+  assert.equal(sessionUserFromClaims({ sub: 's', email: 'a@example.com', email_verified: 'true' }, config).email, '', 'a string is not a verification');
+  assert.equal(sessionUserFromClaims({ sub: 's', email: 'a@example.com' }, config).name, 's');
+  assert.equal(sessionUserFromClaims({ sub: 's', email: 'a@example.com', preferred_username: 'ann' }, config).name, 'ann');
+});
