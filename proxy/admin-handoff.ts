@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
 import { GatewayError } from '../shared/errors.js';
+import { PUBLIC_HANDOFF_HEADER } from '../shared/gateway-paths.js';
 import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
 import { HOP_BY_HOP, comparableName, connectionOptions } from './hop-by-hop.js';
@@ -56,13 +57,17 @@ export function createAdminHandoff(adminUrl: URL, clientIp: (req: IncomingMessag
   };
 }
 
-/** The client's headers minus hop-by-hop and forwarding ones, plus X-Forwarded-For/Proto/Host. */
+/**
+ * The client's headers minus hop-by-hop and forwarding ones, plus X-Forwarded-For/Proto/Host and
+ * the mark that the request came to the public origin (see admin/served-origin.ts).
+ */
 function requestHeaders(req: IncomingMessage, ip: string): Record<string, string | string[]> {
   const headers = withoutHopByHop(req.headers);
   for (const name of Object.keys(headers)) if (FORWARDING.has(comparableName(name))) delete headers[name];
   headers['x-forwarded-for'] = ip;
   headers['x-forwarded-proto'] = 'encrypted' in req.socket ? 'https' : 'http';
   if (req.headers.host) headers['x-forwarded-host'] = req.headers.host;
+  headers[PUBLIC_HANDOFF_HEADER] = '1'; // the public origin's request, whatever the client sent
   return headers;
 }
 

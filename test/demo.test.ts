@@ -13,12 +13,12 @@ const DEMO = new URL('./fixtures/demo.js', import.meta.url).pathname;
 
 test('npm run demo: sign in as the demo admin, use the protected demo service, stop cleanly', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-demo-'));
-  const [port, idpPort, upstreamPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, adminPort, idpPort, upstreamPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const child = spawn(process.execPath, [DEMO], {
     env: {
       ...process.env,
       PORT: String(port),
-      ADMIN_PORT: '0',
+      ADMIN_PORT: String(adminPort),
       DEMO_IDP_PORT: String(idpPort),
       DEMO_UPSTREAM_PORT: String(upstreamPort),
       DATABASE_PATH: join(dir, 'demo.db'),
@@ -43,6 +43,19 @@ test('npm run demo: sign in as the demo admin, use the protected demo service, s
     const open = await request(`${base}/public-echo/`);
     assert.equal(open.statusCode, 200);
     await open.body.dump();
+
+    // The console is on its own origin, the admin port, with its own sign-in.
+    const consoleUrl = `http://localhost:${adminPort}`;
+    assert.match(printed, new RegExp(`Console +${consoleUrl}/dashboard`));
+    const onPublic = await request(`${base}/api/services`, { headers: { cookie } });
+    assert.equal(onPublic.statusCode, 404);
+    await onPublic.body.dump();
+    const adminJar = new CookieJar();
+    const adminLogin = await loginThroughProvider({ loginUrl: `${consoleUrl}/auth/login?returnTo=%2Fdashboard`, email: 'admin@example.com', password: 'admin-password', jar: adminJar });
+    assert.equal(adminLogin.finalLocation, '/dashboard');
+    const services = await request(`${consoleUrl}/api/services`, { headers: { cookie: adminJar.header(`${consoleUrl}/api/services`) } });
+    assert.equal(services.statusCode, 200);
+    assert.deepEqual(((await services.body.json()) as Array<{ path: string }>).map((s) => s.path).sort(), ['/echo', '/public-echo']);
   } finally {
     child.kill('SIGINT');
     const [code] = (await once(child, 'exit')) as [number | null];

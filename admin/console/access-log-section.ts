@@ -24,6 +24,8 @@ export interface AccessLogSectionOptions {
   offset: number;
   /** The page of records, or the reason the filters were rejected. */
   result: AccessLogPage | { error: string };
+  /** Where the proxied services are: `''` (this origin) or PUBLIC_URL's origin (ADMIN_URL set). */
+  servicesOrigin: string;
 }
 
 /**
@@ -70,7 +72,7 @@ function records(options: AccessLogSectionOptions, page: AccessLogPage, filtered
     if (filtered) return emptyState('No requests match these filters. Widen the time range or clear a filter.');
     if (page.total > 0) return emptyState('This page is past the last record.', html`<a href="/dashboard/services/${service.id}">Back to the newest</a>`);
     return emptyState(
-      html`No requests yet. Open <a href="${service.path}"><code>${service.path}</code></a> through the gateway; each request shows up here within a few seconds.`,
+      html`No requests yet. Open <a href="${options.servicesOrigin}${service.path}"><code>${service.path}</code></a> through the gateway; each request shows up here within a few seconds.`,
     );
   }
   const partial = page.partial

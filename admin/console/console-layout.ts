@@ -9,6 +9,8 @@ export interface ConsoleView {
   /** The session's CSRF token: `<meta name="csrf-token">` and the hidden input of every form. */
   csrfToken: string;
   assets: ConsoleAssets;
+  /** Where the proxied services are, for links to them: `''` (this origin) or PUBLIC_URL's origin when the console has its own (ADMIN_URL). */
+  servicesOrigin: string;
 }
 
 /** The hidden CSRF input every form of the console carries (spec §5.6). */

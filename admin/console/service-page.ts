@@ -14,15 +14,15 @@ export function servicePage(view: ConsoleView, data: AccessLogSectionOptions & {
   const { service } = data;
   const body = html`<p class="breadcrumb"><a href="/dashboard">Overview</a> / Service</p>
 <div class="section-head" data-live="heading"><h1>${service.name}</h1>${serviceActions(service, { afterDelete: '/dashboard' })}</div>
-<div data-live="summary">${summary(service, data.requestsLastHour)}</div>
+<div data-live="summary">${summary(service, data.requestsLastHour, data.servicesOrigin)}</div>
 ${trafficPanel(service.id)}
 ${accessLogSection(data)}`;
   return consolePage(view, { title: service.name, section: 'none', body, charts: true, live: true, scripts: ['log-filters.js'] });
 }
 
-function summary(service: Service, requestsLastHour: number) {
+function summary(service: Service, requestsLastHour: number, servicesOrigin: string) {
   return html`<dl class="summary">
-<div><dt>Path</dt><dd><a href="${service.path}"><code>${service.path}</code></a></dd></div>
+<div><dt>Path</dt><dd><a href="${servicesOrigin}${service.path}"><code>${service.path}</code></a></dd></div>
 <div><dt>Target</dt><dd class="wrap"><code>${service.targetUrl}</code></dd></div>
 <div><dt>Sign-in</dt><dd>${service.requireAuth ? 'Required' : 'Open to anyone'}</dd></div>
 <div><dt>State</dt><dd>${badge(service.enabled, 'Enabled', 'Disabled')}</dd></div>

@@ -22,7 +22,7 @@ ${options.edit === false ? '' : html`<a class="button small secondary" href="/da
  * The services table (issue 4 §2): name, path as a link, target, whether sign-in is required,
  * enabled, last change, requests in the last hour, and the row's actions.
  */
-export function servicesTable(services: Service[], requestsLastHour: Map<string, number>): Html {
+export function servicesTable(services: Service[], requestsLastHour: Map<string, number>, servicesOrigin: string): Html {
   if (services.length === 0) {
     return emptyState(
       'No services yet. Register an upstream under a public path, and Gatehouse starts forwarding and logging its traffic.',
@@ -31,7 +31,7 @@ export function servicesTable(services: Service[], requestsLastHour: Map<string,
   }
   const row = (service: Service) => html`<tr>
 <th scope="row" data-label="Name"><a href="/dashboard/services/${service.id}">${service.name}</a></th>
-<td data-label="Path"><a href="${service.path}" title="Open ${service.path} through the gateway"><code>${service.path}</code></a></td>
+<td data-label="Path"><a href="${servicesOrigin}${service.path}" title="Open ${service.path} through the gateway"><code>${service.path}</code></a></td>
 <td data-label="Target" class="wrap"><code>${service.targetUrl}</code></td>
 <td data-label="Sign-in">${service.requireAuth ? 'Required' : 'Open'}</td>
 <td data-label="State">${badge(service.enabled, 'Enabled', 'Disabled')}</td>

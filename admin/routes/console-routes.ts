@@ -45,7 +45,12 @@ export interface ConsoleHandlers {
 /** Handlers of the console's server-rendered pages and assets. */
 export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
   const { registry, audit, accessLogs, rollups, assets } = deps;
-  const viewOf = (ctx: RequestContext): ConsoleView => ({ user: ctx.session!.user, csrfToken: ctx.session!.csrfToken, assets });
+  const viewOf = (ctx: RequestContext): ConsoleView => ({
+    user: ctx.session!.user,
+    csrfToken: ctx.session!.csrfToken,
+    assets,
+    servicesOrigin: ctx.origin.servicesOrigin,
+  });
   const requestsLastHour = () => rollups.requestsSince(Date.now() - LAST_HOUR_MS);
   const serviceNames = () => new Map(registry.list().map((service) => [service.id, service.name]));
 
@@ -97,7 +102,7 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
         status = error.status;
       }
       const requests = requestsLastHour().get(service.id) ?? 0;
-      return { status, html: servicePage(viewOf(ctx), { service, url: ctx.url, limit, offset, result, requestsLastHour: requests }) };
+      return { status, html: servicePage(viewOf(ctx), { service, url: ctx.url, limit, offset, result, requestsLastHour: requests, servicesOrigin: ctx.origin.servicesOrigin }) };
     }),
 
     audit: pageHandler((ctx) => {

@@ -18,6 +18,7 @@ export interface GatewayWithProvider {
 /**
  * Starts oidc-provider on a free port with a client whose redirect URI is the gateway's
  * `/auth/callback`, then the gateway with `ADMIN_EMAILS=admin@example.com` (overridable in `env`).
+ * With `env.ADMIN_URL`, that origin's callback and post-logout URIs are registered too.
  * `gatewayHost` names the gateway in PUBLIC_URL (default 127.0.0.1, the provider's own host;
  * `localhost` makes the provider's form_post cross-site, as with a real identity provider).
  */
@@ -28,8 +29,16 @@ export async function startGatewayWithProvider(
 ): Promise<GatewayWithProvider> {
   const port = await freePort();
   const origin = `http://${gatewayHost}:${port}`;
+  const origins = env.ADMIN_URL ? [origin, env.ADMIN_URL] : [origin];
   const idp = await startIdentityProvider({
-    clients: [{ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [`${origin}/auth/callback`], postLogoutRedirectUris: [`${origin}/`] }],
+    clients: [
+      {
+        clientId: CLIENT_ID,
+        clientSecret: CLIENT_SECRET,
+        redirectUris: origins.map((o) => `${o}/auth/callback`),
+        postLogoutRedirectUris: origins.map((o) => `${o}/`),
+      },
+    ],
     ...providerOptions,
   });
   const gw = await startTestGateway({

@@ -13,8 +13,9 @@ export interface SignedIn {
 /**
  * Creates a session directly in the gateway's session store, for tests of the API rather than of
  * login (auth tests sign in through the real identity provider). `isAdmin` defaults to true.
+ * `origin` `admin` makes a session of ADMIN_URL's origin, in its own cookie (`gw_admin_session`).
  */
-export async function signIn(gw: TestGateway, user: Partial<SessionUser> = {}): Promise<SignedIn> {
+export async function signIn(gw: TestGateway, user: Partial<SessionUser> = {}, origin: 'public' | 'admin' = 'public'): Promise<SignedIn> {
   const fullUser: SessionUser = { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user };
   const csrfToken = randomBytes(32).toString('base64url');
   const now = Date.now();
@@ -24,6 +25,9 @@ export async function signIn(gw: TestGateway, user: Partial<SessionUser> = {}): 
     idToken: null,
     createdAt: now,
     expiresAt: now + gw.gateway.config.sessionTtlMs,
+    ...(origin === 'admin' ? { scope: 'admin' as const } : {}),
   });
-  return { cookie: `${gatewayCookieNames(gw.gateway.config.publicUrl).session}=${id}`, csrfToken, user: fullUser };
+  const { publicUrl, adminUrl } = gw.gateway.config;
+  const names = origin === 'admin' ? gatewayCookieNames(adminUrl!, 'admin') : gatewayCookieNames(publicUrl);
+  return { cookie: `${names.session}=${id}`, csrfToken, user: fullUser };
 }
