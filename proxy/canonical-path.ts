@@ -7,6 +7,8 @@
  * request-target that is not in origin-form (RFC 9112 §3.2.1).
  */
 
+import { decodeByte } from './percent-encoding.js';
+
 /** Characters that can make a path unsafe; without any of them the path is accepted at once. */
 const NEEDS_SCAN = /[%.\\\0]/;
 
@@ -71,18 +73,4 @@ function scanDecoded(path: string): boolean {
 
 function isDotSegment(dots: number, other: boolean): boolean {
   return !other && (dots === 1 || dots === 2);
-}
-
-/** The byte encoded by the two hex digits at `path[at]`, or -1 when they are not two hex digits. */
-function decodeByte(path: string, at: number): number {
-  const high = hexValue(path.charCodeAt(at));
-  const low = hexValue(path.charCodeAt(at + 1));
-  return high < 0 || low < 0 ? -1 : (high << 4) | low;
-}
-
-function hexValue(code: number): number {
-  if (code >= 0x30 && code <= 0x39) return code - 0x30;
-  const lower = code | 0x20;
-  if (lower >= 0x61 && lower <= 0x66) return lower - 0x61 + 10;
-  return -1;
 }
