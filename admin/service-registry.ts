@@ -41,7 +41,7 @@ export class ServiceRegistry {
   readonly #bus: EventBus;
   readonly #all: Statement<[], ServiceRow>;
   readonly #byId: Statement<[string], ServiceRow>;
-  readonly #pathOwner: Statement<[string], { id: string }>;
+  readonly #pathTaken: Statement<[string, string], { id: string }>;
   readonly #insert: Statement<[ServiceParams]>;
   readonly #update: Statement<[ServiceParams]>;
   readonly #delete: Statement<[string]>;
@@ -54,7 +54,10 @@ export class ServiceRegistry {
     this.#bus = bus;
     this.#all = db.prepare('SELECT * FROM services ORDER BY path');
     this.#byId = db.prepare('SELECT * FROM services WHERE id = ?');
-    this.#pathOwner = db.prepare('SELECT id FROM services WHERE path = ?');
+    // lower() folds ASCII only, which is all a valid path holds. No unique index on lower(path):
+    // a legacy database may already hold paths that differ only in case (the route table then
+    // keeps the protected one), and such an index could not be created over them.
+    this.#pathTaken = db.prepare('SELECT id FROM services WHERE lower(path) = lower(?) AND id != ? LIMIT 1');
     this.#insert = db.prepare(
       `INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at)
        VALUES (@id, @name, @path, @targetUrl, @requireAuth, @description, @enabled, @createdAt, @updatedAt)`,
@@ -85,7 +88,7 @@ export class ServiceRegistry {
   /**
    * Creates a service from a POST body (spec §4.2): new UUID, `enabled` true, both timestamps now.
    * Audited as `SERVICE_CREATED` with details `{ service }`.
-   * @throws {GatewayError} 400 from {@link parseServiceCreate}; PATH_IN_USE (409) for a taken path.
+   * @throws {GatewayError} 400 from {@link parseServiceCreate}; PATH_IN_USE (409) for a path taken in any case.
    */
   async create(body: unknown, actor: Actor): Promise<Service> {
     const input = parseServiceCreate(body);
@@ -186,10 +189,13 @@ export class ServiceRegistry {
     }
   }
 
-  /** @throws {GatewayError} PATH_IN_USE (409) when another service has `path`. */
+  /**
+   * Paths are unique case-insensitively (DESIGN §5), because the data plane routes on a lowercased
+   * key: `/App` beside `/app` would be one route. Run inside the write's transaction.
+   * @throws {GatewayError} PATH_IN_USE (409) when another service has `path` in any case.
+   */
   #assertPathFree(path: string, id: string): void {
-    const owner = this.#pathOwner.get(path);
-    if (owner && owner.id !== id) throw new GatewayError('PATH_IN_USE');
+    if (this.#pathTaken.get(path, id)) throw new GatewayError('PATH_IN_USE');
   }
 }
 

@@ -56,7 +56,8 @@ const pathSchema = v.pipe(
   v.check((path) => !segmentsOf(path).includes(''), 'must not contain an empty segment (//)'),
   v.check((path) => segmentsOf(path).every((s) => s !== '.' && s !== '..'), 'must not contain a . or .. segment'),
   v.check((path) => segmentsOf(path).every((s) => SEGMENT.test(s)), 'segments may only contain A-Z a-z 0-9 . _ ~ -'),
-  v.check((path) => !isGatewayPath(path), `must not be or sit under a gateway path (${GATEWAY_PREFIXES.join(', ')})`),
+  // Only unreserved characters and no empty segments by now, so the routing key is the lowercase form.
+  v.check((path) => !isGatewayPath(path.toLowerCase()), `must not be or sit under a gateway path (${GATEWAY_PREFIXES.join(', ')})`),
 );
 
 const targetUrlSchema = v.pipe(

@@ -1,11 +1,14 @@
 /**
- * Step 1 of the data plane (DESIGN §3.1): one path for both decisions. Routing and authorisation
- * work on the raw request-target, never on a decoded copy, and the remainder after the prefix is
- * forwarded byte for byte. So a raw path that an upstream could decode into something climbing out
- * of its base path is refused here instead: a `.` or `..` segment once percent-decoded (segments
- * split on `/` and `\`, RFC 3986 §5.2.4 dot segments), NUL, malformed percent-encoding, or a
- * request-target that is not in origin-form (RFC 9112 §3.2.1).
+ * Step 1 of the data plane (DESIGN §3.1): refuses a request-target that no safe routing or
+ * forwarding can be derived from. Routing then compares a routing key of the path (routing-key.ts)
+ * and forwards the raw remainder after the matched prefix, so a raw path that an upstream could
+ * decode into something climbing out of its base path is refused here instead: a `.` or `..`
+ * segment once percent-decoded (segments split on `/` and `\`, RFC 3986 §5.2.4 dot segments),
+ * NUL, malformed percent-encoding, or a request-target that is not in origin-form
+ * (RFC 9112 §3.2.1), a raw `#` included.
  */
+
+import { decodeByte } from './percent-encoding.js';
 
 /** Characters that can make a path unsafe; without any of them the path is accepted at once. */
 const NEEDS_SCAN = /[%.\\\0]/;
@@ -15,6 +18,7 @@ const BACKSLASH = 0x5c;
 const DOT = 0x2e;
 const PERCENT = 0x25;
 const SEMICOLON = 0x3b;
+const HASH = '#';
 
 /** Length of the path part of a request-target: up to the first `?`, or the whole of it. */
 export function pathLength(target: string): number {
@@ -24,13 +28,15 @@ export function pathLength(target: string): number {
 
 /**
  * True when `target` (the raw `req.url`) is origin-form and its path, `target[0, pathEnd)`, is safe
- * to route and forward untouched. The query is not inspected: it is not part of the path.
- * Encoded slashes (`%2F`) are allowed; they only count as separators for the dot-segment check.
- * A segment that is `.`/`..` before a `;` (`..;x`) counts as a dot segment too, because some
- * servlet containers strip path parameters before resolving dot segments.
+ * to route and forward. Origin-form is `absolute-path [ "?" query ]` (RFC 9112 §3.2.1): a raw `#`
+ * anywhere is refused, because upstreams disagree on it (WHATWG URL parsers cut the path there,
+ * others keep it), so the gateway could not know which path the upstream serves. Otherwise the
+ * query is not inspected. Encoded slashes (`%2F`) are allowed; they only count as separators for
+ * the dot-segment check. A segment that is `.`/`..` before a `;` (`..;x`) counts as a dot segment
+ * too, because some servlet containers strip path parameters before resolving dot segments.
  */
 export function isCanonicalPath(target: string, pathEnd: number): boolean {
-  if (target.charCodeAt(0) !== SLASH) return false;
+  if (target.charCodeAt(0) !== SLASH || target.includes(HASH)) return false;
   const path = pathEnd === target.length ? target : target.slice(0, pathEnd);
   return !NEEDS_SCAN.test(path) || scanDecoded(path);
 }
@@ -71,18 +77,4 @@ function scanDecoded(path: string): boolean {
 
 function isDotSegment(dots: number, other: boolean): boolean {
   return !other && (dots === 1 || dots === 2);
-}
-
-/** The byte encoded by the two hex digits at `path[at]`, or -1 when they are not two hex digits. */
-function decodeByte(path: string, at: number): number {
-  const high = hexValue(path.charCodeAt(at));
-  const low = hexValue(path.charCodeAt(at + 1));
-  return high < 0 || low < 0 ? -1 : (high << 4) | low;
-}
-
-function hexValue(code: number): number {
-  if (code >= 0x30 && code <= 0x39) return code - 0x30;
-  const lower = code | 0x20;
-  if (lower >= 0x61 && lower <= 0x66) return lower - 0x61 + 10;
-  return -1;
 }

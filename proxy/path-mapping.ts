@@ -10,7 +10,7 @@ const HASH = 0x23;
 
 /**
  * `base` followed by `rest`, where `rest` is empty or starts with `/`, `?` or `#` (the remainder of
- * a request-target after its prefix, kept byte for byte). An empty path becomes `base`, or `/`
+ * a request-target after its prefix, as routing-key.ts `remainderAfter` gives it, then the query). An empty path becomes `base`, or `/`
  * when `base` is the root too: `('', '')` → `/`, `('/b', '?q')` → `/b?q`, `('', '?q')` → `/?q`.
  */
 export function joinPath(base: string, rest: string): string {

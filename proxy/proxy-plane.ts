@@ -17,7 +17,8 @@ import { readInboundHeaders, type InboundHeaders } from './inbound-headers.js';
 import { sendNotAuthenticated } from './login-required.js';
 import { joinPath } from './path-mapping.js';
 import { RequestHeaderBuilder } from './request-headers.js';
-import { RouteTable } from './route-table.js';
+import { RouteTable, type Route } from './route-table.js';
+import { remainderAfter, routingKey } from './routing-key.js';
 import { SessionCheck } from './session-check.js';
 
 /** `Upgrade: websocket` (RFC 6455 §4.1: the token is case-insensitive). */
@@ -88,17 +89,18 @@ class GatewayProxyPlane implements ProxyPlane {
 
   /** DESIGN §3, in order; a failing step throws the {@link GatewayError} the client gets. */
   async #pipeline(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // §3.1 one canonical path for routing and forwarding
+    // §3.1 a request-target we can route and forward safely; §3.2 gateway-owned paths, then the
+    // route, both decided on the path's routing key (DESIGN §5)
     const target = req.url ?? '';
     const pathEnd = pathLength(target);
     if (!isCanonicalPath(target, pathEnd)) throw new GatewayError('BAD_REQUEST');
     const path = pathEnd === target.length ? target : target.slice(0, pathEnd);
-    // §3.2 gateway-owned paths, then the route
-    if (this.#isGatewayOwned(path)) {
+    const key = routingKey(path);
+    if (this.#isGatewayOwned(key)) {
       sendContinueIfExpected(req, res);
       return this.#deps.adminPlane(req, res);
     }
-    const route = this.#routes.lookup(path);
+    const route = this.#routes.lookup(key);
     const clientIp = this.#deps.clientIp(req);
     if (route === undefined) return this.#notFound(clientIp);
     // §3.9 from here on, every outcome is access-logged
@@ -115,7 +117,7 @@ class GatewayProxyPlane implements ProxyPlane {
     if (res.destroyed) return; // the client left while we were deciding
     // §3.6–3.8 forward, map the response, map failures
     const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user);
-    const upstreamPath = joinPath(route.basePath, target.slice(route.prefix.length));
+    const upstreamPath = joinPath(route.basePath, restAfterPrefix(target, path, key, route));
     sendContinueIfExpected(req, res);
     this.#forwarder.forward(req, res, route, upstreamPath, headers, forwardMode(req, inbound));
   }
@@ -127,9 +129,12 @@ class GatewayProxyPlane implements ProxyPlane {
     throw new GatewayError('SERVICE_NOT_FOUND');
   }
 
-  /** `/auth`, `/api`, `/dashboard` and below, and `/` itself while no service is registered there. */
-  #isGatewayOwned(path: string): boolean {
-    return isGatewayPath(path) || (path === '/' && !this.#routes.hasRoot);
+  /**
+   * `/auth`, `/api`, `/dashboard` and below, and `/` itself while no service is registered there,
+   * judged on the routing key, so that no spelling of them reaches a service at `/`.
+   */
+  #isGatewayOwned(key: string): boolean {
+    return isGatewayPath(key) || (key === '/' && !this.#routes.hasRoot);
   }
 
   #replaceRoutes(services: readonly Service[]): void {
@@ -160,6 +165,16 @@ class GatewayProxyPlane implements ProxyPlane {
  */
 function refuseOverLimit(decision: RateLimitDecision): void {
   if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
+}
+
+/**
+ * What follows the matched prefix in `target`, as forwarded (DESIGN §3.6): what is forwarded is
+ * what was matched, so it is the raw rest after the prefix's raw spelling (routing-key.ts
+ * `remainderAfter`), then the query. On the fast path the key is the path itself, and a slice does.
+ */
+function restAfterPrefix(target: string, path: string, key: string, route: Route): string {
+  if (key === path) return target.slice(route.key.length);
+  return remainderAfter(path, route.depth) + target.slice(path.length);
 }
 
 /** Marks a request that came through 'checkContinue' and has not had its `100 Continue` yet. */

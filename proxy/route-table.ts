@@ -1,4 +1,5 @@
 import type { Service } from '../shared/types.js';
+import { routingKey } from './routing-key.js';
 
 /**
  * A registered service, prepared once per registry snapshot so the request path does no parsing:
@@ -6,8 +7,12 @@ import type { Service } from '../shared/types.js';
  */
 export interface Route {
   readonly service: Service;
-  /** The service path as a prefix: `''` for `/`, otherwise `/seg(/seg)*` (no trailing slash). */
+  /** The service path as a prefix: `''` for `/`, otherwise `/seg(/seg)*` (no trailing slash), as registered. */
   readonly prefix: string;
+  /** {@link prefix} as a routing key (routing-key.ts): for a valid service path, its lowercase form. */
+  readonly key: string;
+  /** How many segments the prefix has: 0 for the root, 2 for `/a/b`. */
+  readonly depth: number;
   /** The target's origin (`http://host:port`), as WHATWG URL serialises it; the pool key. */
   readonly origin: string;
   /** The target's base path without a trailing slash: `''` when the target has none. */
@@ -21,34 +26,40 @@ const SLASH = 0x2f;
 
 /**
  * Longest-prefix match on whole path segments (DESIGN §3.2): `/app` matches `/app`, `/app/`,
- * `/app/x`, never `/apple`; a service at `/` matches whatever nothing else does. Matching is
- * case-sensitive and works on the raw path, so `%2F` is not a separator.
+ * `/app/x`, never `/apple`; a service at `/` matches whatever nothing else does. Matching compares
+ * routing keys (routing-key.ts, DESIGN §5): lowercased prefixes against the request path's key, so
+ * `/APP/x`, `/%61pp/x` and `/app%2Fx` all match `/app`.
  *
- * Prefixes live in a Map; a lookup probes the path's own prefixes from the longest down
+ * Prefixes live in a Map; a lookup probes the key's own prefixes from the longest down
  * (`/a/b/c`, `/a/b`, `/a`), never deeper than the deepest registered prefix, so its cost grows with
  * the path's segment count and not with the number of services.
  */
 export class RouteTable {
   static readonly EMPTY = new RouteTable([]);
 
-  readonly #byPrefix = new Map<string, Route>();
+  readonly #byKey = new Map<string, Route>();
   readonly #root: Route | undefined;
   /** Segment count of the deepest registered prefix (`/a/b` has 2). */
   readonly #maxDepth: number;
 
-  /** Builds the table from a registry snapshot (enabled and disabled services alike). */
+  /**
+   * Builds the table from a registry snapshot (enabled and disabled services alike). The registry
+   * refuses paths that differ only in case, but a legacy database may hold some: of two services
+   * with one key, the table keeps {@link moreProtective} of them.
+   */
   constructor(services: readonly Service[], onInvalid: InvalidTargetListener = () => {}) {
     let root: Route | undefined;
     let maxDepth = 0;
     for (const service of services) {
       const route = toRoute(service, onInvalid);
       if (!route) continue;
-      if (route.prefix === '') {
+      if (route.key === '') {
         root = route;
         continue;
       }
-      this.#byPrefix.set(route.prefix, route);
-      maxDepth = Math.max(maxDepth, segmentCount(route.prefix));
+      const other = this.#byKey.get(route.key);
+      this.#byKey.set(route.key, other ? moreProtective(route, other) : route);
+      maxDepth = Math.max(maxDepth, route.depth);
     }
     this.#root = root;
     this.#maxDepth = maxDepth;
@@ -62,33 +73,47 @@ export class RouteTable {
   /** Every origin a route points at: the upstream pools worth keeping. */
   origins(): Set<string> {
     const origins = new Set<string>();
-    for (const route of this.#byPrefix.values()) origins.add(route.origin);
+    for (const route of this.#byKey.values()) origins.add(route.origin);
     if (this.#root) origins.add(this.#root.origin);
     return origins;
   }
 
-  /** The route for a raw request path (no query, starts with `/`), or undefined. */
-  lookup(path: string): Route | undefined {
-    let end = probeStart(path, this.#maxDepth);
+  /** The route for a request path's routing key (`routingKey(path)`), or undefined. */
+  lookup(key: string): Route | undefined {
+    let end = probeStart(key, this.#maxDepth);
     while (end > 0) {
-      const route = this.#byPrefix.get(end === path.length ? path : path.slice(0, end));
+      const route = this.#byKey.get(end === key.length ? key : key.slice(0, end));
       if (route) return route;
-      end = path.lastIndexOf('/', end - 1);
+      end = key.lastIndexOf('/', end - 1);
     }
     return this.#root;
   }
 }
 
 /**
- * Where probing starts: the whole path, or, when it is deeper than any registered prefix, the
+ * Of two routes with one key, the one that requires sign-in; between equals, the one whose path
+ * sorts first (then id), so the choice does not depend on the snapshot's order.
+ */
+function moreProtective(a: Route, b: Route): Route {
+  if (a.service.requireAuth !== b.service.requireAuth) return a.service.requireAuth ? a : b;
+  const order = compare(a.service.path, b.service.path) || compare(a.service.id, b.service.id);
+  return order <= 0 ? a : b;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Where probing starts: the whole key, or, when it is deeper than any registered prefix, the
  * `/` that ends its first `maxDepth` segments.
  */
-function probeStart(path: string, maxDepth: number): number {
+function probeStart(key: string, maxDepth: number): number {
   let slashes = 0;
-  for (let i = 0; i < path.length; i++) {
-    if (path.charCodeAt(i) === SLASH && ++slashes > maxDepth) return i;
+  for (let i = 0; i < key.length; i++) {
+    if (key.charCodeAt(i) === SLASH && ++slashes > maxDepth) return i;
   }
-  return path.length;
+  return key.length;
 }
 
 function segmentCount(prefix: string): number {
@@ -105,9 +130,13 @@ function toRoute(service: Service, onInvalid: InvalidTargetListener): Route | un
     onInvalid(service, error);
     return undefined;
   }
+  const prefix = withoutTrailingSlash(service.path);
+  const key = prefix === '' ? '' : routingKey(prefix);
   return {
     service,
-    prefix: withoutTrailingSlash(service.path),
+    prefix,
+    key,
+    depth: segmentCount(key),
     origin: target.origin,
     basePath: withoutTrailingSlash(target.pathname),
   };

@@ -5,10 +5,15 @@
  */
 export const GATEWAY_PREFIXES: readonly string[] = ['/auth', '/api', '/dashboard'];
 
-/** True when `path` (a raw request path without query) is `/p` or under `/p/` for a gateway prefix. */
-export function isGatewayPath(path: string): boolean {
+/**
+ * True when `key` is `/p` or under `/p/` for a gateway prefix. `key` is a routing key
+ * (proxy/routing-key.ts: decoded, lowercased, separators collapsed), never a raw path, so that no
+ * spelling of a gateway path (`/API/services`, `/%61uth/x`, `//dashboard`) reaches a service
+ * registered at `/`. A registered service path's key is its lowercase form.
+ */
+export function isGatewayPath(key: string): boolean {
   for (const prefix of GATEWAY_PREFIXES) {
-    if (path.startsWith(prefix) && (path.length === prefix.length || path.charCodeAt(prefix.length) === 47)) {
+    if (key.startsWith(prefix) && (key.length === prefix.length || key.charCodeAt(prefix.length) === 47)) {
       return true;
     }
   }

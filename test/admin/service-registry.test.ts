@@ -114,10 +114,11 @@ describe('ServiceRegistry.create', () => {
     assert.equal(snapshots.length, 1);
   });
 
-  it('treats paths case-sensitively', async () => {
-    await registry.create(orders, actor);
-    await registry.create({ ...orders, path: '/Orders' }, actor);
-    assert.equal(registry.counts().total, 2);
+  it('rejects a path that differs only in case with 409, since routing ignores case', async () => {
+    const first = await registry.create(orders, actor);
+    await rejectsWith(registry.create({ ...orders, path: '/ORDERS' }, actor), 'PATH_IN_USE', 'Path already in use');
+    assert.deepEqual(registry.list(), [first]);
+    assert.equal(auditCount(), 1);
   });
 
   it('stores nothing for an invalid body', async () => {
@@ -215,6 +216,13 @@ describe('ServiceRegistry.update', () => {
     assert.deepEqual(registry.get(a.id), a);
     assert.equal(auditCount(), 2);
     assert.equal(snapshots.length, 2);
+  });
+
+  it('rejects moving to a taken path in another case, but lets a service change the case of its own', async () => {
+    const a = await registry.create(orders, actor);
+    await registry.create({ ...orders, path: '/billing' }, actor);
+    await rejectsWith(registry.update(a.id, { path: '/Billing' }, actor), 'PATH_IN_USE');
+    assert.equal((await registry.update(a.id, { path: '/Orders' }, actor)).path, '/Orders');
   });
 
   it('throws 404 for an unknown id, and 400 for an invalid body, changing nothing', async () => {

@@ -112,7 +112,7 @@ describe('parseServiceCreate: body shape and required fields', () => {
 });
 
 describe('parseServiceCreate: path (DESIGN §5)', () => {
-  const accepted = ['/', '/orders', '/a/b/c', '/A-Z_a-z.0-9~', '/v1.2', '/a..b', '/.well-known', '/API', '/Auth', '/authx', '/apis', '/dashboards', '/x/auth', '/' + 'a'.repeat(199)];
+  const accepted = ['/', '/orders', '/a/b/c', '/A-Z_a-z.0-9~', '/v1.2', '/a..b', '/.well-known', '/authx', '/apis', '/dashboards', '/x/auth', '/' + 'a'.repeat(199)];
   for (const path of accepted) {
     it(`accepts ${path.length > 40 ? `a ${path.length}-character path` : path}`, () => {
       assert.equal(parseServiceCreate({ ...valid, path }).path, path);
@@ -143,6 +143,10 @@ describe('parseServiceCreate: path (DESIGN §5)', () => {
     ['/api/services', 'must not be or sit under a gateway path (/auth, /api, /dashboard)'],
     ['/dashboard', 'must not be or sit under a gateway path (/auth, /api, /dashboard)'],
     ['/dashboard/stats', 'must not be or sit under a gateway path (/auth, /api, /dashboard)'],
+    // routing compares paths case-insensitively, so these are gateway paths too
+    ['/API', 'must not be or sit under a gateway path (/auth, /api, /dashboard)'],
+    ['/Auth/x', 'must not be or sit under a gateway path (/auth, /api, /dashboard)'],
+    ['/DashBoard', 'must not be or sit under a gateway path (/auth, /api, /dashboard)'],
     ['/' + 'a'.repeat(200), 'must be at most 200 characters'],
     [5, 'must be a string'],
     [true, 'must be a string'],

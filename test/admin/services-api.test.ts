@@ -161,6 +161,14 @@ describe('POST /api/services', () => {
     assert.deepEqual(list.filter((s: { path: string }) => s.path === first.path), [first]);
   });
 
+  it('409 Path already in use for a path that differs only in case', async () => {
+    const first = await createService();
+    const response = await call('POST', '/api/services', { as: admin, json: newServiceBody({ path: first.path.toUpperCase() }) });
+    assertError(response, 409, 'Path already in use');
+    const list = (await call('GET', '/api/services', { as: admin })).json;
+    assert.deepEqual(list.filter((s: { path: string }) => s.path.toLowerCase() === first.path), [first]);
+  });
+
   it('401 Not authenticated without a session', async () => {
     assertError(await call('POST', '/api/services', { json: newServiceBody(), csrf: 'anything' }), 401, 'Not authenticated');
   });
@@ -253,10 +261,11 @@ describe('PUT /api/services/:id', () => {
     assert.deepEqual((await call('GET', `/api/services/${service.id}`, { as: admin })).json, service);
   });
 
-  it('409 when moving to a path in use', async () => {
+  it('409 when moving to a path in use, in any case', async () => {
     const a = await createService();
     const b = await createService();
     assertError(await call('PUT', `/api/services/${b.id}`, { as: admin, json: { path: a.path } }), 409, 'Path already in use');
+    assertError(await call('PUT', `/api/services/${b.id}`, { as: admin, json: { path: a.path.toUpperCase() } }), 409, 'Path already in use');
   });
 
   it('404 for an unknown service', async () => {

@@ -99,8 +99,8 @@ describe('isCanonicalPath', () => {
     }
   });
 
-  it('refuses NUL, malformed escapes and non-origin-form', () => {
-    for (const target of ['/a%00', '/a\0', '/a%', '/a%g0', '/a%0', '', 'a/b', '*', 'http://x/']) {
+  it('refuses NUL, malformed escapes and non-origin-form (a raw # included)', () => {
+    for (const target of ['/a%00', '/a\0', '/a%', '/a%g0', '/a%0', '', 'a/b', '*', 'http://x/', '/a#b', '/a?q#f']) {
       assert.equal(check(target), false, JSON.stringify(target));
     }
   });

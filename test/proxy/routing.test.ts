@@ -51,14 +51,16 @@ describe('routing: longest whole-segment prefix', () => {
     assert.equal(await forwardedPath('/api-docs/v1'), '/docs/v1');
   });
 
-  it('is case-sensitive', async () => {
-    assert.equal((await gateway.fetch('/APP/x')).status, 404);
+  it('ignores case when matching, and forwards the remainder as sent', async () => {
+    assert.equal(await forwardedPath('/APP/X'), '/app-target/X');
+    assert.equal(await forwardedPath('/App/Admin/Users'), '/admin-target/Users');
+    assert.equal((await gateway.fetch('/APPLE')).status, 404);
   });
 
-  it('does not treat an encoded slash as a separator, and forwards it untouched', async () => {
-    assert.equal((await gateway.fetch('/app%2Fadmin')).status, 404);
+  it('counts an encoded slash as a separator for matching, and forwards one inside the remainder untouched', async () => {
+    assert.equal(await forwardedPath('/app%2Fadmin'), '/admin-target');
+    assert.equal(await forwardedPath('/app/admin%2Fx'), '/admin-target/x');
     assert.equal(await forwardedPath('/app/a%2Fb/c%2fd'), '/app-target/a%2Fb/c%2fd');
-    assert.equal(await forwardedPath('/app/admin%2Fx'), '/app-target/admin%2Fx');
   });
 
   it('forwards the remainder byte for byte', async () => {
