@@ -312,6 +312,11 @@ export async function rawRequest(port: number, text: string): Promise<RawRespons
   };
 }
 
+/** `count` raw header lines with distinct names (`X-Pad-0: 0`, …), so no stack folds them into fewer fields. */
+export function headerPadding(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `X-Pad-${i}: ${i}`);
+}
+
 export interface RawResponse {
   /** `HTTP/1.1 200 OK` */
   statusLine: string;
