@@ -5,6 +5,7 @@ import { createLogger } from '../shared/logger.js';
 import { GatewayMetrics } from '../shared/metrics.js';
 import { openBackends } from '../shared/open-backends.js';
 import { readProcessConfig } from '../shared/process-config.js';
+import { HANDED_OFF_HEADER_FIELDS } from '../shared/request-head.js';
 import { createAdminPlane } from './admin-plane.js';
 import { openDatabase } from './database.js';
 
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
     checks: backends.readiness,
     metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
   });
-  const server = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res));
+  const server = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res), HANDED_OFF_HEADER_FIELDS);
   const port = await listen(server, config.adminPort, config.adminHost);
   logger.info({ adminPort: port }, 'gatehouse admin listening');
 

@@ -21,10 +21,16 @@ export interface AdminHandoff {
  * forwarding them to the admin process at `ADMIN_INTERNAL_URL`, like an upstream but with the
  * gateway's own cookies kept in both directions (the admin plane sets and reads them). The client
  * address travels in `X-Forwarded-For` (the admin process believes it from loopback and
- * TRUST_PROXY peers). Admin process unreachable → 503 `Service unavailable`; proxied traffic is
- * unaffected.
+ * TRUST_PROXY peers), and `X-Forwarded-Host` is `publicUrl`'s host. Admin process unreachable →
+ * 503 `Service unavailable`; proxied traffic is unaffected.
  */
-export function createAdminHandoff(adminUrl: URL, clientIp: (req: IncomingMessage) => string, logger: Logger): AdminHandoff {
+export function createAdminHandoff(
+  adminUrl: URL,
+  publicUrl: URL,
+  clientIp: (req: IncomingMessage) => string,
+  logger: Logger,
+): AdminHandoff {
+  const publicHost = publicUrl.host;
   const pool = new Pool(adminUrl.origin, { connections: 32, headersTimeout: 30_000, connect: { timeout: 5_000 } });
 
   async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -34,7 +40,7 @@ export function createAdminHandoff(adminUrl: URL, clientIp: (req: IncomingMessag
     const response = await pool.request({
       path: req.url ?? '/',
       method: req.method as 'GET',
-      headers: requestHeaders(req, clientIp(req)),
+      headers: requestHeaders(req, clientIp(req), publicHost),
       body: hasBody ? req : null,
       signal: abort.signal,
     });
@@ -58,15 +64,20 @@ export function createAdminHandoff(adminUrl: URL, clientIp: (req: IncomingMessag
 }
 
 /**
- * The client's headers minus hop-by-hop and forwarding ones, plus X-Forwarded-For/Proto/Host and
- * the mark that the request came to the public origin (see admin/served-origin.ts).
+ * X-Forwarded-For/Proto/Host first (as for upstreams, see request-headers.ts), then the client's
+ * headers minus hop-by-hop and forwarding ones, and the mark that the request came to the public
+ * origin (see admin/served-origin.ts). `publicHost` (PUBLIC_URL's), never the client's `Host`: the
+ * admin plane may build links from it.
  */
-function requestHeaders(req: IncomingMessage, ip: string): Record<string, string | string[]> {
-  const headers = withoutHopByHop(req.headers);
-  for (const name of Object.keys(headers)) if (FORWARDING.has(comparableName(name))) delete headers[name];
-  headers['x-forwarded-for'] = ip;
-  headers['x-forwarded-proto'] = 'encrypted' in req.socket ? 'https' : 'http';
-  if (req.headers.host) headers['x-forwarded-host'] = req.headers.host;
+function requestHeaders(req: IncomingMessage, ip: string, publicHost: string): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {
+    'x-forwarded-for': ip,
+    'x-forwarded-proto': 'encrypted' in req.socket ? 'https' : 'http',
+    'x-forwarded-host': publicHost,
+  };
+  for (const [name, value] of Object.entries(withoutHopByHop(req.headers))) {
+    if (!FORWARDING.has(comparableName(name))) headers[name] = value;
+  }
   headers[PUBLIC_HANDOFF_HEADER] = '1'; // the public origin's request, whatever the client sent
   return headers;
 }

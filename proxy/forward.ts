@@ -14,6 +14,13 @@ const CONNECTIONS_PER_ORIGIN = 128;
 /** Longest wait for a TCP/TLS connect (undici's default), shortened to UPSTREAM_TIMEOUT when that is less. */
 const MAX_CONNECT_TIMEOUT_MS = 10_000;
 
+/**
+ * A reason phrase relayed as the target sent it: HTAB, SP and visible ASCII. RFC 9112 §4 also
+ * allows obs-text, but undici hands it over decoded as UTF-8, which Node either refuses to write
+ * (a character above U+00FF: the client would never get an answer) or writes as other bytes.
+ */
+const RELAYABLE_REASON = /^[\t\x20-\x7e]+$/;
+
 /** What follows a forwarded request's head: nothing, the client's body, or a WebSocket upgrade. */
 export type ForwardMode = 'no-body' | 'body' | 'websocket';
 
@@ -99,6 +106,11 @@ export class UpstreamForwarder {
     }
     return pool;
   }
+}
+
+/** True when the target's reason phrase differs from Node's standard one and can be relayed as it is. */
+function hasOwnReason(statusCode: number, statusMessage: string | undefined): statusMessage is string {
+  return statusMessage !== undefined && statusMessage !== STATUS_CODES[statusCode] && RELAYABLE_REASON.test(statusMessage);
 }
 
 /** Where a response finds its exchange from inside an event listener, without a closure per request. */
@@ -193,8 +205,10 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
       return;
     }
     const mapped = mapResponseHeaders(headers, this.#route);
-    // A reason phrase of its own is relayed; the standard one Node writes anyway.
-    if (statusMessage && statusMessage !== STATUS_CODES[statusCode]) this.#res.writeHead(statusCode, statusMessage, mapped);
+    // A reason phrase of its own is relayed when it can be; otherwise Node writes the standard one.
+    // A status Node cannot write (outside 100–999) throws, and undici then reports the error to
+    // onResponseError: 502.
+    if (hasOwnReason(statusCode, statusMessage)) this.#res.writeHead(statusCode, statusMessage, mapped);
     else this.#res.writeHead(statusCode, mapped);
   }
 

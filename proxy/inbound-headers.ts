@@ -9,7 +9,6 @@ export interface InboundHeaders {
   /** Every `Cookie` field joined with `; ` (RFC 6265 §5.4). */
   cookie: string | undefined;
   accept: string | undefined;
-  host: string | undefined;
   /** Every `X-Forwarded-For` field joined with `, `; believed only from a trusted peer. */
   forwardedFor: string | undefined;
   /** The first `X-Forwarded-Proto` field; believed only from a trusted peer. */
@@ -28,7 +27,6 @@ export function readInboundHeaders(raw: readonly string[]): InboundHeaders {
     names: new Array<string>(raw.length >> 1),
     cookie: undefined,
     accept: undefined,
-    host: undefined,
     forwardedFor: undefined,
     forwardedProto: undefined,
     connection: undefined,
@@ -50,9 +48,6 @@ function remember(inbound: InboundHeaders, name: string, value: string): void {
       break;
     case 'accept':
       inbound.accept ??= value;
-      break;
-    case 'host':
-      inbound.host ??= value;
       break;
     case 'x-forwarded-for':
       inbound.forwardedFor = inbound.forwardedFor === undefined ? value : `${inbound.forwardedFor}, ${value}`;

@@ -67,7 +67,7 @@ class GatewayProxyPlane implements ProxyPlane {
   constructor(deps: ProxyPlaneDeps) {
     this.#deps = deps;
     this.#forwarder = new UpstreamForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger });
-    this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy);
+    this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl);
     this.#sessions = new SessionCheck(deps.sessions, deps.config.publicUrl, deps.logger);
     this.#unsubscribe = deps.bus.onRegistry((services) => this.#replaceRoutes(services));
   }

@@ -41,16 +41,23 @@ const REMOVED: ReadonlySet<string> = new Set([
 const FORWARDED_PREFIX = 'x-forwarded-';
 
 /**
- * Builds the header list sent upstream (DESIGN §3.6): the client's fields minus the removed ones
- * (hop-by-hop per RFC 9110 §7.6.1, those named in `Connection`, `Host`, `Expect`, `X-CSRF-Token`,
- * every client-sent identity or forwarding field) and minus the gateway's cookies, then the
- * proxy's own `X-Forwarded-For/Proto/Host/Prefix` and, with a session, `X-Forwarded-User/Email`.
+ * Builds the header list sent upstream (DESIGN §3.6): the proxy's own
+ * `X-Forwarded-For/Proto/Host/Prefix` and, with a session, `X-Forwarded-User/Email`, then the
+ * client's fields minus the removed ones (hop-by-hop per RFC 9110 §7.6.1, those named in
+ * `Connection`, `Host`, `Expect`, `X-CSRF-Token`, every client-sent identity or forwarding field)
+ * and minus the gateway's cookies. The proxy's fields come first because an upstream that keeps
+ * only its first N fields (Node's `maxHeadersCount`) must lose a client's padding, never them.
  */
 export class RequestHeaderBuilder {
   readonly #trustsPeer: (address: string) => boolean;
+  readonly #publicHost: string;
 
-  /** `trustProxy`: TRUST_PROXY's entries; only such peers may extend X-Forwarded-For/Proto. */
-  constructor(trustProxy: readonly string[]) {
+  /**
+   * `trustProxy`: TRUST_PROXY's entries; only such peers may extend X-Forwarded-For/Proto.
+   * `publicUrl`: PUBLIC_URL, whose host is every request's `X-Forwarded-Host`.
+   */
+  constructor(trustProxy: readonly string[], publicUrl: URL) {
+    this.#publicHost = publicUrl.host;
     if (trustProxy.length === 0) {
       this.#trustsPeer = () => false;
     } else {
@@ -70,31 +77,37 @@ export class RequestHeaderBuilder {
     clientIp: string,
     user: SessionUser | undefined,
   ): string[] {
-    const out = copyAllowed(req.rawHeaders, inbound);
     const peer = req.socket.remoteAddress ?? '';
     const trusted = peer !== '' && this.#trustsPeer(peer);
-    out.push('x-forwarded-for', forwardedFor(inbound, trusted, peer, clientIp));
-    out.push('x-forwarded-proto', forwardedProto(req, inbound, trusted));
-    if (inbound.host !== undefined) out.push('x-forwarded-host', inbound.host);
+    const out = [
+      'x-forwarded-for',
+      forwardedFor(inbound, trusted, peer, clientIp),
+      'x-forwarded-proto',
+      forwardedProto(req, inbound, trusted),
+      // PUBLIC_URL's, never the client's Host: upstreams build absolute links (password-reset
+      // mails) from it, so a client must not choose it.
+      'x-forwarded-host',
+      this.#publicHost,
+    ];
     if (route.prefix !== '') out.push('x-forwarded-prefix', route.prefix);
     if (user) {
       out.push('x-forwarded-user', fieldValue(user.sub));
       if (user.email) out.push('x-forwarded-email', fieldValue(user.email));
     }
+    copyAllowed(req.rawHeaders, inbound, out);
     return out;
   }
 }
 
-function copyAllowed(raw: readonly string[], inbound: InboundHeaders): string[] {
+/** Appends to `out` the client's fields that may be forwarded, the gateway's cookies removed. */
+function copyAllowed(raw: readonly string[], inbound: InboundHeaders, out: string[]): void {
   const options = connectionOptions(inbound.connection);
-  const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = inbound.names[i >> 1]!;
     if (isRemoved(name, options)) continue;
     const value = name === 'cookie' ? withoutGatewayCookies(raw[i + 1]!) : raw[i + 1]!;
     if (value !== '') out.push(raw[i]!, value);
   }
-  return out;
 }
 
 /** True for a lowercased field name the proxy never forwards; `options`: those `Connection` names. */

@@ -6,6 +6,8 @@ import type { Route } from './route-table.js';
 
 /** A `Path` attribute inside a Set-Cookie value (RFC 6265 §5.2.4), compiled once. */
 const PATH_ATTRIBUTE = /;\s*path\s*=/i;
+/** What a browser reads as the slashes opening a path or a scheme-relative reference. */
+const LEADING_SLASHES = /^[/\\\t]+/;
 
 /**
  * Maps a target's response header fields to the client's (DESIGN §3.7), as a flat
@@ -37,6 +39,8 @@ export function mapResponseHeaders(headers: IncomingHttpHeaders, route: Route): 
  * or an absolute path, that lies under the target's base path becomes the same remainder under
  * the public prefix: `http://target/base/x?q` → `/prefix/x?q`, `/base` → `/prefix`. Anything else
  * (relative references, other origins, `//host`, paths outside the base) is returned unchanged.
+ * A mapped result never starts with two slashes: `http://target//evil.example/x` is a path on the
+ * target, but `//evil.example/x` would send the browser to another site (see {@link oneLeadingSlash}).
  */
 export function mapLocation(location: string, route: Route): string {
   let path: string;
@@ -51,7 +55,18 @@ export function mapLocation(location: string, route: Route): string {
     return location;
   }
   const rest = remainderUnder(path, route.basePath);
-  return rest === undefined ? location : joinPath(route.prefix, rest);
+  return rest === undefined ? location : oneLeadingSlash(joinPath(route.prefix, rest));
+}
+
+/**
+ * `path` with its leading run of `/`, `\` and tabs made one `/`. A browser reads `\` as `/` in an
+ * http(s) URL and drops tabs (WHATWG URL parsing), so `/\host`, `/\t/host` and `//host` all name
+ * another host (a scheme-relative reference, RFC 3986 §4.2), which a mapped `Location` must not.
+ */
+function oneLeadingSlash(path: string): string {
+  const second = path.charCodeAt(1);
+  if (second !== 0x2f && second !== 0x5c && second !== 0x09) return path;
+  return path.replace(LEADING_SLASHES, '/');
 }
 
 /** Each Set-Cookie value mapped by {@link mapSetCookie}; gateway cookies left out. */

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { GatewayError } from '../shared/errors.js';
 import { sendError } from '../shared/http-response.js';
+import { requestHeadError } from '../shared/request-head.js';
 import type { ProxyPlane } from './proxy-plane.js';
 
 /** The public port's handling of requests that ask to switch protocols (RFC 9110 §7.8). */
@@ -23,9 +24,10 @@ export interface UpgradeHandler {
  * access log) and only the last step differs: a 101 from the target joins the two sockets.
  *
  * Node hands over the bare socket, so it is wrapped in a ServerResponse (one request, then the
- * socket closes unless it was upgraded). A non-WebSocket upgrade (`h2c`) is served as a plain
- * request without switching; one that carries a body gets 400, because Node has already detached
- * the parser that would have read it.
+ * socket closes unless it was upgraded). The request-head checks of every listener apply
+ * (request-head.ts: 431, or 400 for two `Host` fields). A non-WebSocket upgrade (`h2c`) is served
+ * as a plain request without switching; one that carries a body gets 400, because Node has
+ * already detached the parser that would have read it.
  */
 export function createUpgradeHandler(plane: ProxyPlane): UpgradeHandler {
   const open = new Set<Duplex>();
@@ -39,8 +41,9 @@ export function createUpgradeHandler(plane: ProxyPlane): UpgradeHandler {
       res.shouldKeepAlive = false;
       res.assignSocket(socket as Socket);
       res.on('finish', onFinish);
-      if (hasBody(req)) sendError(res, new GatewayError('BAD_REQUEST'));
-      else plane.handle(req, res);
+      const refused = requestHeadError(req) ?? (hasBody(req) ? new GatewayError('BAD_REQUEST') : undefined);
+      if (refused === undefined) plane.handle(req, res);
+      else sendError(res, refused);
     },
     closeAll() {
       for (const socket of open) socket.destroy();

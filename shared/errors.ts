@@ -19,6 +19,7 @@ export const ERRORS = {
   BODY_TOO_LARGE: { status: 413, message: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json' },
   RATE_LIMITED: { status: 429, message: 'Too many requests, please try again later' },
+  HEADER_FIELDS_TOO_LARGE: { status: 431, message: 'Request header fields too large' },
   INTERNAL: { status: 500, message: 'Internal server error' },
   BAD_GATEWAY: { status: 502, message: 'Bad gateway' },
   SERVICE_DISABLED: { status: 503, message: 'Service is disabled' },

@@ -1,5 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { checkingRequestHead, MAX_HEADER_FIELDS } from './request-head.js';
 
 /** How long a stopping server lets in-flight requests finish, in ms (issue 3: up to 10 s). */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -7,10 +8,16 @@ export const DRAIN_TIMEOUT_MS = 10_000;
 /**
  * An HTTP server with gateway settings: keep-alive longer than common load balancers' idle timeout
  * (60 s) so they never reuse a socket we are closing; no overall request timeout, since proxied
- * bodies may stream for long (slow senders are still cut off by `headersTimeout`).
+ * bodies may stream for long (slow senders are still cut off by `headersTimeout`). Every request
+ * passes the request-head checks (request-head.ts) before `listener`: more than `maxHeaderFields`
+ * fields → 431, two `Host` fields → 400. `maxHeadersCount` is one above the limit, so Node keeps
+ * enough fields to see a request go over it, and no more.
  */
-export function createGatewayServer(listener: RequestListener): Server {
-  return createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 0 }, listener);
+export function createGatewayServer(listener: RequestListener, maxHeaderFields = MAX_HEADER_FIELDS): Server {
+  const options = { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 0 };
+  const server = createServer(options, checkingRequestHead(listener, maxHeaderFields));
+  server.maxHeadersCount = maxHeaderFields + 1;
+  return server;
 }
 
 /**

@@ -46,6 +46,28 @@ export async function startUpstream(handler: RequestListener): Promise<Upstream>
   };
 }
 
+/** A TCP server standing in for an upstream that does not speak proper HTTP. */
+export interface RawUpstream {
+  /** `http://127.0.0.1:<port>` */
+  origin: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a {@link RawUpstream} that answers every connection's first bytes with `reply` as it is
+ * (UTF-8) and closes it: for replies node:http would never write.
+ */
+export async function rawUpstream(reply: string): Promise<RawUpstream> {
+  const server = net.createServer((socket) => {
+    socket.once('data', () => socket.end(reply));
+    socket.on('error', () => {});
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
 /** An upstream that answers every request with {@link echo} and counts them. */
 export interface EchoUpstream extends Upstream {
   /** Requests received so far. */
@@ -288,6 +310,11 @@ export async function rawRequest(port: number, text: string): Promise<RawRespons
     headers: lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
     body,
   };
+}
+
+/** `count` raw header lines with distinct names (`X-Pad-0: 0`, …), so no stack folds them into fewer fields. */
+export function headerPadding(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `X-Pad-${i}: ${i}`);
 }
 
 export interface RawResponse {

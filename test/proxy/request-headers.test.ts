@@ -75,7 +75,7 @@ describe('request headers sent upstream', () => {
     assert.deepEqual(folded(received, 'x-forwarded-user'), []);
     assert.deepEqual(folded(received, 'x-forwarded-email'), []);
     assert.deepEqual(folded(received, 'x-forwarded-for'), ['127.0.0.1']);
-    assert.deepEqual(folded(received, 'x-forwarded-host'), ['public.example:8080']);
+    assert.deepEqual(folded(received, 'x-forwarded-host'), [gateway.config.publicUrl.host]);
     assert.deepEqual(folded(received, 'x-forwarded-proto'), ['http']);
     assert.deepEqual(folded(received, 'x-forwarded-prefix'), ['/app']);
     for (const name of ['x-forwarded-port', 'x-forwarded-groups', 'x-forwarded-access-token', 'forwarded', 'x-real-ip', 'x-original-url', 'x-rewrite-url']) {
@@ -169,7 +169,7 @@ describe('request headers sent upstream', () => {
     const received = response.json<Echo>();
     assert.deepEqual(headerValues(received, 'x-forwarded-for'), ['127.0.0.1']);
     assert.deepEqual(headerValues(received, 'x-forwarded-proto'), ['http']);
-    assert.deepEqual(headerValues(received, 'x-forwarded-host'), [`127.0.0.1:${gateway.port}`]);
+    assert.deepEqual(headerValues(received, 'x-forwarded-host'), [gateway.config.publicUrl.host]);
     assert.deepEqual(headerValues(received, 'x-forwarded-prefix'), ['/app']);
     const root = (await gateway.fetch('/elsewhere')).json<Echo>();
     assert.deepEqual(headerValues(root, 'x-forwarded-prefix'), []);

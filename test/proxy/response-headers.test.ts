@@ -102,6 +102,26 @@ describe('response headers returned to the client', () => {
     assert.equal(await locationFor('', `${upstream.origin}/x`), '/x');
   });
 
+  it('never maps a Location on the target to a scheme-relative one (an open redirect)', async () => {
+    const origin = upstream.origin;
+    const cases: [prefix: string, location: string, expected: string][] = [
+      ['', `${origin}//evil.example/x`, '/evil.example/x'],
+      ['', `${origin}///evil.example/x?y`, '/evil.example/x?y'],
+      ['', `${origin}/\\evil.example`, '/evil.example'],
+      ['', `${origin}/\\/evil.example/x`, '/evil.example/x'],
+      ['', `${origin}/\t/evil.example`, '/evil.example'],
+      ['/plain', `${origin}//evil.example/x`, '/plain//evil.example/x'],
+      ['/plain', `${origin}/\\evil.example`, '/plain/\\evil.example'],
+      ['/app', `${origin}/base//evil.example/x`, '/app//evil.example/x'],
+      ['/app', '/base/\\evil.example', '/app/\\evil.example'],
+    ];
+    for (const [prefix, location, expected] of cases) {
+      const mapped = await locationFor(prefix, location);
+      assert.equal(mapped, expected, `${prefix || '/'}: ${location}`);
+      assert.doesNotMatch(mapped!, /^[/\\\t]{2}/);
+    }
+  });
+
   async function cookiesFor(prefix: string, values: string[]): Promise<string[]> {
     const query = values.map((value) => `cookie=${encodeURIComponent(value)}`).join('&');
     const response = await gateway.fetch(`${prefix}/c?${query}`);

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
-import { service, startGateway, startUpstream, type TestGateway, type Upstream } from './harness.js';
+import { rawUpstream, service, startGateway, startUpstream, type RawUpstream, type TestGateway, type Upstream } from './harness.js';
 
 /** A port nothing listens on: bound once, then released. */
 async function closedPort(): Promise<number> {
@@ -15,21 +15,9 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-/** A TCP server that answers every connection with `reply` and closes it. */
-async function rawUpstream(reply: string): Promise<{ origin: string; close(): Promise<void> }> {
-  const server = net.createServer((socket) => {
-    socket.once('data', () => socket.end(reply));
-    socket.on('error', () => {});
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
 describe('upstream failures', () => {
   let upstream: Upstream;
-  let garbage: { origin: string; close(): Promise<void> };
+  let garbage: RawUpstream;
   let gateway: TestGateway;
   /** Each request the misbehaving upstream receives, with its response. */
   const arrivals: { req: IncomingMessage; res: ServerResponse }[] = [];

@@ -3,6 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { headerPadding, rawRequest } from '../proxy/harness.js';
+import { MAX_HEADER_FIELDS } from '../../shared/request-head.js';
 import { eventually, statusOf } from '../support/gatehouse-process.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
 
@@ -57,6 +59,17 @@ test('no access-log record lost or duplicated across a proxy SIGTERM right after
   } finally {
     await fresh.process.stop();
   }
+});
+
+test(`a request of ${MAX_HEADER_FIELDS} header fields passes a proxy and its hand-off to the admin process; one more gets 431`, async () => {
+  const port = Number(new URL(split.proxies[0].url).port);
+  const request = (fields: number) => {
+    const lines = ['GET /api/services HTTP/1.1', 'Host: a.example', 'Connection: close', 'X-Forwarded-For: 203.0.113.50', ...headerPadding(fields - 3)];
+    return rawRequest(port, `${lines.join('\r\n')}\r\n\r\n`);
+  };
+  const served = await request(MAX_HEADER_FIELDS);
+  assert.equal(served.status, 401, 'the admin process answered, not refused what the hand-off added');
+  assert.equal((await request(MAX_HEADER_FIELDS + 1)).status, 431);
 });
 
 test('the proxy and admin processes refuse to start without REDIS_URL, naming it', () => {
