@@ -1,4 +1,5 @@
-import { GatewayError } from '../shared/errors.js';
+import { readPage, type Page } from './pagination.js';
+import { rejectWrongParameters, type QueryFields } from './query-errors.js';
 
 /** Filters of a service's access log (`GET /api/services/:id/logs` query parameters). */
 export interface AccessLogFilter {
@@ -39,16 +40,27 @@ const RULES = {
 };
 
 /**
+ * A page of a service's access log and its filters, from `GET /api/services/:id/logs`'s query:
+ * every wrong parameter, paging or filter, is named at once (issue 9 §12).
+ * @throws {GatewayError} BAD_REQUEST with `fields` naming each wrong parameter.
+ */
+export function parseAccessLogQuery(query: URLSearchParams, defaultLimit?: number): { page: Page; filter: AccessLogFilter } {
+  const fields: QueryFields = {};
+  const page = readPage(query, fields, defaultLimit);
+  const filter = readAccessLogFilter(query, fields);
+  rejectWrongParameters(fields);
+  return { page, filter };
+}
+
+/**
  * Reads the access-log filters from a query string; absent and empty parameters do not filter.
  * `status` is a class (`2xx`…`5xx`), `method` a token (compared upper-cased), `path` a substring of
  * the requested path, `user` a subject, `from` (inclusive) and `to` (exclusive) ISO 8601 instants
- * (a bare date is midnight UTC).
- * @throws {GatewayError} BAD_REQUEST naming each bad parameter, e.g. message
- *   `status must be one of 2xx, 3xx, 4xx, 5xx`, fields `{ status: '…' }`.
+ * (a bare date is midnight UTC). Each wrong one is recorded in `fields` with its rule, e.g.
+ * `{ status: 'must be one of 2xx, 3xx, 4xx, 5xx' }` (the filter returned is then incomplete).
  */
-export function parseAccessLogFilter(query: URLSearchParams): AccessLogFilter {
+function readAccessLogFilter(query: URLSearchParams, fields: QueryFields): AccessLogFilter {
   const read = (name: (typeof FILTER_PARAMETERS)[number]) => query.get(name) || undefined;
-  const fields: Record<string, string> = {};
   const filter: AccessLogFilter = {};
 
   const status = read('status');
@@ -80,11 +92,6 @@ export function parseAccessLogFilter(query: URLSearchParams): AccessLogFilter {
     else filter[name] = ms;
   }
   if (filter.from !== undefined && filter.to !== undefined && filter.to <= filter.from) fields.to = RULES.order;
-
-  if (Object.keys(fields).length > 0) {
-    const message = Object.entries(fields).map(([name, rule]) => `${name} ${rule}`).join('; ');
-    throw new GatewayError('BAD_REQUEST', { message, fields });
-  }
   return filter;
 }
 

@@ -1,4 +1,4 @@
-import { GatewayError } from '../shared/errors.js';
+import { rejectWrongParameters, type QueryFields } from './query-errors.js';
 
 /** Default and largest page size of log lists (spec §8, DESIGN §5). */
 export const DEFAULT_LIMIT = 100;
@@ -21,16 +21,22 @@ const OFFSET_RULE = 'must be an integer of 0 or more';
  *   `limit must be an integer from 1 to 1000`, fields `{ limit: 'must be an integer from 1 to 1000' }`.
  */
 export function parsePagination(query: URLSearchParams, defaultLimit = DEFAULT_LIMIT): Page {
+  const fields: QueryFields = {};
+  const page = readPage(query, fields, defaultLimit);
+  rejectWrongParameters(fields);
+  return page;
+}
+
+/**
+ * {@link parsePagination} for a query with other parameters too: records a wrong `limit` or
+ * `offset` in `fields` instead of throwing (the page it returns is then meaningless).
+ */
+export function readPage(query: URLSearchParams, fields: QueryFields, defaultLimit = DEFAULT_LIMIT): Page {
   const limit = readInteger(query.get('limit'), defaultLimit);
   const offset = readInteger(query.get('offset'), 0);
-  const fields: Record<string, string> = {};
   if (limit === undefined || limit < 1 || limit > MAX_LIMIT) fields.limit = LIMIT_RULE;
   if (offset === undefined) fields.offset = OFFSET_RULE;
-  if (Object.keys(fields).length > 0) {
-    const message = Object.entries(fields).map(([name, rule]) => `${name} ${rule}`).join('; ');
-    throw new GatewayError('BAD_REQUEST', { message, fields });
-  }
-  return { limit: limit!, offset: offset! };
+  return { limit: limit ?? defaultLimit, offset: offset ?? 0 };
 }
 
 /** `fallback` when absent; the value when it is a safe non-negative integer; else undefined. */

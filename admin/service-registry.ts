@@ -105,7 +105,8 @@ export class ServiceRegistry {
 
   /**
    * Applies a PUT body (any subset of the writable fields, spec §4.2). Audited as `SERVICE_UPDATED`
-   * with details `{ changes: { <field>: { before, after } } }`, changed fields only. A body that
+   * with details `{ name, path, changes: { <field>: { before, after } } }` (the name and path after
+   * the change, so the audit names the service as it then was; changed fields only). A body that
    * changes nothing returns the service as it is: no audit entry, `updatedAt` kept.
    * @throws {GatewayError} SERVICE_NOT_FOUND (404); 400 from {@link parseServiceUpdate}; PATH_IN_USE (409).
    */
@@ -119,7 +120,7 @@ export class ServiceRegistry {
       const after: Service = { ...before, ...patch, updatedAt: new Date().toISOString() };
       if (changes.path) this.#assertPathFree(after.path, id);
       this.#update.run(toParams(after));
-      this.#audit.record({ ...actor, action: 'SERVICE_UPDATED', serviceId: id, details: { changes } });
+      this.#audit.record({ ...actor, action: 'SERVICE_UPDATED', serviceId: id, details: { name: after.name, path: after.path, changes } });
       return { service: after, changed: true };
     });
     if (result.changed) await this.publish();

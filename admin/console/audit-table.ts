@@ -44,7 +44,7 @@ export function auditTable(records: AuditRecord[], names: AuditNames, caption: s
     return emptyState('Nothing has happened yet. Sign-ins and every change to a service are recorded here.');
   }
   const parsed = records.map((record) => parseDetails(record.details));
-  const formerNames = namesFromDetails(records, parsed);
+  const fallbackNames = namesFromDetails(records, parsed);
   const row = (record: AuditRecord, i: number) => {
     const details = parsed[i]!;
     return html`<tr>
@@ -52,7 +52,7 @@ export function auditTable(records: AuditRecord[], names: AuditNames, caption: s
 <th scope="row" data-label="Action"><span class="action action-${record.action.toLowerCase()}">${ACTION_LABELS[record.action] ?? record.action}</span></th>
 <td data-label="Who">${who(record, names.emails)}</td>
 <td data-label="From">${record.ip_address ?? '—'}</td>
-<td data-label="Service">${serviceCell(record, names.services, formerNames)}</td>
+<td data-label="Service">${serviceCell(record, details, names.services, fallbackNames)}</td>
 <td data-label="Details" class="wrap">${describe(record.action, details)}</td>
 </tr>`;
   };
@@ -79,26 +79,35 @@ function who(record: AuditRecord, emails: Map<string, string>): Html | string {
   return email ? html`${email}<br><code class="muted">${record.user_id}</code>` : html`<code>${record.user_id}</code>`;
 }
 
+/** The service's name as an entry's details recorded it when it happened, if they did. */
+function nameAtTheTime(details: Details): string | undefined {
+  const snapshot = (details.service ?? details) as ServiceSnapshot;
+  return typeof snapshot.name === 'string' ? snapshot.name : undefined;
+}
+
 /**
- * Names of services as the entries' details recorded them (the service snapshot of a creation or
- * deletion, the name of an enable or disable), newest first, so a deleted service keeps a name
- * wherever one of its entries on the page carries it.
+ * Names of services from the entries on the page that recorded one, newest first: for entries
+ * written before updates recorded the name (issue 9 §10), whose services may since be deleted.
  */
 function namesFromDetails(records: AuditRecord[], details: Details[]): Map<string, string> {
   const names = new Map<string, string>();
   records.forEach((record, i) => {
-    const snapshot = (details[i]!.service ?? details[i]) as ServiceSnapshot;
-    if (record.service_id && typeof snapshot.name === 'string' && !names.has(record.service_id)) names.set(record.service_id, snapshot.name);
+    const name = nameAtTheTime(details[i]!);
+    if (record.service_id && name !== undefined && !names.has(record.service_id)) names.set(record.service_id, name);
   });
   return names;
 }
 
-/** The service's current name as a link, or (when deleted) the name it had, marked deleted. */
-function serviceCell(record: AuditRecord, current: Map<string, string>, former: Map<string, string>): Html | string {
-  if (!record.service_id) return '—';
-  const name = current.get(record.service_id);
-  if (name) return html`<a href="/dashboard/services/${record.service_id}">${name}</a>`;
-  return html`${former.get(record.service_id) ?? record.service_id} <span class="muted">(deleted)</span>`;
+/**
+ * The service as it was when the entry happened (issue 9 §10): the name its details recorded
+ * (else today's, else one recorded nearby), linked to the service's page while it still exists.
+ */
+function serviceCell(record: AuditRecord, details: Details, current: Map<string, string>, fallback: Map<string, string>): Html | string {
+  const id = record.service_id;
+  if (!id) return '—';
+  const name = nameAtTheTime(details) ?? current.get(id) ?? fallback.get(id) ?? id;
+  if (current.has(id)) return html`<a href="/dashboard/services/${id}">${name}</a>`;
+  return html`<span title="This service has since been deleted">${name}</span>`;
 }
 
 /** A readable account of the details JSON of each action. */

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../shared/errors.js';
 import { redirect, sendHtml } from '../../shared/http-response.js';
-import { parseAccessLogFilter } from '../access-log-filter.js';
+import { parseAccessLogQuery } from '../access-log-filter.js';
 import type { AccessLogStore } from '../access-log-store.js';
 import type { AuditLog } from '../audit-log.js';
 import { CONSOLE_LOG_PAGE_SIZE } from '../console/access-log-section.js';
@@ -95,7 +95,8 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
       let result;
       let status = 200;
       try {
-        result = accessLogs.listForService(service.id, limit, offset, parseAccessLogFilter(ctx.url.searchParams));
+        const { filter } = parseAccessLogQuery(ctx.url.searchParams, CONSOLE_LOG_PAGE_SIZE);
+        result = accessLogs.listForService(service.id, limit, offset, filter);
       } catch (error) {
         if (!(error instanceof GatewayError)) throw error;
         result = { error: error.message };

@@ -1,9 +1,8 @@
 import { sendJson } from '../../shared/http-response.js';
-import { parseAccessLogFilter } from '../access-log-filter.js';
+import { parseAccessLogQuery } from '../access-log-filter.js';
 import type { AccessLogStore } from '../access-log-store.js';
 import type { Actor } from '../audit-log.js';
 import { readJsonBody } from '../request-body.js';
-import { parsePagination } from '../pagination.js';
 import type { Handler, RequestContext } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 
@@ -62,9 +61,8 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
      */
     logs: ({ res, params, url }) => {
       const service = registry.get(params.id!);
-      const { limit, offset } = parsePagination(url.searchParams);
-      const filter = parseAccessLogFilter(url.searchParams);
-      sendJson(res, 200, accessLogs.listForService(service.id, limit, offset, filter));
+      const { page, filter } = parseAccessLogQuery(url.searchParams);
+      sendJson(res, 200, accessLogs.listForService(service.id, page.limit, page.offset, filter));
     },
   };
 }

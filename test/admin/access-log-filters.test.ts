@@ -139,6 +139,9 @@ describe('GET /api/services/:id/logs filters', () => {
     const both = await logs('?status=oops&method=%3F');
     assert.equal(both.status, 400);
     assert.match(both.json.error, /^status must be one of 2xx, 3xx, 4xx, 5xx; method must be an HTTP method/);
+    const pagingToo = await logs('?status=6xx&limit=0&offset=-1');
+    assert.equal(pagingToo.status, 400);
+    assert.deepEqual(Object.keys(pagingToo.json.fields).sort(), ['limit', 'offset', 'status'], 'paging and filters are named together');
   });
 
   it('filters keep the endpoint’s guards: 401, 403, 404', async () => {

@@ -168,3 +168,41 @@ describe('console assets', () => {
     assert.equal((await call('GET', '/dashboard/assets/api.js')).status, 404);
   });
 });
+
+describe('the audit page names each service as it was when the action happened', () => {
+  it('created, renamed, disabled, deleted: each row keeps the name of its moment', async () => {
+    const created = await call('POST', '/api/services', { as: admin, json: { name: 'First name', path: '/history', targetUrl: 'http://127.0.0.1:9' } });
+    const id = created.json.id as string;
+    assert.equal((await call('PUT', `/api/services/${id}`, { as: admin, json: { name: 'Second name' } })).status, 200);
+    assert.equal((await call('PUT', `/api/services/${id}`, { as: admin, json: { description: 'no rename' } })).status, 200);
+    assert.equal((await call('PATCH', `/api/services/${id}/toggle`, { as: admin, json: { enabled: false } })).status, 200);
+    assert.equal((await call('PUT', `/api/services/${id}`, { as: admin, json: { name: 'Third name' } })).status, 200);
+    const rowsWhileItExists = await serviceCells();
+    assert.deepEqual(rowsWhileItExists.slice(0, 5), [
+      { action: 'Service updated', service: 'Third name', linked: true },
+      { action: 'Service disabled', service: 'Second name', linked: true },
+      { action: 'Service updated', service: 'Second name', linked: true },
+      { action: 'Service updated', service: 'Second name', linked: true },
+      { action: 'Service created', service: 'First name', linked: true },
+    ]);
+    assert.equal((await call('DELETE', `/api/services/${id}`, { as: admin })).status, 204);
+    const rowsAfterDelete = await serviceCells();
+    assert.deepEqual(rowsAfterDelete.slice(0, 6), [
+      { action: 'Service deleted', service: 'Third name', linked: false },
+      { action: 'Service updated', service: 'Third name', linked: false },
+      { action: 'Service disabled', service: 'Second name', linked: false },
+      { action: 'Service updated', service: 'Second name', linked: false },
+      { action: 'Service updated', service: 'Second name', linked: false },
+      { action: 'Service created', service: 'First name', linked: false },
+    ]);
+  });
+});
+
+/** The audit page's rows, newest first: the action, the service cell's text, and whether it links. */
+async function serviceCells(): Promise<Array<{ action: string; service: string; linked: boolean }>> {
+  const page = await call('GET', '/dashboard/audit', { as: admin });
+  assert.equal(page.status, 200);
+  return [...page.text.matchAll(/<th scope="row" data-label="Action"><span[^>]*>([^<]+)<\/span><\/th>[\s\S]*?<td data-label="Service">([\s\S]*?)<\/td>/g)].map(
+    (match) => ({ action: match[1]!, service: match[2]!.replace(/<[^>]+>/g, '').trim(), linked: match[2]!.includes('<a ') }),
+  );
+}

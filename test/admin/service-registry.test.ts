@@ -178,6 +178,8 @@ describe('ServiceRegistry.update', () => {
     assert.equal(entry.service_id, created.id);
     assert.equal(entry.user_id, 'admin-sub');
     assert.deepEqual(JSON.parse(entry.details), {
+      name: 'Renamed',
+      path: orders.path,
       changes: {
         name: { before: 'Orders', after: 'Renamed' },
         targetUrl: { before: 'http://localhost:3000', after: 'https://orders.internal/v2' },
@@ -196,7 +198,7 @@ describe('ServiceRegistry.update', () => {
     const created = await registry.create(orders, actor);
     const updated = await registry.update(created.id, { enabled: false }, actor);
     assert.equal(updated.enabled, false);
-    assert.deepEqual(JSON.parse(auditTrail()[1]!.details), { changes: { enabled: { before: true, after: false } } });
+    assert.deepEqual(JSON.parse(auditTrail()[1]!.details), { name: 'Orders', path: '/orders', changes: { enabled: { before: true, after: false } } });
   });
 
   it('is a no-op for an empty body or unchanged values: same service, no audit entry, no publish', async () => {
