@@ -64,7 +64,7 @@ ${scripts.map((name) => html`<script defer src="${assets.url(name)}"></script>\n
     ${navLink('audit', '/dashboard/audit', 'Audit log')}
     ${navLink('new-service', '/dashboard/services/new', 'New service')}
   </nav>
-  <p class="who"><span title="${view.user.email}">${view.user.name || view.user.email}</span> · <a href="/">Home</a> · ${logoutForm(view.csrfToken, 'link-button')}</p>
+  <p class="who"><span title="${view.user.email}">${view.user.name || view.user.email}</span> · <a href="${view.servicesOrigin}/">Home</a> · ${logoutForm(view.csrfToken, 'link-button')}</p>
 </header>
 <div id="notices" class="notices" aria-live="polite"></div>
 <main id="main" tabindex="-1">
