@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../shared/errors.js';
+import { FAVICON_PATH } from '../shared/gateway-paths.js';
 import { redirect, sendHtml } from '../shared/http-response.js';
 import { forbiddenPage } from './console/error-pages.js';
 import type { Session } from '../shared/types.js';
@@ -10,13 +11,14 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * Requests the admin plane does not count against RATE_LIMIT_GENERAL: the console's static assets
- * (public and immutable, like health endpoints) and every request of a signed-in administrator,
- * whose console refreshes itself every few seconds (issue 4) and would use up the default 100
- * requests per 15 minutes within minutes. Anonymous and non-admin requests stay limited, and
- * sign-in attempts stay under RATE_LIMIT_AUTH.
+ * and the gateway's icon (public and static, like health endpoints; browsers fetch the icon beside
+ * every page), and every request of a signed-in administrator, whose console refreshes itself
+ * every few seconds (issue 4) and would use up the default 100 requests per 15 minutes within
+ * minutes. Anonymous and non-admin requests stay limited, and sign-in attempts stay under
+ * RATE_LIMIT_AUTH.
  */
 export function exemptFromGeneralLimit(path: string, session: Session | null): boolean {
-  return session?.user.isAdmin === true || path.startsWith(ASSET_PREFIX);
+  return session?.user.isAdmin === true || path.startsWith(ASSET_PREFIX) || path === FAVICON_PATH;
 }
 
 /** Requires a session (spec §5.3): else 401 `Not authenticated`. */

@@ -1,3 +1,4 @@
+import { FAVICON_PATH } from '../shared/gateway-paths.js';
 import { requireAdmin, requireAdminPage, requireCsrf, requireSession } from './guards.js';
 import type { Handler } from './request-context.js';
 import type { ConsoleHandlers } from './routes/console-routes.js';
@@ -6,7 +7,7 @@ import type { ServedOrigin } from './served-origin.js';
 
 /** The handler groups the admin plane serves; each comes from its own file under routes/. */
 export interface RouteHandlers {
-  pages: { home: Handler; consoleHome: Handler; loginPage: Handler };
+  pages: { home: Handler; consoleHome: Handler; loginPage: Handler; favicon: Handler };
   auth: { login: Handler; callback: Handler; logout: Handler; profile: Handler; csrfToken: Handler };
   services: { list: Handler; create: Handler; get: Handler; update: Handler; remove: Handler; toggle: Handler; logs: Handler };
   dashboard: { stats: Handler; logs: Handler; traffic: Handler };
@@ -17,7 +18,7 @@ export interface RouteHandlers {
  * Every gateway-owned endpoint an origin serves and its guards, in one table (spec §4.1–4.3,
  * DESIGN §4/§5). Sign-in is on every origin; the admin API and the console only where
  * `origin.servesConsole` (everywhere unless ADMIN_URL is set, then only there: issue 8 §2). `/` is
- * the home page, or the console on ADMIN_URL's origin.
+ * the home page, or the console on ADMIN_URL's origin; `/favicon.ico` the gateway's icon on both.
  * Admin mutations check the session, then admin rights, then the CSRF token, in that order.
  * Console pages (issue 4) send anonymous visitors to the login page and non-admins a 403 page;
  * their assets are public. Pages under `/dashboard` never take `/dashboard/stats`, `logs` or
@@ -26,6 +27,7 @@ export interface RouteHandlers {
 export function buildRouter(h: RouteHandlers, origin: ServedOrigin): Router {
   const router = new Router()
     .add('GET', '/', origin.kind === 'admin' ? h.pages.consoleHome : h.pages.home)
+    .add('GET', FAVICON_PATH, h.pages.favicon)
     .add('GET', '/auth/login-page', h.pages.loginPage)
     .add('GET', '/auth/login', h.auth.login)
     .add('POST', '/auth/callback', h.auth.callback)

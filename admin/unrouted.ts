@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../shared/errors.js';
-import { redirect } from '../shared/http-response.js';
+import { acceptsHtml, redirect } from '../shared/http-response.js';
 import type { ServedOrigin } from './served-origin.js';
 
 /** Path prefixes of the console and the admin API, served only where `servesConsole` holds. */
@@ -23,8 +23,4 @@ export function answerUnrouted(req: IncomingMessage, res: ServerResponse, url: U
     return redirect(res, `${origin.consoleOrigin}${path}${url.search}`);
   }
   throw new GatewayError('SERVICE_NOT_FOUND');
-}
-
-function acceptsHtml(accept: string | undefined): boolean {
-  return accept !== undefined && accept.includes('text/html');
 }

@@ -1,31 +1,25 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../shared/errors.js';
-import { sendError, sendHtml } from '../shared/http-response.js';
-
-/** A browser's navigation asks for HTML (RFC 9110 §12.5.1); compiled once. */
-const ACCEPTS_HTML = /text\/html/i;
+import { acceptsHtml, sendError, sendHtml } from '../shared/http-response.js';
+import { html, page } from '../shared/pages/layout.js';
 
 /**
  * The 401 for a protected service without a session (DESIGN §3.5): `{"error":"Not authenticated"}`,
- * or, when the request accepts `text/html`, a page (still 401) linking to the login that returns
- * to `target`, the raw request-target (path and query) the caller asked for.
+ * or, when the request accepts `text/html`, a page in the gateway's look (still 401) linking to the
+ * login that returns to `target`, the raw request-target (path and query) the caller asked for.
  */
 export function sendNotAuthenticated(res: ServerResponse, target: string, accept: string | undefined): void {
-  if (accept !== undefined && ACCEPTS_HTML.test(accept)) sendHtml(res, 401, loginPage(target));
+  if (acceptsHtml(accept)) sendHtml(res, 401, loginRequiredPage(target));
   else sendError(res, new GatewayError('NOT_AUTHENTICATED'));
 }
 
-/** The sign-in page; `target` is percent-encoded into the link, so it needs no further escaping. */
-function loginPage(target: string): string {
+/** The sign-in page; `target` is percent-encoded into the link's `returnTo`. */
+function loginRequiredPage(target: string): string {
   const login = `/auth/login?returnTo=${encodeURIComponent(target)}`;
-  return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign in required</title></head>
-<body>
-<h1>Sign in required</h1>
+  return page(
+    'Sign in required',
+    html`<h1>Sign in required</h1>
 <p>You need to sign in to use this service.</p>
-<p><a href="${login}">Sign in</a></p>
-</body>
-</html>
-`;
+<p><a class="button" id="login" href="${login}">Sign in</a></p>`,
+  );
 }

@@ -4,13 +4,14 @@ import { rateLimitKey } from '../shared/client-ip.js';
 import type { Config } from '../shared/config.js';
 import { GatewayError } from '../shared/errors.js';
 import type { EventBus } from '../shared/event-bus.js';
-import { isGatewayPath } from '../shared/gateway-paths.js';
+import { FAVICON_PATH, isGatewayPath } from '../shared/gateway-paths.js';
 import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
 import { rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../shared/rate-limiter.js';
 import type { SessionStore } from '../shared/session-store.js';
 import type { Service } from '../shared/types.js';
 import { AccessRecord } from './access-record.js';
+import { isBarePrefix, redirectToEntry } from './bare-prefix.js';
 import { isCanonicalPath, pathLength } from './canonical-path.js';
 import { UpstreamForwarder, type ForwardMode } from './forward.js';
 import { readInboundHeaders, type InboundHeaders } from './inbound-headers.js';
@@ -19,6 +20,7 @@ import { joinPath } from './path-mapping.js';
 import { RequestHeaderBuilder } from './request-headers.js';
 import { RouteTable, type Route } from './route-table.js';
 import { remainderAfter, routingKey } from './routing-key.js';
+import { sendServiceDisabled } from './service-disabled.js';
 import { SessionCheck } from './session-check.js';
 
 /** `Upgrade: websocket` (RFC 6455 §4.1: the token is case-insensitive). */
@@ -32,7 +34,10 @@ export interface ProxyPlaneDeps {
   accessLog: AccessLogSink;
   generalLimiter: RateLimiter;
   clientIp: (req: IncomingMessage) => string;
-  /** Serves gateway-owned paths (/auth, /api, /dashboard, and `/` when no service is at `/`). */
+  /**
+   * Serves gateway-owned paths (/auth, /api, /dashboard, and `/` when no service is at `/`), and
+   * `/favicon.ico` when no service matches it.
+   */
   adminPlane: (req: IncomingMessage, res: ServerResponse) => void;
   logger: Logger;
 }
@@ -102,28 +107,42 @@ class GatewayProxyPlane implements ProxyPlane {
     }
     const route = this.#routes.lookup(key);
     const clientIp = this.#deps.clientIp(req);
-    if (route === undefined) return this.#notFound(clientIp);
+    if (route === undefined) return this.#unmatched(req, res, path, clientIp);
     // §3.9 from here on, every outcome is access-logged
     const record = new AccessRecord(this.#deps.accessLog, res, route.service.id, req.method ?? '', target, clientIp);
-    // §3.3–3.4 rate limit, disabled service
+    // §3.3 rate limit
     const limiter = this.#deps.generalLimiter;
     if (limiter.limit !== null) refuseOverLimit(await limiter.consume(rateLimitKey(clientIp)));
-    if (!route.service.enabled) throw new GatewayError('SERVICE_DISABLED');
-    // §3.5 session
+    // §3.4–3.5 who is asking (read first, so that every outcome below is logged with the user),
+    // then disabled service, then sign-in. A disabled service never needs the session: a failing
+    // store leaves the caller anonymous rather than turning its 503 into another one.
+    const { service } = route;
     const inbound = readInboundHeaders(req.rawHeaders);
-    const user = await this.#sessions.user(inbound.cookie, route.service.requireAuth);
-    if (user === undefined && route.service.requireAuth) return sendNotAuthenticated(res, target, inbound.accept);
+    const user = await this.#sessions.user(inbound.cookie, service.enabled && service.requireAuth);
     if (user !== undefined) record.userId = user.sub;
     if (res.destroyed) return; // the client left while we were deciding
+    if (!service.enabled) return sendServiceDisabled(res, service, inbound.accept);
+    if (user === undefined && service.requireAuth) return sendNotAuthenticated(res, target, inbound.accept);
+    // DESIGN §5 "bare prefix": past every check, as the app's own answer would be
+    const mode = forwardMode(req, inbound);
+    if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));
     // §3.6–3.8 forward, map the response, map failures
     const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user);
     const upstreamPath = joinPath(route.basePath, restAfterPrefix(target, path, key, route));
     sendContinueIfExpected(req, res);
-    this.#forwarder.forward(req, res, route, upstreamPath, headers, forwardMode(req, inbound));
+    this.#forwarder.forward(req, res, route, upstreamPath, headers, mode);
   }
 
-  /** No service matches: still counted against the rate limit (a 429 wins), then 404. */
-  async #notFound(clientIp: string): Promise<void> {
+  /**
+   * No service matches. `/favicon.ico`, as browsers ask for it, is then the gateway's own icon,
+   * served by the admin plane (a service at `/` or at that path gets it instead); anything else is
+   * still counted against the rate limit (a 429 wins), then 404.
+   */
+  async #unmatched(req: IncomingMessage, res: ServerResponse, path: string, clientIp: string): Promise<void> {
+    if (path === FAVICON_PATH) {
+      sendContinueIfExpected(req, res);
+      return this.#deps.adminPlane(req, res);
+    }
     const limiter = this.#deps.generalLimiter;
     if (limiter.limit !== null) refuseOverLimit(await limiter.consume(rateLimitKey(clientIp)));
     throw new GatewayError('SERVICE_NOT_FOUND');

@@ -13,7 +13,7 @@ const LEADING_SLASHES = /^[/\\\t]+/;
  * Maps a target's response header fields to the client's (DESIGN §3.7), as a flat
  * `[name, value, …]` list for `res.writeHead`: hop-by-hop fields and those named in `Connection`
  * are dropped (RFC 9110 §7.6.1), `Location` pointing at the target is moved under the public
- * prefix, `Set-Cookie` paths are moved under the prefix and gateway cookies are dropped.
+ * prefix, `Set-Cookie` is scoped to the prefix and gateway cookies are dropped.
  * `headers` is undici's parsed form: lowercased names, repeated fields as arrays.
  */
 export function mapResponseHeaders(headers: IncomingHttpHeaders, route: Route): (string | string[])[] {
@@ -83,12 +83,14 @@ function mapSetCookies(value: string | string[], route: Route): string[] {
  * One `Set-Cookie` value (RFC 6265 §4.1) as the client must see it, or undefined when it names a
  * gateway cookie, which no upstream may set. A `Path` under the target's base path moves to the
  * same place under the public prefix (`Path=/` with no base → `Path=/prefix`); any other `Path`
- * is pinned to the prefix, so a service cannot scope cookies to the rest of the gateway. Without
- * a `Path` the browser's default path is already under the prefix.
+ * is pinned to the prefix, so a service cannot scope cookies to the rest of the gateway. A cookie
+ * without a `Path` gets `Path=/prefix`: the browser's default path is the request path up to its
+ * last `/` (RFC 6265 §5.1.4), which for `/prefix` or `/prefix/x` is `/`, every service's. The
+ * root service's cookies are left as they are.
  */
 export function mapSetCookie(cookie: string, route: Route): string | undefined {
   if (GATEWAY_COOKIE_NAMES.has(cookieName(cookie))) return undefined;
-  if (!PATH_ATTRIBUTE.test(cookie)) return cookie;
+  if (!PATH_ATTRIBUTE.test(cookie)) return route.prefix === '' ? cookie : `${cookie}; Path=${route.prefix}`;
   const parts = cookie.split(';');
   for (let i = 1; i < parts.length; i++) {
     const part = parts[i]!;

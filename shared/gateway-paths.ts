@@ -26,3 +26,10 @@ export function isGatewayPath(key: string): boolean {
  * (see admin/served-origin.ts). A client's own copy is overwritten by the proxy.
  */
 export const PUBLIC_HANDOFF_HEADER = 'x-gatehouse-public-origin';
+
+/**
+ * The icon browsers ask every origin for (no `<link rel="icon">` needed). The gateway serves its
+ * own when no service matches this path, so a gateway page's tab has an icon and the request is
+ * not a 404 in every access log.
+ */
+export const FAVICON_PATH = '/favicon.ico';

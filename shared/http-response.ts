@@ -26,6 +26,17 @@ export function sendError(res: ServerResponse, error: GatewayError): void {
   sendJson(res, error.status, error.toJSON(), error.headers);
 }
 
+/** `text/html` in an `Accept` value, in any case (RFC 9110 §12.5.1); compiled once. */
+const HTML_MEDIA_TYPE = /text\/html/i;
+
+/**
+ * True when a request's `Accept` field value names `text/html`: a browser navigating, which gets
+ * a page where an API client gets JSON.
+ */
+export function acceptsHtml(accept: string | undefined): boolean {
+  return accept !== undefined && HTML_MEDIA_TYPE.test(accept);
+}
+
 /** Writes an HTML page; `Cache-Control: no-store` since pages show who is signed in. */
 export function sendHtml(
   res: ServerResponse,

@@ -45,7 +45,7 @@ test('home page for a visitor: sign-in link and the enabled services only', asyn
   assert.match(home.text, /You are not signed in/);
   assert.match(home.text, /href="\/auth\/login-page"/);
   assert.match(home.text, /Wiki &lt;internal&gt;/, 'names are HTML-escaped');
-  assert.match(home.text, /href="\/wiki"/);
+  assert.match(home.text, /href="\/wiki\/"/, 'services are linked at their prefix plus /');
   assert.doesNotMatch(home.text, /Old app/);
   assert.doesNotMatch(home.text, /csrf-token/);
 });
@@ -72,6 +72,32 @@ test('login page links to /auth/login and carries a safe returnTo', async () => 
   assert.match(page.text, /href="\/auth\/login\?returnTo=%2Fwiki%2Fpage%3Fq%3D1"/);
   const hostile = await get('/auth/login-page?returnTo=https%3A%2F%2Fevil.example');
   assert.match(hostile.text, /href="\/auth\/login\?returnTo=%2F"/);
+});
+
+test("/favicon.ico with no service at /: the gateway's icon, cached, on both ports", async () => {
+  for (const base of [gw.baseUrl, gw.adminUrl]) {
+    const icon = await request(`${base}/favicon.ico`);
+    assert.equal(icon.statusCode, 200, base);
+    assert.equal(icon.headers['content-type'], 'image/x-icon');
+    assert.equal(icon.headers['cache-control'], 'public, max-age=86400');
+    const body = Buffer.from(await icon.body.arrayBuffer());
+    assert.deepEqual([...body.subarray(0, 6)], [0, 0, 1, 0, 1, 0], 'an ICO file with one image');
+    assert.equal(body.length, Number(icon.headers['content-length']));
+    const etag = String(icon.headers.etag);
+    const again = await request(`${base}/favicon.ico`, { headers: { 'if-none-match': etag } });
+    assert.equal(again.statusCode, 304);
+    await again.body.dump();
+  }
+});
+
+test('/favicon.ico is not counted against the general rate limit', async () => {
+  const limited = await startTestGateway({ RATE_LIMIT_GENERAL: '2/15m' });
+  try {
+    for (let i = 0; i < 4; i++) assert.equal((await get('/favicon.ico', {}, limited.baseUrl)).status, 200);
+    assert.equal((await get('/auth/login-page', {}, limited.baseUrl)).status, 200, 'the limit is still all there');
+  } finally {
+    await limited.close();
+  }
 });
 
 test('unknown gateway route → 404 Not found; wrong method → 405 with Allow', async () => {

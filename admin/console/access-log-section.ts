@@ -1,7 +1,8 @@
 import type { Service } from '../../shared/types.js';
 import { FILTER_PARAMETERS } from '../access-log-filter.js';
 import { RESIDUAL_SCAN_LIMIT, type AccessLogPage, type AccessLogRecord } from '../access-log-store.js';
-import { html, type Html } from '../pages/layout.js';
+import { html, type Html } from '../../shared/pages/layout.js';
+import { serviceEntryPath } from '../../shared/service-entry.js';
 import { emptyState, errorNotice, formatCount, pager, timeTag } from './fragments.js';
 
 /** Rows per page of the console's access log (`limit` in the page's query changes it). */
@@ -72,7 +73,7 @@ function records(options: AccessLogSectionOptions, page: AccessLogPage, filtered
     if (filtered) return emptyState('No requests match these filters. Widen the time range or clear a filter.');
     if (page.total > 0) return emptyState('This page is past the last record.', html`<a href="/dashboard/services/${service.id}">Back to the newest</a>`);
     return emptyState(
-      html`No requests yet. Open <a href="${options.servicesOrigin}${service.path}"><code>${service.path}</code></a> through the gateway; each request shows up here within a few seconds.`,
+      html`No requests yet. Open <a href="${options.servicesOrigin}${serviceEntryPath(service.path)}"><code>${service.path}</code></a> through the gateway; each request shows up here within a few seconds.`,
     );
   }
   const partial = page.partial

@@ -1,5 +1,5 @@
 import type { SessionUser } from '../../shared/types.js';
-import { html, page } from '../pages/layout.js';
+import { html, page } from '../../shared/pages/layout.js';
 import { logoutForm } from '../pages/logout-page.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 

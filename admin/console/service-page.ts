@@ -1,5 +1,6 @@
 import type { Service } from '../../shared/types.js';
-import { html } from '../pages/layout.js';
+import { html } from '../../shared/pages/layout.js';
+import { serviceEntryPath } from '../../shared/service-entry.js';
 import { accessLogSection, type AccessLogSectionOptions } from './access-log-section.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 import { badge, formatCount, timeTag } from './fragments.js';
@@ -22,7 +23,7 @@ ${accessLogSection(data)}`;
 
 function summary(service: Service, requestsLastHour: number, servicesOrigin: string) {
   return html`<dl class="summary">
-<div><dt>Path</dt><dd><a href="${servicesOrigin}${service.path}"><code>${service.path}</code></a></dd></div>
+<div><dt>Path</dt><dd><a href="${servicesOrigin}${serviceEntryPath(service.path)}"><code>${service.path}</code></a></dd></div>
 <div><dt>Target</dt><dd class="wrap"><code>${service.targetUrl}</code></dd></div>
 <div><dt>Sign-in</dt><dd>${service.requireAuth ? 'Required' : 'Open to anyone'}</dd></div>
 <div><dt>State</dt><dd>${badge(service.enabled, 'Enabled', 'Disabled')}</dd></div>

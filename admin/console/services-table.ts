@@ -1,5 +1,6 @@
 import type { Service } from '../../shared/types.js';
-import { html, type Html } from '../pages/layout.js';
+import { html, type Html } from '../../shared/pages/layout.js';
+import { serviceEntryPath } from '../../shared/service-entry.js';
 import { badge, emptyState, formatCount, timeTag } from './fragments.js';
 
 /**
@@ -31,7 +32,7 @@ export function servicesTable(services: Service[], requestsLastHour: Map<string,
   }
   const row = (service: Service) => html`<tr>
 <th scope="row" data-label="Name"><a href="/dashboard/services/${service.id}">${service.name}</a></th>
-<td data-label="Path"><a href="${servicesOrigin}${service.path}" title="Open ${service.path} through the gateway"><code>${service.path}</code></a></td>
+<td data-label="Path"><a href="${servicesOrigin}${serviceEntryPath(service.path)}" title="Open ${service.path} through the gateway"><code>${service.path}</code></a></td>
 <td data-label="Target" class="wrap"><code>${service.targetUrl}</code></td>
 <td data-label="Sign-in">${service.requireAuth ? 'Required' : 'Open'}</td>
 <td data-label="State">${badge(service.enabled, 'Enabled', 'Disabled')}</td>

@@ -1,5 +1,6 @@
 import type { Service, SessionUser } from '../../shared/types.js';
-import { html, page } from './layout.js';
+import { html, page } from '../../shared/pages/layout.js';
+import { serviceEntryPath } from '../../shared/service-entry.js';
 import { logoutForm } from './logout-page.js';
 
 /** What the home page shows. */
@@ -26,7 +27,7 @@ export function homePage(options: HomePageOptions): string {
     : html`<p>You are not signed in.</p><p><a class="button" href="/auth/login-page">Sign in</a></p>`;
   const list = services.length
     ? html`<ul class="services">${services.map(
-        (service) => html`<li><a href="${service.path}">${service.name}</a> <code>${service.path}</code>${service.requireAuth ? html` <span class="muted">· sign-in required</span>` : ''}${service.description ? html`<br><span class="muted">${service.description}</span>` : ''}</li>`,
+        (service) => html`<li><a href="${serviceEntryPath(service.path)}">${service.name}</a> <code>${service.path}</code>${service.requireAuth ? html` <span class="muted">· sign-in required</span>` : ''}${service.description ? html`<br><span class="muted">${service.description}</span>` : ''}</li>`,
       )}</ul>`
     : html`<p class="muted">No services are available yet.${user?.isAdmin ? html` Register one in the <a href="${consoleAt}/dashboard/services/new">console</a>.` : ''}</p>`;
   const admin = user?.isAdmin

@@ -1,4 +1,4 @@
-import { html, page } from './layout.js';
+import { html, page } from '../../shared/pages/layout.js';
 
 /**
  * The login page (spec §4.1 `GET /auth/login-page`): one button that starts the OpenID Connect

@@ -1,4 +1,4 @@
-import { html, page, type Html } from './layout.js';
+import { html, page, type Html } from '../../shared/pages/layout.js';
 
 /**
  * The sign-out control of every gateway page: a form that POSTs `/auth/logout` with the

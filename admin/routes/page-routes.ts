@@ -2,6 +2,7 @@ import type { Config } from '../../shared/config.js';
 import { redirect, sendHtml } from '../../shared/http-response.js';
 import type { RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';
+import { favicon } from '../pages/favicon.js';
 import { homePage } from '../pages/home-page.js';
 import { loginPage } from '../pages/login-page.js';
 import type { Handler } from '../request-context.js';
@@ -9,7 +10,7 @@ import type { ServiceRegistry } from '../service-registry.js';
 
 /**
  * The HTML pages of the admin plane: home at `/` (DESIGN §5), or on ADMIN_URL's origin a redirect
- * to the console there, and the login page (spec §4.1).
+ * to the console there, the login page (spec §4.1), and the gateway's icon.
  */
 export function createPageHandlers(deps: { config: Config; registry: ServiceRegistry; relyingParty: RelyingParty }) {
   const home: Handler = (ctx) => {
@@ -25,5 +26,5 @@ export function createPageHandlers(deps: { config: Config; registry: ServiceRegi
     sendHtml(ctx.res, 200, loginPage({ returnTo, issuerHost: deps.relyingParty.issuerHost }));
   };
 
-  return { home, consoleHome, loginPage: loginPageHandler };
+  return { home, consoleHome, loginPage: loginPageHandler, favicon };
 }

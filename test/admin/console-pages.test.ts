@@ -100,6 +100,21 @@ describe('console pages', () => {
     assert.match(response.text, /<form class="filters"/);
   });
 
+  it('links each service at its prefix plus / (a bare prefix is only a redirect there), the service at / at /', async () => {
+    const overview = await call('GET', '/dashboard', { as: admin });
+    assert.match(overview.text, /<a href="\/wiki\/" title="Open \/wiki through the gateway">/);
+    const page = await call('GET', `/dashboard/services/${serviceId}`, { as: admin });
+    assert.match(page.text, /<dd><a href="\/wiki\/"><code>\/wiki<\/code><\/a><\/dd>/);
+    assert.match(page.text, /Open <a href="\/wiki\/"><code>\/wiki<\/code><\/a> through the gateway/, 'the empty access log says where to go');
+    const root = await call('POST', '/api/services', { as: admin, json: { name: 'Root', path: '/', targetUrl: 'http://127.0.0.1:9' } });
+    try {
+      assert.equal(root.status, 201, root.text);
+      assert.match((await call('GET', '/dashboard', { as: admin })).text, /<a href="\/" title="Open \/ through the gateway">/);
+    } finally {
+      assert.equal((await call('DELETE', `/api/services/${root.json.id}`, { as: admin })).status, 204);
+    }
+  });
+
   it('/dashboard/ redirects to /dashboard; the home page links the console for admins only', async () => {
     const slash = await call('GET', '/dashboard/', { as: admin });
     assert.equal(slash.status, 302);

@@ -135,5 +135,5 @@ test('the public home page links to the console on ADMIN_URL', async () => {
 test('the console links services to the public origin', async () => {
   const overview = await call(`${adminOrigin}/dashboard`, { headers: { cookie: admin.cookie, accept: 'text/html' } });
   assert.equal(overview.status, 200);
-  assert.match(overview.text, new RegExp(`href="${publicOrigin}/app"`));
+  assert.match(overview.text, new RegExp(`href="${publicOrigin}/app/"`));
 });

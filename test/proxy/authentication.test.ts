@@ -36,10 +36,12 @@ describe('authentication on protected and public services', () => {
     });
     assert.equal(response.status, 401);
     assert.match(String(response.headers['content-type']), /^text\/html/);
-    const href = /href="([^"]+)"/.exec(response.text)?.[1];
+    const href = /id="login" href="([^"]+)"/.exec(response.text)?.[1];
     assert.equal(href, `/auth/login?returnTo=${encodeURIComponent('/private/a/b?x=1&y=%C3%A9')}`);
     const returnTo = new URL(href!, 'http://gateway').searchParams.get('returnTo');
     assert.equal(returnTo, '/private/a/b?x=1&y=%C3%A9');
+    assert.match(response.text, /<title>Sign in required · Gatehouse<\/title>/, "the gateway pages' layout");
+    assert.match(response.text, /<a class="brand" href="\/">Gatehouse<\/a>/);
   });
 
   it('rejects unknown, malformed and expired sessions', async () => {

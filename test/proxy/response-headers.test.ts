@@ -146,7 +146,7 @@ describe('response headers returned to the client', () => {
         'c=3; Path=/app; Secure',
         'd=4; Path=/app',
         'e=5; Path=/app',
-        'f=6; Max-Age=60',
+        'f=6; Max-Age=60; Path=/app',
       ],
     );
     assert.deepEqual(await cookiesFor('/plain', ['a=1; Path=/', 'b=2; Path=/sub; SameSite=Lax']), [
@@ -154,6 +154,18 @@ describe('response headers returned to the client', () => {
       'b=2; Path=/plain/sub; SameSite=Lax',
     ]);
     assert.deepEqual(await cookiesFor('', ['a=1; Path=/', 'b=2; Path=/x']), ['a=1; Path=/', 'b=2; Path=/x']);
+  });
+
+  it('scopes a Set-Cookie without a Path to the prefix, and leaves the root service its default', async () => {
+    // RFC 6265 §5.1.4: without Path, a browser scopes a cookie set by /plain/c to /, every service.
+    assert.deepEqual(await cookiesFor('/plain', ['a=1', 'b=2; HttpOnly; SameSite=Lax', 'c=3; Path', 'd=4; Path=']), [
+      'a=1; Path=/plain',
+      'b=2; HttpOnly; SameSite=Lax; Path=/plain',
+      'c=3; Path; Path=/plain',
+      'd=4; Path=/plain',
+    ]);
+    assert.deepEqual(await cookiesFor('/app', ['a=1; Secure']), ['a=1; Secure; Path=/app']);
+    assert.deepEqual(await cookiesFor('', ['a=1', 'b=2; HttpOnly']), ['a=1', 'b=2; HttpOnly']);
   });
 
   it('drops any Set-Cookie that names a gateway cookie', async () => {

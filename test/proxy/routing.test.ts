@@ -22,23 +22,26 @@ describe('routing: longest whole-segment prefix', () => {
     await upstream.close();
   });
 
-  /** The path the upstream received for `target`. */
-  async function forwardedPath(target: string): Promise<string> {
-    const response = await gateway.fetch(target);
+  /**
+   * The path the upstream received for `target`. A GET of exactly a prefix is redirected (see
+   * bare-prefix.test.ts), so those are sent as POST, which is forwarded to the base path.
+   */
+  async function forwardedPath(target: string, method: 'GET' | 'POST' = 'GET'): Promise<string> {
+    const response = await gateway.fetch(target, { method, body: method === 'POST' ? 'x' : undefined });
     assert.equal(response.status, 200, `${target}: ${response.text}`);
     return response.json<Echo>().url;
   }
 
   it('matches the prefix itself, with a trailing slash, below it and with a query', async () => {
-    assert.equal(await forwardedPath('/app'), '/app-target');
+    assert.equal(await forwardedPath('/app', 'POST'), '/app-target');
     assert.equal(await forwardedPath('/app/'), '/app-target/');
     assert.equal(await forwardedPath('/app/x/y'), '/app-target/x/y');
-    assert.equal(await forwardedPath('/app?q=1&r=%20'), '/app-target?q=1&r=%20');
+    assert.equal(await forwardedPath('/app?q=1&r=%20', 'POST'), '/app-target?q=1&r=%20');
     assert.equal(await forwardedPath('/app/x?q=1'), '/app-target/x?q=1');
   });
 
   it('prefers the longest registered prefix', async () => {
-    assert.equal(await forwardedPath('/app/admin'), '/admin-target');
+    assert.equal(await forwardedPath('/app/admin', 'POST'), '/admin-target');
     assert.equal(await forwardedPath('/app/admin/users'), '/admin-target/users');
     assert.equal(await forwardedPath('/app/administrator'), '/app-target/administrator');
   });
@@ -58,7 +61,7 @@ describe('routing: longest whole-segment prefix', () => {
   });
 
   it('counts an encoded slash as a separator for matching, and forwards one inside the remainder untouched', async () => {
-    assert.equal(await forwardedPath('/app%2Fadmin'), '/admin-target');
+    assert.equal(await forwardedPath('/app%2Fadmin', 'POST'), '/admin-target');
     assert.equal(await forwardedPath('/app/admin%2Fx'), '/admin-target/x');
     assert.equal(await forwardedPath('/app/a%2Fb/c%2fd'), '/app-target/a%2Fb/c%2fd');
   });
@@ -135,8 +138,9 @@ describe('routing: base paths and path joining', () => {
     ['/deep/er/prefix/z', '/b/z'],
   ];
   for (const [target, expected] of cases) {
+    // A GET of exactly a prefix is redirected (bare-prefix.test.ts); a POST is forwarded.
     it(`${target} → ${expected}`, async () => {
-      const response = await gateway.fetch(target);
+      const response = await gateway.fetch(target, { method: 'POST', body: 'x' });
       assert.equal(response.status, 200);
       assert.equal(response.json<Echo>().url, expected);
     });
@@ -179,6 +183,12 @@ describe('routing: a service at /', () => {
     assert.deepEqual(response.json(), { plane: 'admin', url: '/auth/login?returnTo=%2F' });
   });
 
+  it('leaves /favicon.ico to the service at /', async () => {
+    const handedOver = gateway.adminRequests.length;
+    assert.equal((await gateway.fetch('/favicon.ico')).json<Echo>().url, '/root/favicon.ico');
+    assert.equal(gateway.adminRequests.length, handedOver);
+  });
+
   it('sends no X-Forwarded-Prefix for the root service', async () => {
     const received = (await gateway.fetch('/x')).json<Echo>();
     assert.equal(received.headers.some(([name]) => name.toLowerCase() === 'x-forwarded-prefix'), false);
@@ -206,6 +216,17 @@ describe('routing: gateway paths', () => {
       assert.deepEqual(response.json(), { plane: 'admin', url: target });
     }
     assert.deepEqual(gateway.adminRequests, targets);
+  });
+
+  it('hands /favicon.ico to the admin plane (the gateway serves its icon) while no service matches it', async () => {
+    const response = await gateway.fetch('/favicon.ico');
+    assert.deepEqual(response.json(), { plane: 'admin', url: '/favicon.ico' });
+    await gateway.publish([service({ path: '/favicon.ico', targetUrl: upstream.origin })]);
+    try {
+      assert.equal((await gateway.fetch('/favicon.ico/x')).json<Echo>().url, '/x', 'a service at that path gets it');
+    } finally {
+      await gateway.publish([service({ path: '/app', targetUrl: upstream.origin })]);
+    }
   });
 
   it('does not hand look-alike paths to the admin plane', async () => {

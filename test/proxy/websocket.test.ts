@@ -123,6 +123,16 @@ describe('WebSocket upgrades', () => {
     }
   });
 
+  it('switches a handshake for exactly the prefix at the base path: WebSocket clients follow no redirect', async () => {
+    const opened = await openHandshake(gateway.port, '/ws?room=2');
+    try {
+      assert.equal(opened.status, 101, opened.head);
+      assert.equal(handshakes.at(-1)!.req.url, '/base?room=2');
+    } finally {
+      opened.socket.destroy();
+    }
+  });
+
   it('closes the upstream connection when the client leaves, and logs the session as 101', { timeout: 5_000 }, async () => {
     const opened = await openHandshake(gateway.port, '/ws/leave');
     assert.equal(opened.status, 101);

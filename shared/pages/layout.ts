@@ -1,3 +1,9 @@
+/**
+ * The gateway's own HTML pages, one look for both planes: the admin plane's home, sign-in and
+ * console pages, and the data plane's answers for people (sign-in required, service disabled).
+ * Lives in shared/ because the data plane imports nothing from admin/.
+ */
+
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** Escapes text for HTML element content and quoted attribute values. */

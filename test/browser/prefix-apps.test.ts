@@ -1,0 +1,117 @@
+/**
+ * Issue 9 §1, §2 and §5 in Chromium: unmodified apps under a prefix, used the way a person does.
+ * A static site served by `python3 -m http.server` whose page loads its script relatively; an
+ * Express 5 app that sets a cookie without `Path` beside a service that shows the cookies it gets;
+ * and the gateway's own pages (disabled service, sign-in required, the icon).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { startCookieSettingApp, type CookieSettingApp } from '../fixtures/cookie-setting-app.js';
+import { startPythonFileServer, type PythonFileServer } from '../fixtures/python-file-server.js';
+import { startEchoUpstream, type EchoResponse, type EchoUpstream } from '../fixtures/upstream.js';
+import { apiClient } from '../support/api-client.js';
+import { launchBrowser } from '../support/browser.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { signIn } from '../support/sessions.js';
+
+/** A static single-page app: `app.js`, linked relatively, writes where it ran into the page. */
+const SITE = {
+  'index.html':
+    '<!doctype html><html><head><title>Static app</title><script src="app.js" defer></script></head>' +
+    '<body><p id="status">app.js did not run</p></body></html>',
+  'app.js': "document.getElementById('status').textContent = 'app.js ran at ' + location.pathname;\n",
+};
+
+/** Loads `/favicon.ico` as an image in the page; resolves with its width, or -1 when it does not decode. */
+const ICON_WIDTH = `new Promise((resolve) => {
+  const image = new Image();
+  image.onload = () => resolve(image.naturalWidth);
+  image.onerror = () => resolve(-1);
+  image.src = '/favicon.ico';
+})`;
+
+let gw: TestGateway;
+let site: PythonFileServer;
+let cookieApp: CookieSettingApp;
+let echo: EchoUpstream;
+let browser: Browser;
+let context: BrowserContext;
+/** Responses of 400 and above that a page received, as `status url`. */
+const failures: string[] = [];
+
+before(async () => {
+  [gw, site, cookieApp, echo, browser] = await Promise.all([
+    startTestGateway(),
+    startPythonFileServer(SITE),
+    startCookieSettingApp('A'),
+    startEchoUpstream(),
+    launchBrowser(),
+  ]);
+  const admin = await signIn(gw);
+  const call = apiClient(gw.baseUrl);
+  const create = async (path: string, targetUrl: string, requireAuth = false) => {
+    const created = await call('POST', '/api/services', { as: admin, json: { name: path, path, targetUrl, requireAuth } });
+    assert.equal(created.status, 201, created.text);
+    return created.json.id as string;
+  };
+  await create('/spa', site.origin);
+  await create('/a', cookieApp.origin);
+  await create('/b', echo.url);
+  await create('/locked', echo.url, true);
+  const off = await create('/off', echo.url);
+  assert.equal((await call('PATCH', `/api/services/${off}/toggle`, { as: admin, json: { enabled: false } })).status, 200);
+  context = await browser.newContext();
+  context.on('response', (response) => {
+    if (response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
+  });
+});
+after(async () => {
+  await browser?.close();
+  await Promise.all([gw?.close(), site?.close(), cookieApp?.close(), echo?.close()]);
+});
+
+test('opening /spa ends at /spa/, and the script the page links relatively runs', async () => {
+  const page = await context.newPage();
+  failures.length = 0;
+  await page.goto(`${gw.baseUrl}/spa?tab=2`);
+  assert.equal(page.url(), `${gw.baseUrl}/spa/?tab=2`);
+  await page.locator('#status', { hasText: 'app.js ran at /spa/' }).waitFor();
+  assert.deepEqual(failures, [], 'every resource of the page loaded');
+  await page.close();
+});
+
+test('a cookie an app sets without Path is sent back to that app, never to another service', async () => {
+  const page = await context.newPage();
+  await page.goto(`${gw.baseUrl}/a`);
+  assert.equal(page.url(), `${gw.baseUrl}/a/`);
+  // The request to exactly /a (its default cookie path is /, RFC 6265 §5.1.4) is the one that leaked.
+  assert.equal(await page.evaluate(() => fetch('/a', { method: 'POST' }).then((response) => response.status)), 200);
+  const stored = (await context.cookies()).filter((cookie) => cookie.name === 'visited');
+  assert.deepEqual(stored.map((cookie) => [cookie.value, cookie.path]), [['A', '/a']]);
+
+  await page.goto(`${gw.baseUrl}/a/cookies`);
+  assert.equal(await page.locator('body').textContent(), 'visited=A');
+  await page.goto(`${gw.baseUrl}/b/`);
+  const atB = JSON.parse((await page.locator('body').textContent()) ?? '{}') as EchoResponse;
+  assert.equal(atB.headers.cookie, undefined, 'no cookie of /a reaches /b');
+  await page.close();
+});
+
+test("the gateway's pages for people: a disabled service, a sign-in, the icon", async () => {
+  const page = await context.newPage();
+  const disabled = await page.goto(`${gw.baseUrl}/off/`);
+  assert.equal(disabled?.status(), 503);
+  assert.equal(await page.title(), 'Service disabled · Gatehouse');
+  await page.getByRole('heading', { name: 'Service disabled' }).waitFor();
+  await page.getByRole('link', { name: 'Gatehouse' }).waitFor();
+  // The icon decodes as an image in the page that the browser would show it beside.
+  assert.equal(await page.evaluate(ICON_WIDTH), 16);
+
+  const locked = await page.goto(`${gw.baseUrl}/locked/x?y=1`);
+  assert.equal(locked?.status(), 401);
+  assert.equal(await page.title(), 'Sign in required · Gatehouse');
+  const signInLink = page.getByRole('link', { name: 'Sign in' });
+  assert.equal(await signInLink.getAttribute('href'), `/auth/login?returnTo=${encodeURIComponent('/locked/x?y=1')}`);
+  await page.close();
+});
