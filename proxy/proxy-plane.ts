@@ -20,6 +20,7 @@ import { RequestHeaderBuilder } from './request-headers.js';
 import { RouteTable, type Route } from './route-table.js';
 import { remainderAfter, routingKey } from './routing-key.js';
 import { SessionCheck } from './session-check.js';
+import type { UpstreamFailureCounter } from './upstream-errors.js';
 
 /** `Upgrade: websocket` (RFC 6455 §4.1: the token is case-insensitive). */
 const WEBSOCKET = /(?:^|,)\s*websocket\s*(?:,|$)/i;
@@ -34,6 +35,8 @@ export interface ProxyPlaneDeps {
   clientIp: (req: IncomingMessage) => string;
   /** Serves gateway-owned paths (/auth, /api, /dashboard, and `/` when no service is at `/`). */
   adminPlane: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Counts target failures (shared/metrics.ts `GatewayMetrics`). */
+  upstreamFailures: UpstreamFailureCounter;
   logger: Logger;
 }
 
@@ -66,7 +69,7 @@ class GatewayProxyPlane implements ProxyPlane {
 
   constructor(deps: ProxyPlaneDeps) {
     this.#deps = deps;
-    this.#forwarder = new UpstreamForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger });
+    this.#forwarder = new UpstreamForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger, failures: deps.upstreamFailures });
     this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl);
     this.#sessions = new SessionCheck(deps.sessions, deps.config.publicUrl, deps.logger);
     this.#unsubscribe = deps.bus.onRegistry((services) => this.#replaceRoutes(services));

@@ -22,6 +22,7 @@ import { MemoryEventBus } from '../../shared/embedded/memory-event-bus.js';
 import { MemoryRateLimiter } from '../../shared/embedded/memory-rate-limiter.js';
 import { SqliteSessionStore } from '../../shared/embedded/sqlite-session-store.js';
 import { createLogger } from '../../shared/logger.js';
+import { GatewayMetrics } from '../../shared/metrics.js';
 import type { AccessLogEntry, Service, SessionUser } from '../../shared/types.js';
 
 export interface Upstream {
@@ -205,6 +206,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     generalLimiter: new MemoryRateLimiter(config.rateLimitGeneral),
     clientIp: clientIpResolver(config.trustProxy),
     adminPlane: options.adminPlane ?? standInAdminPlane(adminRequests),
+    upstreamFailures: new GatewayMetrics(),
     logger: createLogger(config.logLevel, 'proxy-test'),
   });
   if (options.services) await bus.publishRegistry(options.services);
