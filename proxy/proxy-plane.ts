@@ -20,10 +20,8 @@ import { RequestHeaderBuilder } from './request-headers.js';
 import { RouteTable, type Route } from './route-table.js';
 import { remainderAfter, routingKey } from './routing-key.js';
 import { SessionCheck } from './session-check.js';
+import { isWebSocketHandshake } from './upgrade.js';
 import type { UpstreamFailureCounter } from './upstream-errors.js';
-
-/** `Upgrade: websocket` (RFC 6455 §4.1: the token is case-insensitive). */
-const WEBSOCKET = /(?:^|,)\s*websocket\s*(?:,|$)/i;
 
 export interface ProxyPlaneDeps {
   config: Config;
@@ -198,8 +196,6 @@ function sendContinueIfExpected(req: IncomingMessage, res: ServerResponse): void
  */
 function forwardMode(req: IncomingMessage, inbound: InboundHeaders): ForwardMode {
   const upgrading = (req as IncomingMessage & { upgrade?: boolean }).upgrade === true;
-  if (upgrading && req.method === 'GET' && inbound.upgrade !== undefined && WEBSOCKET.test(inbound.upgrade)) {
-    return 'websocket';
-  }
+  if (upgrading && isWebSocketHandshake(req.method, inbound.upgrade, inbound.hasBody)) return 'websocket';
   return inbound.hasBody ? 'body' : 'no-body';
 }
