@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errors, Pool, type Dispatcher } from 'undici';
 import { GatewayError } from '../shared/errors.js';
@@ -6,6 +6,7 @@ import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
 import { mapResponseHeaders } from './response-headers.js';
 import type { Route } from './route-table.js';
+import { relayableTrailers, trailerToAnnounce } from './trailers.js';
 import { tunnel } from './tunnel.js';
 import { errorCode, failureKind, upstreamError, type UpstreamFailureCounter } from './upstream-errors.js';
 
@@ -209,6 +210,8 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
       return;
     }
     const mapped = mapResponseHeaders(headers, this.#route);
+    const trailer = trailerToAnnounce(this.#res, statusCode, headers);
+    if (trailer !== undefined) mapped.push('trailer', trailer);
     // A reason phrase of its own is relayed when it can be; otherwise Node writes the standard one.
     // A status Node cannot write (outside 100–999) throws, and undici then reports the error to
     // onResponseError: 502.
@@ -242,7 +245,13 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (!this.#res.write(chunk)) controller.pause();
   }
 
-  onResponseEnd(): void {
+  /**
+   * The target's response is complete: its trailer fields (RFC 9110 §6.5) go to the client at the
+   * end of the chunked body Node writes, when it writes one (see trailers.ts).
+   */
+  onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    const relayed = this.#res.chunkedEncoding ? relayableTrailers(trailers) : undefined;
+    if (relayed !== undefined) this.#res.addTrailers(relayed);
     this.#res.end();
   }
 
