@@ -2,7 +2,7 @@ import { clientIpResolver } from '../shared/client-ip.js';
 import { createGatewayServer, drain, listen } from '../shared/http-server.js';
 import { internalEndpoints } from '../shared/internal-endpoints.js';
 import { createLogger } from '../shared/logger.js';
-import { GatewayMetrics } from '../shared/metrics.js';
+import { processMetricsRegistry } from '../shared/metrics.js';
 import { openBackends } from '../shared/open-backends.js';
 import { readProcessConfig } from '../shared/process-config.js';
 import { HANDED_OFF_HEADER_FIELDS } from '../shared/request-head.js';
@@ -29,10 +29,10 @@ async function main(): Promise<void> {
     logger,
   });
   const consumer = backends.consumeAccessLogs(admin.storeAccessLogs);
-  const metrics = new GatewayMetrics();
+  const metrics = processMetricsRegistry(); // the data plane's series live in the proxy processes
   const internal = internalEndpoints({
     checks: backends.readiness,
-    metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+    metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
   });
   const server = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res), HANDED_OFF_HEADER_FIELDS);
   const port = await listen(server, config.adminPort, config.adminHost);

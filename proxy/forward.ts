@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errors, Pool, type Dispatcher } from 'undici';
 import { GatewayError } from '../shared/errors.js';
@@ -6,8 +6,9 @@ import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
 import { mapResponseHeaders } from './response-headers.js';
 import type { Route } from './route-table.js';
+import { relayableTrailers, trailerToAnnounce } from './trailers.js';
 import { tunnel } from './tunnel.js';
-import { errorCode, upstreamError } from './upstream-errors.js';
+import { errorCode, failureKind, upstreamError, type UpstreamFailureCounter } from './upstream-errors.js';
 
 /** Most connections kept to one target origin; further requests queue in the pool. */
 const CONNECTIONS_PER_ORIGIN = 128;
@@ -32,6 +33,8 @@ export interface ForwarderOptions {
    */
   headersTimeoutMs: number;
   logger: Logger;
+  /** Counts each target failure by service and kind (`gatehouse_upstream_errors_total`). */
+  failures: UpstreamFailureCounter;
 }
 
 /**
@@ -59,7 +62,7 @@ export class UpstreamForwarder {
    * than UPSTREAM_TIMEOUT (408, connection closed, upstream request aborted).
    */
   forward(req: IncomingMessage, res: ServerResponse, route: Route, path: string, headers: string[], mode: ForwardMode): void {
-    const exchange = new UpstreamExchange(res, route, this.#options.logger);
+    const exchange = new UpstreamExchange(res, route, this.#options);
     (res as ExchangeCarrier)[kExchange] = exchange;
     res.on('close', onClientClose);
     res.on('drain', onClientDrain);
@@ -143,16 +146,18 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
   readonly #res: ServerResponse;
   readonly #route: Route;
   readonly #logger: Logger;
+  readonly #failures: UpstreamFailureCounter;
   #controller: Dispatcher.DispatchController | undefined;
   #clientGone = false;
   /** Set once the response (or its failure) has begun: no timeout applies any more. */
   #answered = false;
   #responseTimer: NodeJS.Timeout | undefined;
 
-  constructor(res: ServerResponse, route: Route, logger: Logger) {
+  constructor(res: ServerResponse, route: Route, options: ForwarderOptions) {
     this.#res = res;
     this.#route = route;
-    this.#logger = logger;
+    this.#logger = options.logger;
+    this.#failures = options.failures;
   }
 
   /**
@@ -205,6 +210,8 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
       return;
     }
     const mapped = mapResponseHeaders(headers, this.#route);
+    const trailer = trailerToAnnounce(this.#res, statusCode, headers);
+    if (trailer !== undefined) mapped.push('trailer', trailer);
     // A reason phrase of its own is relayed when it can be; otherwise Node writes the standard one.
     // A status Node cannot write (outside 100–999) throws, and undici then reports the error to
     // onResponseError: 502.
@@ -238,18 +245,28 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (!this.#res.write(chunk)) controller.pause();
   }
 
-  onResponseEnd(): void {
+  /**
+   * The target's response is complete: its trailer fields (RFC 9110 §6.5) go to the client at the
+   * end of the chunked body Node writes, when it writes one (see trailers.ts).
+   */
+  onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    const relayed = this.#res.chunkedEncoding ? relayableTrailers(trailers) : undefined;
+    if (relayed !== undefined) this.#res.addTrailers(relayed);
     this.#res.end();
   }
 
+  /** The target failed (a client that left is not its failure): counted, logged, answered. */
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.#answer();
     if (this.#clientGone || this.#res.destroyed) return;
-    this.#logger.warn({ serviceId: this.#route.service.id, code: errorCode(error) }, 'upstream request failed');
+    const serviceId = this.#route.service.id;
+    const kind = failureKind(error);
+    this.#failures.upstreamError(serviceId, kind);
+    this.#logger.warn({ serviceId, code: errorCode(error) }, 'upstream request failed');
     // After the head was sent the status cannot change: cut the connection so the client sees
     // a truncated response rather than a complete-looking one.
     if (this.#res.headersSent) this.#res.destroy();
-    else sendError(this.#res, upstreamError(error));
+    else sendError(this.#res, upstreamError(kind));
   }
 
   /** The client's response closed: if it had not finished, the client left, so stop upstream. */

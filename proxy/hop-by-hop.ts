@@ -2,7 +2,10 @@
  * Hop-by-hop header fields (RFC 9110 §7.6.1): they describe one connection, so a proxy removes
  * them, and every field the `Connection` header names, before forwarding a message in either
  * direction. `Proxy-Connection` is the non-standard predecessor of `Connection`; `Proxy-Authorization`
- * and `Proxy-Authenticate` (RFC 9110 §11.7) are consumed by the proxy they address.
+ * and `Proxy-Authenticate` (RFC 9110 §11.7) are consumed by the proxy they address. `Trailer` is
+ * end-to-end (RFC 9110 §6.6.2) but announces fields of a chunked body, and each hop frames its
+ * body itself: it is removed here and sent again only where the trailer fields go along
+ * (trailers.ts for responses; requests never carry it, see request-headers.ts).
  */
 export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'connection',

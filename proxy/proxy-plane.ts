@@ -22,9 +22,8 @@ import { RouteTable, type Route } from './route-table.js';
 import { remainderAfter, routingKey } from './routing-key.js';
 import { sendServiceDisabled } from './service-disabled.js';
 import { SessionCheck } from './session-check.js';
-
-/** `Upgrade: websocket` (RFC 6455 §4.1: the token is case-insensitive). */
-const WEBSOCKET = /(?:^|,)\s*websocket\s*(?:,|$)/i;
+import { isWebSocketHandshake } from './upgrade.js';
+import type { UpstreamFailureCounter } from './upstream-errors.js';
 
 export interface ProxyPlaneDeps {
   config: Config;
@@ -39,6 +38,8 @@ export interface ProxyPlaneDeps {
    * `/favicon.ico` when no service matches it.
    */
   adminPlane: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Counts target failures (shared/metrics.ts `GatewayMetrics`). */
+  upstreamFailures: UpstreamFailureCounter;
   logger: Logger;
 }
 
@@ -71,7 +72,7 @@ class GatewayProxyPlane implements ProxyPlane {
 
   constructor(deps: ProxyPlaneDeps) {
     this.#deps = deps;
-    this.#forwarder = new UpstreamForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger });
+    this.#forwarder = new UpstreamForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger, failures: deps.upstreamFailures });
     this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl);
     this.#sessions = new SessionCheck(deps.sessions, deps.config.publicUrl, deps.logger);
     this.#unsubscribe = deps.bus.onRegistry((services) => this.#replaceRoutes(services));
@@ -214,8 +215,6 @@ function sendContinueIfExpected(req: IncomingMessage, res: ServerResponse): void
  */
 function forwardMode(req: IncomingMessage, inbound: InboundHeaders): ForwardMode {
   const upgrading = (req as IncomingMessage & { upgrade?: boolean }).upgrade === true;
-  if (upgrading && req.method === 'GET' && inbound.upgrade !== undefined && WEBSOCKET.test(inbound.upgrade)) {
-    return 'websocket';
-  }
+  if (upgrading && isWebSocketHandshake(req.method, inbound.upgrade, inbound.hasBody)) return 'websocket';
   return inbound.hasBody ? 'body' : 'no-body';
 }

@@ -41,6 +41,7 @@ export async function startProxyWorker(config: Config): Promise<ProxyWorker> {
     ...backends,
     config,
     accessLog: meteredSink(accessLog, metrics),
+    upstreamFailures: metrics,
     clientIp,
     adminPlane: handoff.handle,
     logger,

@@ -6,7 +6,8 @@ import { createUpgradeHandler } from './upgrade.js';
 
 /**
  * The public listener: the proxy plane for requests (`Expect: 100-continue` ones too) and for
- * protocol upgrades (WebSocket), each after the request-head checks (request-head.ts).
+ * protocol upgrades (WebSocket; any other upgrade is served as a plain request, upgrade.ts), each
+ * after the request-head checks (request-head.ts).
  */
 export interface PublicServer {
   readonly server: Server;
@@ -18,7 +19,7 @@ export interface PublicServer {
 export function createPublicServer(plane: ProxyPlane): PublicServer {
   const server = createGatewayServer(plane.handle);
   server.on('checkContinue', checkingRequestHead(plane.handleContinue)); // refused before `100 Continue`
-  const upgrades = createUpgradeHandler(plane);
+  const upgrades = createUpgradeHandler(plane, server);
   server.on('upgrade', upgrades.handle);
   return {
     server,

@@ -9,8 +9,10 @@ import type { InboundHeaders } from './inbound-headers.js';
 import type { Route } from './route-table.js';
 
 /**
- * Fields never forwarded besides the hop-by-hop ones (DESIGN §3.6), compared after lowercasing
- * and reading `_` as `-`:
+ * Fields never forwarded besides the hop-by-hop ones (DESIGN §3.6; `Trailer` among them: undici
+ * cannot send a request's trailer section, it always ends a chunked body with an empty one, so
+ * the client's trailer fields are dropped, as RFC 9112 §7.1.2 lets a recipient do, and so is the
+ * `Trailer` that announced them), compared after lowercasing and reading `_` as `-`:
  * - `host`: undici sets the target's own (RFC 9110 §7.2);
  * - `expect`: the gateway answers `100-continue` itself once it forwards (see proxy-plane.ts), and
  *   undici refuses the field;

@@ -21,16 +21,39 @@ const UNREACHABLE: ReadonlySet<string> = new Set([
 const TIMED_OUT: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT']);
 
 /**
+ * How a target failed, as counted in `gatehouse_upstream_errors_total{kind}`: `unavailable` (it
+ * could not be reached), `timeout` (no response headers in time), `bad_gateway` (anything else).
+ */
+export type UpstreamFailureKind = 'unavailable' | 'timeout' | 'bad_gateway';
+
+/** Where the data plane counts target failures (shared/metrics.ts `GatewayMetrics`). */
+export interface UpstreamFailureCounter {
+  /** Counts one failure of the target of service `serviceId` (its registry id). */
+  upstreamError(serviceId: string, kind: UpstreamFailureKind): void;
+}
+
+/** The {@link UpstreamFailureKind} of an error undici reported for a forwarded request. */
+export function failureKind(error: unknown): UpstreamFailureKind {
+  const code = errorCode(error);
+  if (code !== undefined && UNREACHABLE.has(code)) return 'unavailable';
+  if (code !== undefined && TIMED_OUT.has(code)) return 'timeout';
+  return 'bad_gateway';
+}
+
+const ANSWERS = {
+  unavailable: 'SERVICE_UNAVAILABLE',
+  timeout: 'GATEWAY_TIMEOUT',
+  bad_gateway: 'BAD_GATEWAY',
+} as const;
+
+/**
  * The client-facing error for an upstream failure that happened before response headers were
  * sent: 503 `Service unavailable` when the target cannot be reached, 504 `Gateway timeout` when it
  * sent no headers in time, 502 `Bad gateway` for anything else (reset, closed early, malformed
  * response, TLS failure).
  */
-export function upstreamError(error: unknown): GatewayError {
-  const code = errorCode(error);
-  if (code !== undefined && UNREACHABLE.has(code)) return new GatewayError('SERVICE_UNAVAILABLE');
-  if (code !== undefined && TIMED_OUT.has(code)) return new GatewayError('GATEWAY_TIMEOUT');
-  return new GatewayError('BAD_GATEWAY');
+export function upstreamError(kind: UpstreamFailureKind): GatewayError {
+  return new GatewayError(ANSWERS[kind]);
 }
 
 /**

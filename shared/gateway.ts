@@ -50,6 +50,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     ...backends,
     config,
     accessLog: meteredSink(accessLog, metrics),
+    upstreamFailures: metrics,
     clientIp,
     adminPlane: admin.handlePublic,
     logger: logger.child({ plane: 'proxy' }),

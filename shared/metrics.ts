@@ -1,4 +1,5 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { UpstreamFailureCounter, UpstreamFailureKind } from '../proxy/upstream-errors.js';
 import type { AccessLogSink } from './access-log-sink.js';
 import type { AccessLogEntry } from './types.js';
 
@@ -6,29 +7,39 @@ import type { AccessLogEntry } from './types.js';
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
+ * A registry with Node's process metrics only (RSS, event-loop lag, GC): all a process without a
+ * data plane exposes (the split-mode admin process), so it never shows request series it cannot fill.
+ */
+export function processMetricsRegistry(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+/**
  * The data plane's Prometheus metrics (prom-client), in a registry of their own:
  * - `gatehouse_requests_total{service,status_class}`: requests matched to a service, by outcome;
  * - `gatehouse_request_duration_seconds`: time from request start to response end;
- * - `gatehouse_upstream_errors_total{kind}`: 502/503/504 the gateway made for a failing target;
+ * - `gatehouse_upstream_errors_total{service,kind}`: target failures by service id and kind
+ *   (`unavailable` → 503, `timeout` → 504, `bad_gateway` → 502 or a response cut off midway);
  * - `gatehouse_access_log_records_shipped_total`, `…_dropped_total`: the access-log pipeline;
- * plus Node's process metrics (RSS, event-loop lag, GC).
+ * plus Node's process metrics ({@link processMetricsRegistry}).
  */
-export class GatewayMetrics {
-  readonly registry = new Registry();
+export class GatewayMetrics implements UpstreamFailureCounter {
+  readonly registry = processMetricsRegistry();
   readonly #requests: Counter<'service' | 'status_class'>;
   readonly #duration: Histogram;
-  readonly #upstreamErrors: Counter<'kind'>;
+  readonly #upstreamErrors: Counter<'service' | 'kind'>;
 
   constructor(accessLog?: AccessLogSink) {
     const registers = [this.registry];
     this.#requests = new Counter({ name: 'gatehouse_requests_total', help: 'Requests matched to a service, by status class.', labelNames: ['service', 'status_class'], registers });
     this.#duration = new Histogram({ name: 'gatehouse_request_duration_seconds', help: 'Time from request start to response end.', buckets: LATENCY_BUCKETS, registers });
-    this.#upstreamErrors = new Counter({ name: 'gatehouse_upstream_errors_total', help: 'Responses the gateway made because a target failed (unavailable, timeout, bad gateway).', labelNames: ['kind'], registers });
+    this.#upstreamErrors = new Counter({ name: 'gatehouse_upstream_errors_total', help: 'Target failures by service: unavailable (503), timeout (504), bad_gateway (502 or a response cut off).', labelNames: ['service', 'kind'], registers });
     if (accessLog) {
       mirrorCount(this.registry, 'gatehouse_access_log_records_shipped_total', 'Access-log records shipped.', () => accessLog.shipped);
       mirrorCount(this.registry, 'gatehouse_access_log_records_dropped_total', 'Access-log records dropped (buffer full while the pipeline was down).', () => accessLog.dropped);
     }
-    collectDefaultMetrics({ register: this.registry });
   }
 
   /** Counts one finished request from its access-log record. */
@@ -37,9 +48,9 @@ export class GatewayMetrics {
     this.#duration.observe(record.responseTimeMs / 1000);
   }
 
-  /** Counts a gateway-made error response for a failing target (`unavailable`, `timeout`, `bad_gateway`). */
-  upstreamError(kind: string): void {
-    this.#upstreamErrors.inc({ kind });
+  /** Counts one failure of service `serviceId`'s target (see {@link UpstreamFailureKind}). */
+  upstreamError(serviceId: string, kind: UpstreamFailureKind): void {
+    this.#upstreamErrors.inc({ service: serviceId, kind });
   }
 }
 

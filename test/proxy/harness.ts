@@ -22,7 +22,9 @@ import { MemoryEventBus } from '../../shared/embedded/memory-event-bus.js';
 import { MemoryRateLimiter } from '../../shared/embedded/memory-rate-limiter.js';
 import { SqliteSessionStore } from '../../shared/embedded/sqlite-session-store.js';
 import { createLogger } from '../../shared/logger.js';
+import { GatewayMetrics } from '../../shared/metrics.js';
 import type { AccessLogEntry, Service, SessionUser } from '../../shared/types.js';
+import { parseHead, type RawHead } from './raw-connection.js';
 
 export interface Upstream {
   /** `http://127.0.0.1:<port>` */
@@ -205,11 +207,12 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     generalLimiter: new MemoryRateLimiter(config.rateLimitGeneral),
     clientIp: clientIpResolver(config.trustProxy),
     adminPlane: options.adminPlane ?? standInAdminPlane(adminRequests),
+    upstreamFailures: new GatewayMetrics(),
     logger: createLogger(config.logLevel, 'proxy-test'),
   });
   if (options.services) await bus.publishRegistry(options.services);
-  const upgrades = createUpgradeHandler(plane);
   const server = http.createServer(plane.handle);
+  const upgrades = createUpgradeHandler(plane, server);
   server.on('checkContinue', plane.handleContinue);
   server.on('upgrade', upgrades.handle);
   server.listen(0, '127.0.0.1');
@@ -302,14 +305,7 @@ export async function rawRequest(port: number, text: string): Promise<RawRespons
   const reply = Buffer.concat(chunks).toString('latin1');
   const blank = reply.indexOf('\r\n\r\n');
   const head = blank === -1 ? reply : reply.slice(0, blank);
-  const body = blank === -1 ? '' : reply.slice(blank + 4);
-  const [statusLine = '', ...lines] = head.split('\r\n');
-  return {
-    statusLine,
-    status: Number(statusLine.split(' ')[1]),
-    headers: lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
-    body,
-  };
+  return { ...parseHead(head), body: blank === -1 ? '' : reply.slice(blank + 4) };
 }
 
 /** `count` raw header lines with distinct names (`X-Pad-0: 0`, …), so no stack folds them into fewer fields. */
@@ -317,12 +313,8 @@ export function headerPadding(count: number): string[] {
   return Array.from({ length: count }, (_, i) => `X-Pad-${i}: ${i}`);
 }
 
-export interface RawResponse {
-  /** `HTTP/1.1 200 OK` */
-  statusLine: string;
-  status: number;
-  /** `[lowercased name, value]` pairs in order. */
-  headers: string[][];
+/** A response read until the connection closed: its head, then everything after it as it came. */
+export interface RawResponse extends RawHead {
   body: string;
 }
 

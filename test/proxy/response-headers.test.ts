@@ -187,7 +187,7 @@ describe('response headers returned to the client', () => {
     assert.equal(response.headers['x-end-to-end'], 'kept');
     assert.equal(response.headers['x-hop'], undefined);
     assert.equal(response.headers['proxy-authenticate'], undefined);
-    assert.equal(response.headers.trailer, undefined);
+    assert.equal(response.headers.trailer, 'X-Checksum'); // end-to-end (RFC 9110 §6.6.2), see trailers.test.ts
     assert.equal(response.headers.upgrade, undefined);
     assert.notEqual(response.headers['keep-alive'], 'timeout=99');
     assert.notEqual(response.headers.connection, 'close, X-Hop');

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { CookieJar, loginThroughProvider } from '../fixtures/browserless-login.js';
 import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { freePort } from '../support/free-port.js';
 import { eventually, statusOf } from '../support/gatehouse-process.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
 
@@ -88,6 +89,18 @@ test('gateway-owned paths through either proxy reach the admin process; the publ
   assert.match(text, /gatehouse_request_duration_seconds_bucket/);
   assert.match(text, /gatehouse_access_log_records_shipped_total \d+/);
   assert.equal(await statusOf(`${split.adminUrl}/readyz`), 200);
+});
+
+test('a proxy counts a refusing target per service on INTERNAL_PORT; the admin process shows no data-plane series', async () => {
+  const [a] = split.proxies;
+  const id = await split.createService(admin, { name: 'Refusing', path: '/refusing', targetUrl: `http://127.0.0.1:${await freePort()}`, requireAuth: false });
+  await seenByBoth('/refusing/x', 503);
+  const proxyMetrics = await (await request(`${a.internalUrl}/metrics`)).body.text();
+  assert.match(proxyMetrics, new RegExp(`^gatehouse_upstream_errors_total\\{service="${id}",kind="unavailable"\\} [1-9]`, 'm'));
+
+  const adminMetrics = await (await request(`${split.adminUrl}/metrics`)).body.text();
+  assert.match(adminMetrics, /^process_resident_memory_bytes \d+/m);
+  assert.doesNotMatch(adminMetrics, /gatehouse_(requests_total|request_duration_seconds|upstream_errors_total|access_log_records)/);
 });
 
 test('admin process down: gateway-owned paths get 503, proxied traffic is unaffected', async () => {

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { request } from 'undici';
+import { apiClient } from '../support/api-client.js';
+import { freePort } from '../support/free-port.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { signIn } from '../support/sessions.js';
+import { rawUpstream, startUpstream, type RawUpstream, type Upstream } from './harness.js';
+
+/**
+ * Issue 9 item 8: `gatehouse_upstream_errors_total{service,kind}` counts target failures, read the
+ * way an operator reads it: the embedded gateway's `/metrics` on the admin port.
+ */
+
+let gw: TestGateway;
+let slow: Upstream;
+let garbage: RawUpstream;
+const ids: Record<'down' | 'slow' | 'garbage', string> = { down: '', slow: '', garbage: '' };
+
+before(async () => {
+  // Answers nothing, except `/cut`: headers promising 100 bytes, ten of them, then a reset.
+  slow = await startUpstream((req, res) => {
+    if (req.url !== '/cut') return;
+    res.writeHead(200, { 'content-length': 100 });
+    res.write('only ten b', () => res.destroy());
+  });
+  garbage = await rawUpstream('NOT HTTP AT ALL\r\n\r\n');
+  gw = await startTestGateway({ UPSTREAM_TIMEOUT: '300ms' });
+  const call = apiClient(gw.baseUrl);
+  const as = await signIn(gw);
+  const targets = { down: `http://127.0.0.1:${await freePort()}`, slow: slow.origin, garbage: garbage.origin };
+  for (const [name, targetUrl] of Object.entries(targets) as [keyof typeof ids, string][]) {
+    const created = await call('POST', '/api/services', { as, json: { name, path: `/${name}`, targetUrl, requireAuth: false } });
+    assert.equal(created.status, 201, created.text);
+    ids[name] = created.json.id;
+  }
+});
+after(async () => {
+  await gw?.close();
+  await slow?.close();
+  await garbage?.close();
+});
+
+async function statusOf(path: string): Promise<number> {
+  const response = await request(`${gw.baseUrl}${path}`);
+  await response.body.dump();
+  return response.statusCode;
+}
+
+/** The value of `gatehouse_upstream_errors_total` for one service and kind in a /metrics text (0 when absent). */
+function upstreamErrors(metrics: string, serviceId: string, kind: string): number {
+  const line = metrics.split('\n').find((l) => l.startsWith(`gatehouse_upstream_errors_total{service="${serviceId}",kind="${kind}"} `));
+  return line === undefined ? 0 : Number(line.split(' ').at(-1));
+}
+
+test('refusals, timeouts and broken responses are counted per service and kind in /metrics', async () => {
+  assert.equal(await statusOf('/down/a'), 503);
+  assert.equal(await statusOf('/down/b'), 503);
+  assert.equal(await statusOf('/slow/hang'), 504);
+  assert.equal(await statusOf('/garbage/x'), 502);
+  // Cut off after its head: the client gets a truncated response, the target a bad_gateway count.
+  const cut = await request(`${gw.baseUrl}/slow/cut`);
+  assert.equal(cut.statusCode, 200);
+  await assert.rejects(cut.body.text());
+
+  const metrics = await (await request(`${gw.adminUrl}/metrics`)).body.text();
+  assert.equal(upstreamErrors(metrics, ids.down, 'unavailable'), 2);
+  assert.equal(upstreamErrors(metrics, ids.slow, 'timeout'), 1);
+  assert.equal(upstreamErrors(metrics, ids.slow, 'bad_gateway'), 1);
+  assert.equal(upstreamErrors(metrics, ids.garbage, 'bad_gateway'), 1);
+  for (const [kind, service] of [['timeout', ids.down], ['bad_gateway', ids.down], ['unavailable', ids.slow], ['unavailable', ids.garbage]]) {
+    assert.equal(upstreamErrors(metrics, service!, kind!), 0, `${kind} for ${service}`);
+  }
+});
