@@ -114,7 +114,7 @@ describe('GET /dashboard/logs', () => {
     assert.match(deletion.timestamp, ISO);
     assert.equal(typeof deletion.details, 'string');
     assert.equal(JSON.parse(deletion.details).service.path, '/s1');
-    assert.deepEqual(JSON.parse(update.details), { changes: { name: { before: 'S1', after: 'Renamed' } } });
+    assert.deepEqual(JSON.parse(update.details), { name: 'Renamed', path: '/s1', changes: { name: { before: 'S1', after: 'Renamed' } } });
   });
 
   it('pages with limit and offset; total stays the count of all records', async () => {
