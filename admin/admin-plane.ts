@@ -5,7 +5,7 @@ import { GatewayError } from '../shared/errors.js';
 import type { EventBus } from '../shared/event-bus.js';
 import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
-import { rateLimitHeaders, type RateLimiter } from '../shared/rate-limiter.js';
+import { refuseOverLimit, type RateLimiter } from '../shared/rate-limiter.js';
 import { rateLimitKey } from '../shared/client-ip.js';
 import type { SessionStore } from '../shared/session-store.js';
 import type { AccessLogEntry } from '../shared/types.js';
@@ -106,8 +106,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     const stored = cookieValue ? await sessions.get(cookieValue) : null;
     const session = stored && acceptsSession(origin, stored) ? stored : null;
     if (!exemptFromGeneralLimit(url.pathname, session)) {
-      const decision = await deps.generalLimiter.consume(rateLimitKey(clientIp));
-      if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
+      refuseOverLimit(await deps.generalLimiter.consume(rateLimitKey(clientIp)));
     }
     const match = routers.get(origin)!.match(req.method ?? 'GET', url.pathname);
     if (!match) return answerUnrouted(req, res, url, origin);

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { constantTimeEqual } from '../shared/secrets.js';
 import { GatewayError } from '../shared/errors.js';
 import { FAVICON_PATH } from '../shared/gateway-paths.js';
 import { redirect, sendHtml } from '../shared/http-response.js';
@@ -68,10 +68,4 @@ function csrfTokenMatches(ctx: RequestContext): boolean {
   const expected = ctx.session?.csrfToken;
   if (typeof sent !== 'string' || !expected) return false;
   return constantTimeEqual(sent, expected);
-}
-
-/** Compares two secrets in time independent of where they differ (both hashed to equal length first). */
-export function constantTimeEqual(a: string, b: string): boolean {
-  const digest = (text: string) => createHash('sha256').update(text).digest();
-  return timingSafeEqual(digest(a), digest(b));
 }

@@ -1,4 +1,5 @@
 import { clientIpResolver } from '../shared/client-ip.js';
+import { TrustedProxies } from '../shared/trusted-proxies.js';
 import { createGatewayServer, drain, listen } from '../shared/http-server.js';
 import { internalEndpoints } from '../shared/internal-endpoints.js';
 import { createLogger } from '../shared/logger.js';
@@ -25,7 +26,7 @@ async function main(): Promise<void> {
     ...backends,
     config,
     db,
-    clientIp: clientIpResolver(['loopback', ...config.trustProxy]),
+    clientIp: clientIpResolver(new TrustedProxies(['loopback', ...config.trustProxy.entries])), // the proxies' hand-offs come from loopback too
     logger,
   });
   const consumer = backends.consumeAccessLogs(admin.storeAccessLogs);

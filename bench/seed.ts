@@ -3,7 +3,8 @@
  * plus filler services up to a given count) and a logged-in session, written before its
  * processes start, through the same code the processes use.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { newCsrfToken } from '../shared/secrets.js';
 import { AuditLog } from '../admin/audit-log.js';
 import { openDatabase } from '../admin/database.js';
 import { ServiceRegistry } from '../admin/service-registry.js';
@@ -71,7 +72,7 @@ export async function createSessionCookie(config: Config): Promise<string> {
     const now = Date.now();
     const id = await backends.sessions.create({
       user: { sub: 'bench-user', name: 'Bench User', email: 'bench@example.com', isAdmin: false },
-      csrfToken: randomBytes(32).toString('base64url'),
+      csrfToken: newCsrfToken(),
       idToken: null,
       createdAt: now,
       expiresAt: now + config.sessionTtlMs,

@@ -8,7 +8,8 @@ import { mapResponseHeaders } from './response-headers.js';
 import type { Route } from './route-table.js';
 import { relayableTrailers, trailerToAnnounce } from './trailers.js';
 import { tunnel } from './tunnel.js';
-import { errorCode, failureKind, upstreamError, type UpstreamFailureCounter } from './upstream-errors.js';
+import { errorCode } from '../shared/error-code.js';
+import { failureKind, upstreamError, type UpstreamFailureCounter } from './upstream-errors.js';
 
 /** Most connections kept to one target origin; further requests queue in the pool. */
 const CONNECTIONS_PER_ORIGIN = 128;

@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../shared/errors.js';
 import { acceptsHtml, sendError, sendHtml } from '../shared/http-response.js';
-import { html, page } from '../shared/pages/layout.js';
+import { html } from '../shared/html.js';
+import { page } from '../shared/pages/layout.js';
 
 /**
  * The 401 for a protected service without a session (DESIGN §3.5): `{"error":"Not authenticated"}`,

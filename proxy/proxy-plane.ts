@@ -7,7 +7,7 @@ import type { EventBus } from '../shared/event-bus.js';
 import { FAVICON_PATH, isGatewayPath } from '../shared/gateway-paths.js';
 import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
-import { rateLimitHeaders, type RateLimitDecision, type RateLimiter } from '../shared/rate-limiter.js';
+import { refuseOverLimit, type RateLimiter } from '../shared/rate-limiter.js';
 import type { SessionStore } from '../shared/session-store.js';
 import type { Service } from '../shared/types.js';
 import { AccessRecord } from './access-record.js';
@@ -176,15 +176,6 @@ class GatewayProxyPlane implements ProxyPlane {
     if (res.destroyed) return;
     sendError(res, error instanceof GatewayError ? error : new GatewayError('INTERNAL'));
   }
-}
-
-/**
- * The general limit's verdict on a request (DESIGN §3.3, counted by client address; the caller
- * awaits the count in its own frame, which keeps the hot path one promise shorter).
- * @throws {GatewayError} `RATE_LIMITED`, with `Retry-After` and `RateLimit-*`, when refused.
- */
-function refuseOverLimit(decision: RateLimitDecision): void {
-  if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
 }
 
 /**

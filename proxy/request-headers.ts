@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import proxyAddr from 'proxy-addr';
+import type { TrustedProxies } from '../shared/trusted-proxies.js';
 import { unmapIpv4 } from '../shared/client-ip.js';
 import { GATEWAY_COOKIE_NAMES } from '../shared/cookies.js';
 import type { SessionUser } from '../shared/types.js';
@@ -55,17 +55,12 @@ export class RequestHeaderBuilder {
   readonly #publicHost: string;
 
   /**
-   * `trustProxy`: TRUST_PROXY's entries; only such peers may extend X-Forwarded-For/Proto.
+   * `trusted`: TRUST_PROXY; only such peers may extend X-Forwarded-For/Proto.
    * `publicUrl`: PUBLIC_URL, whose host is every request's `X-Forwarded-Host`.
    */
-  constructor(trustProxy: readonly string[], publicUrl: URL) {
+  constructor(trusted: TrustedProxies, publicUrl: URL) {
     this.#publicHost = publicUrl.host;
-    if (trustProxy.length === 0) {
-      this.#trustsPeer = () => false;
-    } else {
-      const trust = proxyAddr.compile([...trustProxy]);
-      this.#trustsPeer = (address) => trust(address, 0);
-    }
+    this.#trustsPeer = (address) => trusted.trusts(address);
   }
 
   /**

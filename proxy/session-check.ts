@@ -3,7 +3,7 @@ import { GatewayError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { SessionStore } from '../shared/session-store.js';
 import type { SessionUser } from '../shared/types.js';
-import { errorCode } from './upstream-errors.js';
+import { errorCode } from '../shared/error-code.js';
 
 /**
  * Step 5 of the data plane (DESIGN §3.5): who the caller is, from the gateway's session cookie.

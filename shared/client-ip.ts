@@ -1,16 +1,13 @@
 import type { IncomingMessage } from 'node:http';
-import proxyAddr from 'proxy-addr';
+import type { TrustedProxies } from './trusted-proxies.js';
 
 /**
  * Resolves a request's client address (DESIGN §5): the socket's peer, unless that peer is a proxy
  * listed in TRUST_PROXY, in which case `X-Forwarded-For` is walked right to left (proxy-addr) to
  * the first untrusted hop. IPv4-mapped IPv6 addresses are shown as IPv4.
- * @throws {TypeError} at construction when a TRUST_PROXY entry is not an address, CIDR or name.
  */
-export function clientIpResolver(trustProxy: readonly string[]): (req: IncomingMessage) => string {
-  if (trustProxy.length === 0) return (req) => unmapIpv4(req.socket.remoteAddress ?? '');
-  const trust = proxyAddr.compile([...trustProxy]);
-  return (req) => unmapIpv4(proxyAddr(req, trust));
+export function clientIpResolver(trusted: TrustedProxies): (req: IncomingMessage) => string {
+  return (req) => unmapIpv4(trusted.clientAddress(req));
 }
 
 /** The rate-limit key for an address: IPv4 as is, IPv6 by its /64 (one subscriber's prefix). */

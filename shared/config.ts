@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { parseDuration, parseRateLimit, type RateLimit } from './durations.js';
+import { TrustedProxies } from './trusted-proxies.js';
 
 /**
  * Gatehouse configuration, read once from the environment (DESIGN §6) and validated with valibot.
@@ -37,7 +38,7 @@ export interface Config {
   rateLimitGeneral: RateLimit | null;
   rateLimitAuth: RateLimit | null;
   /** CIDRs, addresses or proxy-addr names (`loopback`, `uniquelocal`) whose X-Forwarded-For is believed. */
-  trustProxy: string[];
+  trustProxy: TrustedProxies;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   adminInternalUrl: URL;
   internalPort: number;
@@ -118,6 +119,18 @@ const list = v.pipe(
   v.string(),
   v.transform((text) => text.split(',').map((item) => item.trim()).filter(Boolean)),
 );
+/** TRUST_PROXY compiled at start, so a bad entry stops the start naming the variable. */
+const trustedProxies = v.pipe(
+  list,
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    try {
+      return new TrustedProxies(dataset.value);
+    } catch {
+      addIssue({ message: 'must be addresses, CIDRs or names such as loopback, separated by commas' });
+      return NEVER;
+    }
+  }),
+);
 const lowerSet = v.pipe(list, v.transform((items) => new Set(items.map((item) => item.toLowerCase()))));
 const nonEmpty = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'));
 const origin = v.pipe(httpUrl, v.check((url) => url.pathname === '/' && !url.search && !url.hash, 'must be an origin without path, query or fragment'));
@@ -141,7 +154,7 @@ const schema = v.object({
   SESSION_TTL: duration,
   RATE_LIMIT_GENERAL: rateLimit,
   RATE_LIMIT_AUTH: rateLimit,
-  TRUST_PROXY: list,
+  TRUST_PROXY: trustedProxies,
   LOG_LEVEL: v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'must be one of fatal, error, warn, info, debug, trace, silent'),
   ADMIN_INTERNAL_URL: httpUrl,
   INTERNAL_PORT: port,

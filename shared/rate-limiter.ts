@@ -1,3 +1,4 @@
+import { GatewayError } from './errors.js';
 import type { RateLimit } from './durations.js';
 
 /** The outcome of counting one request against a limit. */
@@ -25,7 +26,7 @@ export interface RateLimiter {
  * Response headers for a refused request (DESIGN §5): `Retry-After` (RFC 9110 §10.2.3, seconds)
  * and `RateLimit-Limit/Remaining/Reset` (draft-ietf-httpapi-ratelimit-headers-07, seconds).
  */
-export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
   const resetSeconds = String(Math.max(1, Math.ceil(decision.resetMs / 1000)));
   return {
     'retry-after': resetSeconds,
@@ -33,4 +34,13 @@ export function rateLimitHeaders(decision: RateLimitDecision): Record<string, st
     'ratelimit-remaining': String(decision.remaining),
     'ratelimit-reset': resetSeconds,
   };
+}
+
+/**
+ * A limiter's verdict on a request (design.md §3.3 and §5): nothing when allowed. Callers await
+ * the count in their own frame, which keeps the data plane's hot path one promise shorter.
+ * @throws {GatewayError} `RATE_LIMITED` (429), with `Retry-After` and `RateLimit-*`, when refused.
+ */
+export function refuseOverLimit(decision: RateLimitDecision): void {
+  if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
 }

@@ -1,4 +1,4 @@
-import { hash, randomBytes } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Session } from './types.js';
 
 /**
@@ -16,17 +16,7 @@ export interface SessionStore {
   close(): Promise<void>;
 }
 
-/** A new session id: 32 random bytes, base64url (43 chars). */
-export function newSessionId(): string {
-  return randomBytes(32).toString('base64url');
-}
-
 /** The storage key for a session id: SHA-256, base64url. */
 export function sessionKey(sessionId: string): string {
   return hash('sha256', sessionId, 'base64url'); // one-shot: a third of createHash's cost per request
-}
-
-/** Session ids are exactly what {@link newSessionId} makes; anything else is not looked up. */
-export function isWellFormedSessionId(value: string): boolean {
-  return value.length === 43 && /^[A-Za-z0-9_-]+$/.test(value);
 }

@@ -4,10 +4,11 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { request } from 'undici';
 import { clientIpResolver, rateLimitKey } from '../shared/client-ip.js';
+import { TrustedProxies } from '../shared/trusted-proxies.js';
 
 /** Runs one real request through a server that reports what the resolver says. */
 async function resolvedIp(trustProxy: string[], headers: Record<string, string>): Promise<string> {
-  const resolve = clientIpResolver(trustProxy);
+  const resolve = clientIpResolver(new TrustedProxies(trustProxy));
   const server = createServer((req: IncomingMessage, res) => res.end(resolve(req)));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -48,7 +48,7 @@ test('human forms: durations, limits, 0 turns a limiter off, lists', () => {
   assert.deepEqual(config.rateLimitAuth, { points: 10, durationMs: 3_600_000 });
   assert.deepEqual([...config.admins.emails], ['a@example.com', 'b@example.com']);
   assert.deepEqual([...config.admins.groups], ['ops', 'admins']);
-  assert.deepEqual(config.trustProxy, ['loopback', '10.0.0.0/8']);
+  assert.deepEqual(config.trustProxy.entries, ['loopback', '10.0.0.0/8']);
   assert.equal(config.adminInternalUrl.href, 'http://127.0.0.1:9000/');
 });
 
@@ -91,4 +91,8 @@ test('the README configuration table lists every variable with its default', () 
     const shown = variable.default === undefined || variable.default === '' ? '(unset)' : `\`${variable.default}\``;
     assert.ok(row.includes(`| ${shown} |`), `README row for ${variable.name} should show default ${shown}: ${row}`);
   }
+});
+
+test('a TRUST_PROXY entry that is no address, CIDR or name stops the start, naming the variable', () => {
+  assert.throws(() => loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/99' }), /TRUST_PROXY: must be addresses, CIDRs or names/);
 });

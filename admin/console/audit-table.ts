@@ -1,5 +1,5 @@
 import type { AuditAction, AuditRecord } from '../audit-log.js';
-import { html, type Html } from '../../shared/pages/layout.js';
+import { html, type Html } from '../../shared/html.js';
 import { emptyState, timeTag } from './fragments.js';
 
 /** How each audit action reads in the console. */

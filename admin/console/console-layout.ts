@@ -1,5 +1,5 @@
 import type { SessionUser } from '../../shared/types.js';
-import { html, type Html } from '../../shared/pages/layout.js';
+import { html, type Html } from '../../shared/html.js';
 import { logoutForm } from '../pages/logout-page.js';
 import type { ConsoleAssets } from './console-assets.js';
 

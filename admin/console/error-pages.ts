@@ -1,5 +1,6 @@
 import type { SessionUser } from '../../shared/types.js';
-import { html, page } from '../../shared/pages/layout.js';
+import { html } from '../../shared/html.js';
+import { page } from '../../shared/pages/layout.js';
 import { logoutForm } from '../pages/logout-page.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 

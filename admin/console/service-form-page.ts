@@ -1,5 +1,5 @@
 import type { Service } from '../../shared/types.js';
-import { html, type Html } from '../../shared/pages/layout.js';
+import { html, type Html } from '../../shared/html.js';
 import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from '../service-validation.js';
 import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
 

@@ -1,5 +1,5 @@
 import type { Service } from '../../shared/types.js';
-import { html } from '../../shared/pages/layout.js';
+import { html } from '../../shared/html.js';
 import { serviceEntryPath } from '../../shared/service-entry.js';
 import { accessLogSection, type AccessLogSectionOptions } from './access-log-section.js';
 import { consolePage, type ConsoleView } from './console-layout.js';

@@ -1,5 +1,5 @@
 import type { Service } from '../../shared/types.js';
-import { html, type Html } from '../../shared/pages/layout.js';
+import { html, type Html } from '../../shared/html.js';
 import { serviceEntryPath } from '../../shared/service-entry.js';
 import { badge, emptyState, formatCount, timeTag } from './fragments.js';
 

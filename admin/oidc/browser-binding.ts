@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { isWellFormedSecret } from '../../shared/secrets.js';
 
 /**
  * Binds a login to the browser that started it (issue 8 §3). The `state` travels in URLs (the
@@ -10,17 +11,9 @@ import { createHash, randomBytes } from 'node:crypto';
  * others intact.
  */
 
-/** 256 random bits, base64url (43 characters). */
-const BROWSER_KEY = /^[A-Za-z0-9_-]{43}$/;
-
-/** A new browser key (secret: never logged). */
-export function newBrowserKey(): string {
-  return randomBytes(32).toString('base64url');
-}
-
 /** `value` when it is a well-formed browser key (from the transaction cookie), else undefined. */
 export function browserKeyFrom(value: string | undefined): string | undefined {
-  return value !== undefined && BROWSER_KEY.test(value) ? value : undefined;
+  return value !== undefined && isWellFormedSecret(value) ? value : undefined;
 }
 
 /** What a transaction stores of the key: its SHA-256, hex. */

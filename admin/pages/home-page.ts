@@ -1,5 +1,6 @@
 import type { Service, SessionUser } from '../../shared/types.js';
-import { html, page } from '../../shared/pages/layout.js';
+import { html } from '../../shared/html.js';
+import { page } from '../../shared/pages/layout.js';
 import { serviceEntryPath } from '../../shared/service-entry.js';
 import { logoutForm } from './logout-page.js';
 

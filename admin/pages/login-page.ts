@@ -1,4 +1,5 @@
-import { html, page } from '../../shared/pages/layout.js';
+import { html } from '../../shared/html.js';
+import { page } from '../../shared/pages/layout.js';
 
 /**
  * The login page (spec §4.1 `GET /auth/login-page`): one button that starts the OpenID Connect

@@ -1,15 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import { rateLimitKey } from '../../shared/client-ip.js';
 import type { Config } from '../../shared/config.js';
 import { readCookie } from '../../shared/cookies.js';
 import { GatewayError } from '../../shared/errors.js';
 import { redirect, sendHtml, sendJson } from '../../shared/http-response.js';
 import type { Logger } from '../../shared/logger.js';
-import { rateLimitHeaders, type RateLimiter } from '../../shared/rate-limiter.js';
+import { refuseOverLimit, type RateLimiter } from '../../shared/rate-limiter.js';
 import type { SessionStore } from '../../shared/session-store.js';
 import type { AuditLog } from '../audit-log.js';
-import { constantTimeEqual } from '../guards.js';
-import { browserKeyFrom, browserKeyHash, newBrowserKey } from '../oidc/browser-binding.js';
+import { constantTimeEqual, newBrowserKey, newCsrfToken } from '../../shared/secrets.js';
+import { browserKeyFrom, browserKeyHash } from '../oidc/browser-binding.js';
 import type { LoginTransaction, LoginTransactions } from '../oidc/login-transactions.js';
 import type { RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';
@@ -41,8 +40,7 @@ export function createAuthHandlers(deps: AuthDeps) {
 
   /** Counts an authentication attempt (DESIGN §5); throws 429 past RATE_LIMIT_AUTH. */
   async function countAttempt(ctx: RequestContext): Promise<void> {
-    const decision = await deps.authLimiter.consume(rateLimitKey(ctx.clientIp));
-    if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
+    refuseOverLimit(await deps.authLimiter.consume(rateLimitKey(ctx.clientIp)));
   }
 
   /** The key in this browser's transaction cookie on the request's origin, if it holds one. */
@@ -88,7 +86,7 @@ export function createAuthHandlers(deps: AuthDeps) {
     const scope = ctx.origin.sessionScope;
     const sessionId = await sessions.create({
       user,
-      csrfToken: randomBytes(32).toString('base64url'),
+      csrfToken: newCsrfToken(),
       idToken: completed.idToken,
       createdAt: now,
       expiresAt: now + config.sessionTtlMs,

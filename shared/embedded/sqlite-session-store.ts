@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { SessionCache } from '../session-cache.js';
-import { isWellFormedSessionId, newSessionId, sessionKey, type SessionStore } from '../session-store.js';
+import { isWellFormedSecret, newSessionId } from '../secrets.js';
+import { sessionKey, type SessionStore } from '../session-store.js';
 import type { Session } from '../types.js';
 
 const PURGE_INTERVAL_MS = 60_000;
@@ -39,7 +40,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async get(sessionId: string): Promise<Session | null> {
-    if (!isWellFormedSessionId(sessionId)) return null;
+    if (!isWellFormedSecret(sessionId)) return null;
     const key = sessionKey(sessionId);
     const now = Date.now();
     const cached = this.#cache.fresh(key, now);
@@ -52,7 +53,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async destroy(sessionId: string): Promise<void> {
-    if (!isWellFormedSessionId(sessionId)) return;
+    if (!isWellFormedSecret(sessionId)) return;
     const key = sessionKey(sessionId);
     this.#cache.delete(key);
     this.#delete.run(key);

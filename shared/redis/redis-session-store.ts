@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createLogger, type Logger } from '../logger.js';
-import { isWellFormedSessionId, newSessionId, sessionKey, type SessionStore } from '../session-store.js';
+import { isWellFormedSecret, newSessionId } from '../secrets.js';
+import { sessionKey, type SessionStore } from '../session-store.js';
 import type { Session } from '../types.js';
 import { RedisUnavailableError } from './redis-errors.js';
 import type { RedisConnections } from './redis-connections.js';
@@ -76,7 +77,7 @@ export class RedisSessionStore implements SessionStore {
    * @throws {RedisUnavailableError} when it has to ask Redis and Redis does not answer.
    */
   get(sessionId: string): Promise<Session | null> {
-    if (!isWellFormedSessionId(sessionId)) return Promise.resolve(null);
+    if (!isWellFormedSecret(sessionId)) return Promise.resolve(null);
     const key = sessionKey(sessionId);
     const cached = this.#cache.fresh(key, Date.now());
     // A cache hit (nearly every request) settles without an async frame of its own.
@@ -99,7 +100,7 @@ export class RedisSessionStore implements SessionStore {
    * @throws {RedisUnavailableError} when Redis cannot take it (the local entry is evicted anyway).
    */
   async destroy(sessionId: string): Promise<void> {
-    if (!isWellFormedSessionId(sessionId)) return;
+    if (!isWellFormedSecret(sessionId)) return;
     const key = sessionKey(sessionId);
     this.#cache.delete(key);
     await this.#connections.writable();

@@ -1,5 +1,6 @@
 /** Test data and small helpers shared by the contract suites (not a test file itself). */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { newCsrfToken } from '../../shared/secrets.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +16,7 @@ export function sampleSession(overrides: Partial<Session> = {}): Session {
   const now = Date.now();
   return {
     user: { sub: `sub-${randomUUID()}`, name: 'Grace Hopper', email: 'grace@example.com', isAdmin: false },
-    csrfToken: randomBytes(32).toString('base64url'),
+    csrfToken: newCsrfToken(),
     idToken: 'header.payload.signature',
     createdAt: now,
     expiresAt: now + 3_600_000,

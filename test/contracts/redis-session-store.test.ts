@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
-import { newSessionId, sessionKey } from '../../shared/session-store.js';
+import { newSessionId } from '../../shared/secrets.js';
+import { sessionKey } from '../../shared/session-store.js';
 import { RedisConnections } from '../../shared/redis/redis-connections.js';
 import { sessionRedisKey } from '../../shared/redis/redis-keys.js';
 import { RedisSessionStore, type RedisSessionStoreOptions } from '../../shared/redis/redis-session-store.js';

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { isWellFormedSessionId, newSessionId, type SessionStore } from '../../shared/session-store.js';
+import { isWellFormedSecret, newSessionId } from '../../shared/secrets.js';
+import type { SessionStore } from '../../shared/session-store.js';
 import { sampleSession, SUITE, waitFor } from './fixtures.js';
 
 /** A fresh, empty store, and how to dispose of it. */
@@ -28,7 +29,7 @@ export function sessionStoreContract(name: string, factory: () => Promise<Sessio
     it('create returns a new well-formed id (256 bits, base64url) under which get finds the session', async () => {
       const session = sampleSession();
       const id = await store.create(session);
-      assert.ok(isWellFormedSessionId(id), id);
+      assert.ok(isWellFormedSecret(id), id);
       assert.deepEqual(await store.get(id), session);
     });
 
@@ -61,7 +62,7 @@ export function sessionStoreContract(name: string, factory: () => Promise<Sessio
 
     it('a session created already expired reads as null', async () => {
       const id = await store.create(sampleSession({ expiresAt: Date.now() - 1 }));
-      assert.ok(isWellFormedSessionId(id));
+      assert.ok(isWellFormedSecret(id));
       assert.equal(await store.get(id), null);
     });
 

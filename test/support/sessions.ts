@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newCsrfToken } from '../../shared/secrets.js';
 import { gatewayCookieNames } from '../../shared/cookies.js';
 import type { SessionUser } from '../../shared/types.js';
 import type { TestGateway } from './gateway.js';
@@ -17,7 +17,7 @@ export interface SignedIn {
  */
 export async function signIn(gw: TestGateway, user: Partial<SessionUser> = {}, origin: 'public' | 'admin' = 'public'): Promise<SignedIn> {
   const fullUser: SessionUser = { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user };
-  const csrfToken = randomBytes(32).toString('base64url');
+  const csrfToken = newCsrfToken();
   const now = Date.now();
   const id = await gw.gateway.sessions.create({
     user: fullUser,

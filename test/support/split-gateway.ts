@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newCsrfToken } from '../../shared/secrets.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,7 +102,7 @@ export async function startSplitGateway(env: Record<string, string> = {}): Promi
     },
     startProxy: (env) => startProxy(undefined, env),
     async signIn(user = {}) {
-      const csrfToken = randomBytes(32).toString('base64url');
+      const csrfToken = newCsrfToken();
       const now = Date.now();
       const id = await backends.sessions.create({
         user: { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user },
