@@ -26,7 +26,7 @@ export class GatewayMetrics {
     this.#upstreamErrors = new Counter({ name: 'gatehouse_upstream_errors_total', help: 'Responses the gateway made because a target failed (unavailable, timeout, bad gateway).', labelNames: ['kind'], registers });
     if (accessLog) {
       mirrorCount(this.registry, 'gatehouse_access_log_records_shipped_total', 'Access-log records shipped.', () => accessLog.shipped);
-      mirrorCount(this.registry, 'gatehouse_access_log_records_dropped_total', 'Access-log records dropped (buffer full while the pipeline was down).', () => accessLog.dropped);
+      mirrorCount(this.registry, 'gatehouse_access_log_records_dropped_total', 'Access-log records dropped (buffer full while the pipeline was down, or still unshipped when the process stopped).', () => accessLog.dropped);
     }
     collectDefaultMetrics({ register: this.registry });
   }
