@@ -4,10 +4,11 @@ import { readProcessConfig } from '../shared/process-config.js';
 /**
  * `npm run start:proxy`: the data plane alone (split mode, DESIGN §2). Needs REDIS_URL. With
  * PROXY_WORKERS=1 it runs in this one process; with more, this primary forks that many workers
- * sharing PORT (node:cluster) and sums their metrics. Either way `/healthz`, `/readyz` and
- * `/metrics` are served on INTERNAL_PORT. Each part is imported only where it runs, so the primary
- * does not load the data plane's modules. A process that cannot start (Redis unreachable, a port
- * taken) says why on stderr and exits 1.
+ * sharing PORT (node:cluster), restarts those that die and sums their metrics. Either way
+ * `/healthz`, `/readyz` and `/metrics` are served on INTERNAL_PORT. Each part is imported only
+ * where it runs, so the primary does not load the data plane's modules. A process that cannot
+ * start (Redis unreachable, a port taken) says why on stderr and exits 1 (a cluster worker tells
+ * its primary, which does). SIGTERM or SIGINT stops it within 20 s (README "Stopping").
  */
 async function main(): Promise<void> {
   const config = readProcessConfig('proxy', { requireRedis: true, requireOidc: false });

@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import { logAccessLogTotals } from '../shared/access-log-sink.js';
 import { clientIpResolver } from '../shared/client-ip.js';
 import type { Config } from '../shared/config.js';
 import type { ReadinessCheck } from '../shared/internal-endpoints.js';
@@ -19,8 +20,10 @@ export interface ProxyWorker {
   /** Resolves once the first registry snapshot is loaded (the route table is in place). */
   readonly registryLoaded: Promise<void>;
   /**
-   * Graceful stop (issue 3 item 3): stops accepting, finishes in-flight requests (up to 10 s),
-   * ships the buffered access-log records, closes Redis. Resolves when all of that is done.
+   * Graceful stop, bounded whatever Redis does (README "Stopping"): stops accepting, finishes
+   * in-flight requests (up to 10 s), ships the buffered access-log records (trying for up to 5 s
+   * while Redis is away, then dropping the rest), closes Redis (about 1.5 s at most), and logs how
+   * many records were shipped and dropped. Resolves when all of that is done.
    */
   stop(): Promise<void>;
 }
@@ -28,7 +31,7 @@ export interface ProxyWorker {
 /**
  * Starts the data plane of `npm run start:proxy` in this process: the proxy plane on PORT over the
  * Redis backends (REDIS_URL), gateway-owned paths handed to ADMIN_INTERNAL_URL. Resolves once it
- * listens. Throws if PORT cannot be bound.
+ * listens. Throws if Redis does not answer at start, or if PORT cannot be bound (the message names PORT).
  */
 export async function startProxyWorker(config: Config): Promise<ProxyWorker> {
   const logger = createLogger(config.logLevel, 'gatehouse-proxy').child({ worker: process.pid });
@@ -53,7 +56,9 @@ export async function startProxyWorker(config: Config): Promise<ProxyWorker> {
     });
   });
   const server = createPublicServer(plane);
-  await listen(server.server, config.port);
+  await listen(server.server, config.port).catch((error: Error) => {
+    throw new Error(`PORT ${config.port}: ${error.message}`, { cause: error });
+  });
   return {
     metrics: metrics.registry,
     readiness: backends.readiness,
@@ -64,7 +69,7 @@ export async function startProxyWorker(config: Config): Promise<ProxyWorker> {
       await handoff.close();
       await accessLog.close();
       await backends.close();
-      logger.info({ shipped: accessLog.shipped, dropped: accessLog.dropped }, 'proxy worker stopped');
+      logAccessLogTotals(logger, accessLog, 'proxy worker stopped');
     },
   };
 }

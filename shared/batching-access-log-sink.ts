@@ -1,5 +1,12 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { AccessLogSink } from './access-log-sink.js';
 import type { AccessLogEntry } from './types.js';
+
+/**
+ * How long {@link BatchingAccessLogSink.close} keeps trying to ship what is buffered, in ms: a
+ * stopping process spends at most this on its access log (README "Stopping").
+ */
+export const ACCESS_LOG_CLOSE_TIMEOUT_MS = 5_000;
 
 /** Ships one batch; throws (or rejects) when the pipeline is down, and the batch is kept for retry. */
 export type ShipBatch = (batch: AccessLogEntry[]) => void | Promise<void>;
@@ -13,6 +20,11 @@ export interface BatchingOptions {
   maxBuffered?: number;
   /** Told about each failed shipment (the batch stays buffered). */
   onError?: (error: unknown) => void;
+  /**
+   * How long `close()` keeps trying to ship, in ms (default {@link ACCESS_LOG_CLOSE_TIMEOUT_MS}):
+   * failed shipments are retried every `intervalMs` until then, and what is left is dropped.
+   */
+  closeTimeoutMs?: number;
 }
 
 /**
@@ -26,10 +38,14 @@ export class BatchingAccessLogSink implements AccessLogSink {
   readonly #intervalMs: number;
   readonly #maxBuffered: number;
   readonly #onError: (error: unknown) => void;
+  readonly #closeTimeoutMs: number;
   #buffer: AccessLogEntry[] = [];
   #timer: NodeJS.Timeout | undefined;
   #shipping: Promise<void> = Promise.resolve();
   #closed = false;
+  #closing: Promise<void> | undefined;
+  /** Set when close() gave up: a shipment still out is then neither confirmed nor counted twice. */
+  #gaveUp = false;
   #shipped = 0;
   #dropped = 0;
 
@@ -39,6 +55,7 @@ export class BatchingAccessLogSink implements AccessLogSink {
     this.#intervalMs = options.intervalMs ?? 100;
     this.#maxBuffered = options.maxBuffered ?? 100_000;
     this.#onError = options.onError ?? (() => {});
+    this.#closeTimeoutMs = options.closeTimeoutMs ?? ACCESS_LOG_CLOSE_TIMEOUT_MS;
   }
 
   get shipped(): number {
@@ -70,9 +87,34 @@ export class BatchingAccessLogSink implements AccessLogSink {
     return this.#shipping;
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops taking records and ships what is buffered, retrying failed shipments every `intervalMs`
+   * for at most `closeTimeoutMs`; then drops what is left, counting it in {@link dropped} (with
+   * any shipment still out, which is unconfirmed). Never rejects; calling it again returns the
+   * same promise.
+   */
+  close(): Promise<void> {
     this.#closed = true;
-    await this.flush();
+    return (this.#closing ??= this.#shipWithin(this.#closeTimeoutMs));
+  }
+
+  async #shipWithin(timeoutMs: number): Promise<void> {
+    const expired = new AbortController();
+    const timer = setTimeout(() => expired.abort(), timeoutMs);
+    const shipAll = async () => {
+      await this.flush();
+      while (this.#buffer.length > 0 && !expired.signal.aborted) {
+        await delay(this.#intervalMs, undefined, { signal: expired.signal }).catch(() => undefined);
+        if (!expired.signal.aborted) await this.flush();
+      }
+    };
+    const timedOut = new Promise<void>((resolve) => expired.signal.addEventListener('abort', () => resolve(), { once: true }));
+    await Promise.race([shipAll(), timedOut]);
+    clearTimeout(timer);
+    if (this.#buffer.length === 0) return;
+    this.#gaveUp = true;
+    this.#dropped += this.#buffer.length;
+    this.#buffer = [];
   }
 
   /** Ships buffered records batch by batch; on failure keeps them and retries after an interval. */
@@ -86,6 +128,7 @@ export class BatchingAccessLogSink implements AccessLogSink {
         if (!this.#closed) this.#timer ??= setTimeout(() => void this.flush(), this.#intervalMs);
         return;
       }
+      if (this.#gaveUp) return;
       this.#buffer.splice(0, batch.length);
       this.#shipped += batch.length;
     }

@@ -2,6 +2,7 @@ import { createAdminPlane } from '../admin/admin-plane.js';
 import { openDatabase, type Database } from '../admin/database.js';
 import { createProxyPlane } from '../proxy/proxy-plane.js';
 import { createPublicServer } from '../proxy/public-server.js';
+import { logAccessLogTotals } from './access-log-sink.js';
 import { clientIpResolver } from './client-ip.js';
 import type { Config } from './config.js';
 import { createGatewayServer, drain, listen } from './http-server.js';
@@ -21,7 +22,9 @@ export interface Gateway {
   readonly adminPort: number;
   /**
    * Stops accepting, lets in-flight requests finish (up to 10 s), ships buffered access-log
-   * records (into SQLite, or to the Redis stream), and closes the database. Safe to call twice.
+   * records (into SQLite, or to the Redis stream: for up to 5 s while Redis is away, then they are
+   * dropped, counted and logged), closes Redis (about 1.5 s at most) and the database. Safe to
+   * call twice.
    */
   close(): Promise<void>;
 }
@@ -67,6 +70,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const close = async () => {
     await Promise.all([publicServer.close(), drain(adminServer)]);
     await accessLog.close();
+    logAccessLogTotals(logger, accessLog, 'access log closed');
     await consumer.stop();
     await proxy.close();
     await admin.close();

@@ -38,7 +38,7 @@ export class GatewayMetrics implements UpstreamFailureCounter {
     this.#upstreamErrors = new Counter({ name: 'gatehouse_upstream_errors_total', help: 'Target failures by service: unavailable (503), timeout (504), bad_gateway (502 or a response cut off).', labelNames: ['service', 'kind'], registers });
     if (accessLog) {
       mirrorCount(this.registry, 'gatehouse_access_log_records_shipped_total', 'Access-log records shipped.', () => accessLog.shipped);
-      mirrorCount(this.registry, 'gatehouse_access_log_records_dropped_total', 'Access-log records dropped (buffer full while the pipeline was down).', () => accessLog.dropped);
+      mirrorCount(this.registry, 'gatehouse_access_log_records_dropped_total', 'Access-log records dropped (buffer full while the pipeline was down, or still unshipped when the process stopped).', () => accessLog.dropped);
     }
   }
 

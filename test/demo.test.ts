@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,24 +9,31 @@ import { test } from 'node:test';
 import { request } from 'undici';
 import { CookieJar, loginThroughProvider } from './fixtures/browserless-login.js';
 import { freePort } from './support/free-port.js';
+import { childPids, processGone } from './support/gatehouse-process.js';
 
 const DEMO = new URL('./fixtures/demo.js', import.meta.url).pathname;
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** The demo's settings on free ports, its database in `dir`. */
+async function demoEnv(dir: string): Promise<{ env: NodeJS.ProcessEnv; ports: number[] }> {
+  const [port, adminPort, idpPort, upstreamPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    ADMIN_PORT: String(adminPort),
+    DEMO_IDP_PORT: String(idpPort),
+    DEMO_UPSTREAM_PORT: String(upstreamPort),
+    DATABASE_PATH: join(dir, 'demo.db'),
+    LOG_LEVEL: 'warn',
+  };
+  return { env, ports: [port, adminPort, idpPort, upstreamPort] };
+}
 
 test('npm run demo: sign in as the demo admin, use the protected demo service, stop cleanly', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-demo-'));
-  const [port, adminPort, idpPort, upstreamPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const child = spawn(process.execPath, [DEMO], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      ADMIN_PORT: String(adminPort),
-      DEMO_IDP_PORT: String(idpPort),
-      DEMO_UPSTREAM_PORT: String(upstreamPort),
-      DATABASE_PATH: join(dir, 'demo.db'),
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const { env, ports } = await demoEnv(dir);
+  const [port, adminPort] = ports as [number, number];
+  const child = spawn(process.execPath, [DEMO], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const printed = await outputUntil(child.stdout!, /Press Ctrl\+C to stop/);
     assert.match(printed, /admin@example\.com +password: admin-password/);
@@ -63,6 +71,42 @@ test('npm run demo: sign in as the demo admin, use the protected demo service, s
     assert.equal(code, 0);
   }
 });
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  test(`npm run demo: ${signal} to the npm process stops the identity provider, the upstream and the gateway, and says so`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-demo-'));
+    const { env, ports } = await demoEnv(dir);
+    // --ignore-scripts skips predemo (a build, which would rewrite dist/ under the running tests).
+    const npm = spawn('npm', ['run', 'demo', '--ignore-scripts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let demo: number[] = [];
+    try {
+      await outputUntil(npm.stdout!, /Press Ctrl\+C to stop/);
+      demo = childPids(npm.pid!);
+      let printed = '';
+      npm.stdout!.on('data', (chunk) => (printed += String(chunk)));
+      npm.kill(signal);
+      const [code] = (await once(npm, 'exit')) as [number | null];
+      assert.equal(code, 0);
+      assert.match(printed, /Gatehouse demo stopped\./);
+      for (const port of ports) assert.equal(await connectionRefused(port), true, `port ${port} is free`);
+    } finally {
+      for (const pid of [npm.pid!, ...demo]) if (!processGone(pid)) process.kill(pid, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+/** Whether a TCP connection to 127.0.0.1:`port` is refused (nothing listens there). */
+function connectionRefused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+}
 
 /** Collects the child's output until it matches; keeps draining it afterwards. */
 function outputUntil(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<string> {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,8 +10,11 @@ import { AuditLog } from '../admin/audit-log.js';
 import { openDatabase } from '../admin/database.js';
 import { ServiceRegistry } from '../admin/service-registry.js';
 import { MemoryEventBus } from '../shared/embedded/memory-event-bus.js';
+import { STOP_DEADLINE_MS } from '../shared/graceful-stop.js';
 import { startEchoUpstream, type EchoUpstream } from './fixtures/upstream.js';
 import { freePort } from './support/free-port.js';
+import { eventually, statusOf } from './support/gatehouse-process.js';
+import { startRedis } from './support/redis.js';
 
 const MAIN = new URL('../shared/main.js', import.meta.url).pathname;
 const REQUESTS = 300;
@@ -28,56 +31,90 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('SIGTERM right after traffic: every access-log record is stored, exit code 0', async () => {
-  const databasePath = join(dir, 'gateway.db');
+/** Registers `/echo` → the echo upstream in a new database at `databasePath`; resolves with its id. */
+async function registerEcho(databasePath: string): Promise<string> {
   const db = openDatabase(databasePath);
   const registry = new ServiceRegistry(db, new AuditLog(db), new MemoryEventBus());
   const service = await registry.create({ name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false }, { userId: 'test', ipAddress: null });
   db.close();
+  return service.id;
+}
 
-  const port = await freePort();
+/** `npm start` on `databasePath` with `env` on top, at info level; resolves once it listens. */
+async function startEmbedded(databasePath: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number; adminPort: number; output(): string }> {
+  const [port, adminPort] = [await freePort(), await freePort()];
   const child = spawn(process.execPath, [MAIN], {
     env: {
       ...process.env,
       PORT: String(port),
-      ADMIN_PORT: '0',
+      ADMIN_PORT: String(adminPort),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       DATABASE_PATH: databasePath,
       OIDC_ISSUER: 'http://127.0.0.1:9/unreachable',
       OIDC_CLIENT_ID: 'test',
       RATE_LIMIT_GENERAL: '0',
       LOG_LEVEL: 'info',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  await waitForLine(child.stdout!, /gatehouse listening/);
+  const output = await waitForLine(child.stdout!, /gatehouse listening/);
+  return { child, port, adminPort, output };
+}
 
-  const statuses = await Promise.all(
-    Array.from({ length: REQUESTS }, async (_, i) => {
-      const response = await request(`http://127.0.0.1:${port}/echo/item/${i}`);
-      await response.body.dump();
-      return response.statusCode;
-    }),
-  );
+test('SIGTERM right after traffic: every access-log record is stored, exit code 0', async () => {
+  const databasePath = join(dir, 'gateway.db');
+  const serviceId = await registerEcho(databasePath);
+  const { child, port } = await startEmbedded(databasePath);
+
+  const statuses = await Promise.all(Array.from({ length: REQUESTS }, (_, i) => statusOf(`http://127.0.0.1:${port}/echo/item/${i}`)));
   assert.ok(statuses.every((status) => status === 200));
   child.kill('SIGTERM');
   const [code] = (await once(child, 'exit')) as [number | null];
   assert.equal(code, 0);
 
   const stored = openDatabase(databasePath);
-  const rows = stored.prepare('SELECT count(*) AS n, count(DISTINCT path) AS paths FROM access_logs WHERE service_id = ?').get(service.id) as { n: number; paths: number };
+  const rows = stored.prepare('SELECT count(*) AS n, count(DISTINCT path) AS paths FROM access_logs WHERE service_id = ?').get(serviceId) as { n: number; paths: number };
   stored.close();
   assert.equal(rows.n, REQUESTS);
   assert.equal(rows.paths, REQUESTS);
 });
 
-/** Resolves when the child's output matches; keeps draining it afterwards so the child never blocks. */
-function waitForLine(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<void> {
+test('REDIS_URL set and Redis killed: SIGTERM still exits 0 within the bound, saying how many access-log records were dropped', async (t) => {
+  const redis = await startRedis();
+  try {
+    const databasePath = join(dir, 'with-redis.db');
+    await registerEcho(databasePath);
+    const gateway = await startEmbedded(databasePath, { REDIS_URL: redis.url });
+    const base = `http://127.0.0.1:${gateway.port}`;
+    await eventually('the route', async () => (await statusOf(`${base}/echo/`)) === 200);
+    await eventually('its record shipped', async () => /gatehouse_access_log_records_shipped_total 1\n/.test(await (await request(`http://127.0.0.1:${gateway.adminPort}/metrics`)).body.text()));
+    await redis.kill();
+    for (let i = 0; i < 7; i++) assert.equal(await statusOf(`${base}/echo/while-gone-${i}`), 200);
+
+    const started = Date.now();
+    gateway.child.kill('SIGTERM');
+    const [code] = (await once(gateway.child, 'exit')) as [number | null];
+    const ms = Date.now() - started;
+    t.diagnostic(`embedded gateway stopped in ${ms} ms`);
+    assert.equal(code, 0);
+    assert.ok(ms < STOP_DEADLINE_MS, `stopped in ${ms} ms`);
+    assert.match(gateway.output(), /access log closed; 7 access-log records were dropped/);
+  } finally {
+    await redis.stop();
+  }
+});
+
+/**
+ * Resolves when the child's output matches, with a function returning all of it so far; keeps
+ * draining it afterwards so the child never blocks.
+ */
+function waitForLine(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<() => string> {
   return new Promise((resolve, reject) => {
     let seen = '';
     stream.on('data', (chunk) => {
       seen += String(chunk);
-      if (pattern.test(seen)) resolve();
+      if (pattern.test(seen)) resolve(() => seen);
     });
     stream.once('end', () => reject(new Error(`output ended before ${pattern}: ${seen}`)));
   });

@@ -11,6 +11,9 @@ import { ACCESS_LOG_GROUP, ACCESS_LOG_STREAM } from './redis-keys.js';
 import { ensureGroup, forgetIdleConsumers, groupDrained, isNoGroup } from './stream-group.js';
 import { claimReply, entriesOfRead, type StreamEntry } from './stream-replies.js';
 
+/** How long {@link AccessLogStreamConsumer.stop} waits for the pass in progress, in ms. */
+const STOP_GRACE_MS = 2_000;
+
 /**
  * Stores one batch of records, all or nothing (the admin passes `AccessLogStore.insertBatch`: one
  * SQLite transaction, idempotent by `eventId`). Throwing leaves the batch to be delivered again.
@@ -104,13 +107,17 @@ export class AccessLogStreamConsumer {
   /**
    * Lets the batch being stored finish (and be acknowledged), stops reading, closes the dedicated
    * connection, and rejects pending {@link drained} calls. Entries read but not yet acknowledged
-   * stay pending and are claimed by the next consumer.
+   * stay pending and are claimed by the next consumer. Bounded: a pass still running after
+   * {@link STOP_GRACE_MS} (a Redis that stopped answering; this connection has no command timeout,
+   * as its reads block) is cut by dropping the connection.
    */
   async stop(): Promise<void> {
     if (!this.#running) return;
     this.#stopping.abort();
     if (this.#blocked) await this.#unblock();
+    const cut = setTimeout(() => this.#redis?.disconnect(), STOP_GRACE_MS);
     await this.#running;
+    clearTimeout(cut);
     this.#running = undefined;
     this.#redis?.disconnect();
     for (const waiter of this.#drainWaiters) waiter.reject(new Error('access-log consumer stopped'));

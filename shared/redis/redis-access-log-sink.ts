@@ -64,6 +64,7 @@ export class RedisAccessLogSink implements AccessLogSink {
     return this.#batching.flush();
   }
 
+  /** Ships what is buffered for at most `closeTimeoutMs` (5 s) while Redis is away, then drops and counts the rest. */
   close(): Promise<void> {
     return this.#batching.close();
   }

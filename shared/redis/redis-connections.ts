@@ -143,11 +143,16 @@ export class RedisConnections {
     }
   }
 
-  /** Closes every connection (QUIT when connected, else drops it). Safe to call twice. */
+  /**
+   * Closes every connection: QUIT when connected, else drops it. A QUIT with no reply within the
+   * command timeout (Redis hung, or its host gone without a word) drops the connection too, so
+   * this resolves within about `commandTimeoutMs` + {@link DISCONNECT_TIMEOUT_MS} whatever Redis
+   * does. Safe to call twice.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     const clients = [this.command, this.#subscriber, ...this.#dedicated];
-    await Promise.all(clients.map((client) => closeClient(client)));
+    await Promise.all(clients.map((client) => closeClient(client, this.#options.commandTimeoutMs)));
   }
 
   #open(role: string, overrides: RedisOptions): Redis {
@@ -156,6 +161,7 @@ export class RedisConnections {
       retryStrategy: (attempt) => Math.min(100 * 2 ** (attempt - 1), this.#options.maxReconnectDelayMs),
       connectionName: `${this.#options.name}:${role}`,
       keepAlive: 10_000,
+      disconnectTimeout: DISCONNECT_TIMEOUT_MS,
       ...overrides,
     });
     this.#watch(client, role);
@@ -179,15 +185,26 @@ export class RedisConnections {
   }
 }
 
-async function closeClient(client: Redis): Promise<void> {
+/**
+ * How long a dropped connection waits for the socket to close after sending FIN before destroying
+ * it, in ms (ioredis `disconnectTimeout`; its default is 2,000). A peer that vanished never answers.
+ */
+const DISCONNECT_TIMEOUT_MS = 500;
+
+/** QUIT, dropping the connection if no reply comes within `quitTimeoutMs`; resolves once it ended. */
+async function closeClient(client: Redis, quitTimeoutMs: number): Promise<void> {
   if (client.status === 'end') return;
   if (client.status !== 'ready') {
     client.disconnect();
     return;
   }
   const ended = nextEvent(client, 'end');
+  // The subscriber connection has no command timeout: without this cut a QUIT to a silent peer
+  // waits for TCP keepalive to give up, many minutes later.
+  const cut = setTimeout(() => client.disconnect(), quitTimeoutMs);
   await client.quit().catch(() => client.disconnect());
   await ended.promise;
+  clearTimeout(cut);
 }
 
 /**

@@ -123,6 +123,32 @@ describe('the access-log pipeline when Redis goes away', SUITE, () => {
     await consumer.drained();
     assert.deepEqual(database.storedPaths().sort(), written.slice(15).map((entry) => entry.path).sort());
   });
+
+  it('close while Redis is down keeps trying: Redis back within closeTimeoutMs, every record is shipped', async () => {
+    const { sink } = await workerSink({ intervalMs: 20, closeTimeoutMs: 10_000 });
+    await redis.server.kill();
+    entries(0, 5).forEach((entry) => sink.write(entry));
+    const closing = sink.close();
+    await redis.server.restart();
+    await closing;
+    assert.equal(sink.shipped, 5);
+    assert.equal(sink.dropped, 0);
+    assert.equal(await redis.raw.xlen(ACCESS_LOG_STREAM), 1);
+  });
+
+  it('close while Redis stays down gives up after closeTimeoutMs: what is left is dropped and counted', async () => {
+    const { sink } = await workerSink({ intervalMs: 20, closeTimeoutMs: 300 });
+    await redis.server.kill();
+    entries(0, 5).forEach((entry) => sink.write(entry));
+    const started = Date.now();
+    await sink.close();
+    assert.ok(Date.now() - started >= 290, 'it tried for closeTimeoutMs');
+    assert.equal(sink.shipped, 0);
+    assert.equal(sink.dropped, 5);
+    sink.write(sampleEntry(6));
+    assert.equal(sink.dropped, 6, 'a record written after close is dropped too');
+    await redis.server.restart();
+  });
 });
 
 describe('the access-log consumer group', SUITE, () => {

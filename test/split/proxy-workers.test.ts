@@ -1,14 +1,14 @@
 /**
- * `npm run start:proxy` and PROXY_WORKERS (issue 3 item 2): one process when it is 1; a node:cluster
- * primary with N workers on one port otherwise, which replaces a worker that dies, sums the
- * workers' metrics and stops them all gracefully.
+ * `npm run start:proxy` and PROXY_WORKERS (issue 3 item 2, issue 9 item 7): one process when it is
+ * 1; a node:cluster primary with N workers on one port otherwise, which exits 1 when a worker cannot
+ * start, replaces (and counts) a worker that dies after starting, sums the workers' metrics and
+ * stops them all gracefully.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
-import { eventually, startGatehouseProcess, statusOf } from '../support/gatehouse-process.js';
+import { childPids, eventually, startGatehouseProcess, statusOf } from '../support/gatehouse-process.js';
 import { startSplitGateway, type ProxyProcess, type SplitGateway } from '../support/split-gateway.js';
 
 let split: SplitGateway;
@@ -26,11 +26,6 @@ after(async () => {
   await split?.close();
   await upstream?.close();
 });
-
-/** The pids of a process's children (Linux: /proc/<pid>/task/<pid>/children). */
-function childPids(pid: number): number[] {
-  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-}
 
 async function json(url: string): Promise<{ status: number; body: any }> {
   const response = await request(url);
@@ -64,14 +59,23 @@ test('PROXY_WORKERS=1: the data plane is a single process, its readiness is Redi
   assert.equal(await statusOf(`${proxy.internalUrl}/elsewhere`), 404);
 });
 
-test('a proxy whose PORT is taken exits 1 and says why', async () => {
-  const taken = new URL(split.proxies[0].url).port;
-  const child = startGatehouseProcess('proxy/main.js', { ...split.env, PORT: taken, INTERNAL_PORT: '0' });
-  assert.equal(await child.exited, 1);
-  assert.match(child.output(), /gatehouse proxy: failed to start: .*EADDRINUSE/);
-});
+for (const workers of ['1', '2']) {
+  test(`PROXY_WORKERS=${workers}: a proxy whose PORT is taken exits 1 at once, naming the port, and restarts nothing`, async () => {
+    const taken = new URL(split.proxies[0].url).port;
+    const child = startGatehouseProcess('proxy/main.js', { ...split.env, PORT: taken, INTERNAL_PORT: '0', PROXY_WORKERS: workers });
+    assert.equal(await child.exited, 1);
+    assert.match(child.output(), new RegExp(`gatehouse proxy: failed to start: PORT ${taken}: .*EADDRINUSE`));
+    assert.doesNotMatch(child.output(), /starting another/);
+  });
+}
 
-test('PROXY_WORKERS=2: two workers share the port, their metrics are summed, a dead worker is replaced, SIGTERM stops both with every record shipped', async () => {
+/** `gatehouse_worker_restarts_total` from a /metrics text (undefined when absent). */
+function workerRestarts(metrics: string): number | undefined {
+  const line = metrics.split('\n').find((l) => l.startsWith('gatehouse_worker_restarts_total '));
+  return line === undefined ? undefined : Number(line.split(' ').pop());
+}
+
+test('PROXY_WORKERS=2: two workers share the port, their metrics are summed, a dead worker is replaced and counted, SIGTERM stops both with every record shipped', async () => {
   const proxy = await split.startProxy({ PROXY_WORKERS: '2' });
   try {
     const primary = proxy.process.child.pid!;
@@ -81,14 +85,17 @@ test('PROXY_WORKERS=2: two workers share the port, their metrics are summed, a d
     await eventually('the route on the new proxy', async () => (await statusOf(`${proxy.url}/echo/`)) === 200);
 
     assert.ok((await fetchAll(proxy, 60, 'before')).every((status) => status === 200));
-    const summed = served2xx(await (await request(`${proxy.internalUrl}/metrics`)).body.text());
-    assert.equal(summed, 61, 'the 60 requests dealt out to both workers, plus the one 200 that ended the wait for the route');
+    const metrics = await (await request(`${proxy.internalUrl}/metrics`)).body.text();
+    assert.equal(served2xx(metrics), 61, 'the 60 requests dealt out to both workers, plus the one 200 that ended the wait for the route');
+    assert.equal(workerRestarts(metrics), 0);
     process.kill(workers[0]!, 'SIGKILL');
     await eventually('a replacement worker', async () => {
       const now = childPids(primary);
       return now.length === 2 && !now.includes(workers[0]!);
     });
     await eventually('both workers ready again', async () => (await statusOf(`${proxy.internalUrl}/readyz`)) === 200);
+    assert.equal(workerRestarts(await (await request(`${proxy.internalUrl}/metrics`)).body.text()), 1);
+    assert.match(proxy.process.output(), /proxy worker died; starting another/);
     assert.ok((await fetchAll(proxy, 60, 'after')).every((status) => status === 200));
     assert.equal(await proxy.process.stop('SIGTERM'), 0);
     await eventually('the records of both workers stored', async () => (await storedWithTag('after')).length >= 60);

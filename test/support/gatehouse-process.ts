@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 
 const DIST = new URL('../../', import.meta.url).pathname;
@@ -34,6 +35,21 @@ export function startGatehouseProcess(entry: string, env: Record<string, string>
       return exited;
     },
   };
+}
+
+/** The pids of a process's children (Linux: /proc/<pid>/task/<pid>/children), e.g. a proxy primary's workers. */
+export function childPids(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** Whether process `pid` is gone (signal 0 finds no such process). */
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
 }
 
 /**

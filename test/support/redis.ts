@@ -17,6 +17,13 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Starts it again on the same port (stopping it first if it runs); resolves when it accepts connections. */
   restart(): Promise<void>;
+  /**
+   * Freezes it (SIGSTOP): connections stay open and nothing answers, as when its host vanishes
+   * without closing them (a network partition, a node gone).
+   */
+  pause(): void;
+  /** Lets a paused server run again (SIGCONT). */
+  resume(): void;
 }
 
 const READY = 'Ready to accept connections';
@@ -83,6 +90,12 @@ export async function startRedis(): Promise<RedisServer> {
     async kill() {
       await stopProcess(child, 'SIGKILL');
       process.off('exit', killOnExit);
+    },
+    pause() {
+      child?.kill('SIGSTOP');
+    },
+    resume() {
+      child?.kill('SIGCONT');
     },
     async restart() {
       await stopProcess(child, 'SIGTERM');
