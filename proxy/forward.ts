@@ -9,7 +9,7 @@ import type { Route } from './route-table.js';
 import { relayableTrailers, trailerToAnnounce } from './trailers.js';
 import { tunnel } from './tunnel.js';
 import { errorCode } from '../shared/error-code.js';
-import { failureKind, upstreamError, type UpstreamFailureCounter } from './upstream-errors.js';
+import { failureKind, upstreamError, type UpstreamFailureCounter, type UpstreamFailureKind } from './upstream-errors.js';
 
 /** Most connections kept to one target origin; further requests queue in the pool. */
 const CONNECTIONS_PER_ORIGIN = 128;
@@ -26,6 +26,25 @@ const RELAYABLE_REASON = /^[\t\x20-\x7e]+$/;
 /** What follows a forwarded request's head: nothing, the client's body, or a WebSocket upgrade. */
 export type ForwardMode = 'no-body' | 'body' | 'websocket';
 
+/**
+ * Where a request is forwarded: a service's {@link Route}, or the admin process of split mode
+ * ({@link AdminProcessTarget}).
+ */
+export type ForwardTarget = Route | AdminProcessTarget;
+
+/**
+ * The admin process as a target (split mode, admin-handoff.ts). What it answers is the gateway's
+ * own: its response heads reach the client unmapped (see `mapResponseHeaders`), and its failures
+ * are no service's, so they get the same answers as a service's (503, 504 after UPSTREAM_TIMEOUT,
+ * 502) and are logged, but are not counted in `gatehouse_upstream_errors_total`.
+ */
+export interface AdminProcessTarget {
+  /** ADMIN_INTERNAL_URL's origin (`http://host:port`): the pool key. */
+  readonly origin: string;
+  /** No service: what tells this target from a {@link Route}. */
+  readonly service: undefined;
+}
+
 export interface ForwarderOptions {
   /**
    * UPSTREAM_TIMEOUT, in ms: the longest wait for a target's response headers once the request
@@ -34,13 +53,18 @@ export interface ForwarderOptions {
    */
   headersTimeoutMs: number;
   logger: Logger;
-  /** Counts each target failure by service and kind (`gatehouse_upstream_errors_total`). */
-  failures: UpstreamFailureCounter;
+  /**
+   * Counts each failure of a service's target by service and kind
+   * (`gatehouse_upstream_errors_total`). A forwarder only for the admin process has none.
+   */
+  failures?: UpstreamFailureCounter;
 }
 
 /**
  * Step 7 of the data plane (DESIGN §3.6): sends a request to its target with undici and streams
- * the response back, never buffering either body. One keep-alive `Pool` per target origin.
+ * the response back, never buffering either body. One keep-alive `Pool` per target origin. The
+ * split-mode hand-off of gateway-owned paths to the admin process goes through it too
+ * (admin-handoff.ts), with a forwarder of its own.
  */
 export class UpstreamForwarder {
   readonly #pools = new Map<string, Pool>();
@@ -51,7 +75,7 @@ export class UpstreamForwarder {
   }
 
   /**
-   * Forwards `req` to `route`'s origin at `path` (the target-side path and query) with `headers`
+   * Forwards `req` to `target`'s origin at `path` (the target-side path and query) with `headers`
    * (a flat `[name, value, …]` list). `mode` says what follows the head: nothing, `req` streamed
    * as the body, or a WebSocket upgrade (then a 101 joins the client's socket to the target's).
    * The response, or the 502/503/504 for a failure, is written to `res`; if the client goes away
@@ -62,8 +86,8 @@ export class UpstreamForwarder {
    * upload slower than UPSTREAM_TIMEOUT. Until then the client's socket may not sit idle longer
    * than UPSTREAM_TIMEOUT (408, connection closed, upstream request aborted).
    */
-  forward(req: IncomingMessage, res: ServerResponse, route: Route, path: string, headers: string[], mode: ForwardMode): void {
-    const exchange = new UpstreamExchange(res, route, this.#options);
+  forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, path: string, headers: string[], mode: ForwardMode): void {
+    const exchange = new UpstreamExchange(res, target, this.#options);
     (res as ExchangeCarrier)[kExchange] = exchange;
     res.on('close', onClientClose);
     res.on('drain', onClientDrain);
@@ -77,7 +101,7 @@ export class UpstreamForwarder {
       headersTimeout: withBody ? 0 : null, // 0: off; the exchange times the response instead
     };
     if (withBody) exchange.timeUpload(req, this.#options.headersTimeoutMs);
-    this.#pool(route.origin).dispatch(options, exchange);
+    this.#pool(target.origin).dispatch(options, exchange);
   }
 
   /** Closes the pools of origins no route points at any more; in-flight requests finish first. */
@@ -145,18 +169,18 @@ class ClientClosedError extends Error {
  */
 class UpstreamExchange implements Dispatcher.DispatchHandler {
   readonly #res: ServerResponse;
-  readonly #route: Route;
+  readonly #target: ForwardTarget;
   readonly #logger: Logger;
-  readonly #failures: UpstreamFailureCounter;
+  readonly #failures: UpstreamFailureCounter | undefined;
   #controller: Dispatcher.DispatchController | undefined;
   #clientGone = false;
   /** Set once the response (or its failure) has begun: no timeout applies any more. */
   #answered = false;
   #responseTimer: NodeJS.Timeout | undefined;
 
-  constructor(res: ServerResponse, route: Route, options: ForwarderOptions) {
+  constructor(res: ServerResponse, target: ForwardTarget, options: ForwarderOptions) {
     this.#res = res;
-    this.#route = route;
+    this.#target = target;
     this.#logger = options.logger;
     this.#failures = options.failures;
   }
@@ -210,7 +234,7 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
       controller.abort(new ClientClosedError());
       return;
     }
-    const mapped = mapResponseHeaders(headers, this.#route);
+    const mapped = this.#responseHeaders(headers);
     const trailer = trailerToAnnounce(this.#res, statusCode, headers);
     if (trailer !== undefined) mapped.push('trailer', trailer);
     // A reason phrase of its own is relayed when it can be; otherwise Node writes the standard one.
@@ -235,7 +259,7 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
       upstream.destroy();
       return;
     }
-    const mapped = mapResponseHeaders(headers, this.#route);
+    const mapped = this.#responseHeaders(headers);
     mapped.push('connection', 'Upgrade', 'upgrade', headers.upgrade ?? 'websocket');
     this.#res.writeHead(statusCode, mapped);
     this.#res.end();
@@ -260,10 +284,8 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.#answer();
     if (this.#clientGone || this.#res.destroyed) return;
-    const serviceId = this.#route.service.id;
     const kind = failureKind(error);
-    this.#failures.upstreamError(serviceId, kind);
-    this.#logger.warn({ serviceId, code: errorCode(error) }, 'upstream request failed');
+    this.#report(kind, errorCode(error));
     // After the head was sent the status cannot change: cut the connection so the client sees
     // a truncated response rather than a complete-looking one.
     if (this.#res.headersSent) this.#res.destroy();
@@ -280,5 +302,25 @@ class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   clientDrained(): void {
     this.#controller?.resume();
+  }
+
+  /** The target's response head as the client gets it: a service's mapped, the admin process's as it is. */
+  #responseHeaders(headers: Record<string, string | string[] | undefined>): (string | string[])[] {
+    const target = this.#target;
+    return target.service === undefined ? mapResponseHeaders(headers) : mapResponseHeaders(headers, target);
+  }
+
+  /**
+   * Counts and logs a failure: a service's under its id; the admin process's only logged, at error
+   * (every sign-in and console request depends on it), since it is no service's.
+   */
+  #report(kind: UpstreamFailureKind, code: string | undefined): void {
+    const { service } = this.#target;
+    if (service === undefined) {
+      this.#logger.error({ kind, code }, 'admin process request failed');
+      return;
+    }
+    this.#failures?.upstreamError(service.id, kind);
+    this.#logger.warn({ serviceId: service.id, code }, 'upstream request failed');
   }
 }

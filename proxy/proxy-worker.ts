@@ -39,7 +39,7 @@ export async function startProxyWorker(config: Config): Promise<ProxyWorker> {
   const clientIp = clientIpResolver(config.trustProxy);
   const accessLog = backends.accessLogSink();
   const metrics = new GatewayMetrics(accessLog);
-  const handoff = createAdminHandoff(config.adminInternalUrl, config.publicUrl, clientIp, logger);
+  const handoff = createAdminHandoff(config, clientIp, logger);
   const plane = createProxyPlane({
     ...backends,
     config,

@@ -3,10 +3,19 @@ import type { TLSSocket } from 'node:tls';
 import type { TrustedProxies } from '../shared/trusted-proxies.js';
 import { unmapIpv4 } from '../shared/client-ip.js';
 import { GATEWAY_COOKIE_NAMES } from '../shared/cookies.js';
+import { PUBLIC_HANDOFF_HEADER } from '../shared/gateway-paths.js';
 import type { SessionUser } from '../shared/types.js';
 import { comparableName, connectionOptions, HOP_BY_HOP } from './hop-by-hop.js';
 import type { InboundHeaders } from './inbound-headers.js';
 import type { Route } from './route-table.js';
+
+/**
+ * Which rules a {@link RequestHeaderBuilder} applies: `public` for a proxied service, which never
+ * sees the gateway's secrets; `admin` for the split-mode hand-off of gateway-owned paths to the
+ * admin process (admin-handoff.ts), which needs them (it reads the session cookie and checks
+ * `X-CSRF-Token`) and is told that the request came to the public origin.
+ */
+export type HeaderPolicy = 'public' | 'admin';
 
 /**
  * Fields never forwarded besides the hop-by-hop ones (DESIGN §3.6; `Trailer` among them: undici
@@ -16,17 +25,15 @@ import type { Route } from './route-table.js';
  * - `host`: undici sets the target's own (RFC 9110 §7.2);
  * - `expect`: the gateway answers `100-continue` itself once it forwards (see proxy-plane.ts), and
  *   undici refuses the field;
- * - `x-csrf-token`: the gateway's own CSRF token, never meant for an upstream;
  * - identity and forwarding fields a client could spoof: the proxy sets its own.
  *   Every `x-forwarded-*` is removed as well (see {@link isRemoved});
  * - path overrides some frameworks believe (`X-Original-URL`, `X-Rewrite-URL`): the upstream must
  *   see exactly the path that was routed and authorised (DESIGN §3.1).
  */
-const REMOVED: ReadonlySet<string> = new Set([
+const REMOVED = [
   ...HOP_BY_HOP,
   'host',
   'expect',
-  'x-csrf-token',
   'forwarded',
   'x-real-ip',
   'x-client-ip',
@@ -38,39 +45,57 @@ const REMOVED: ReadonlySet<string> = new Set([
   'x-original-url',
   'x-original-uri',
   'x-rewrite-url',
-]);
+];
+
+/**
+ * What each policy removes besides {@link REMOVED}: for a service, the gateway's own CSRF token,
+ * never meant for an upstream; for the admin process, a client's copy of the public-origin mark,
+ * which the hand-off sets itself.
+ */
+const REMOVED_BY_POLICY: Record<HeaderPolicy, ReadonlySet<string>> = {
+  public: new Set([...REMOVED, 'x-csrf-token']),
+  admin: new Set([...REMOVED, PUBLIC_HANDOFF_HEADER]),
+};
 
 const FORWARDED_PREFIX = 'x-forwarded-';
 
 /**
- * Builds the header list sent upstream (DESIGN §3.6): the proxy's own
- * `X-Forwarded-For/Proto/Host/Prefix` and, with a session, `X-Forwarded-User/Email`, then the
- * client's fields minus the removed ones (hop-by-hop per RFC 9110 §7.6.1, those named in
- * `Connection`, `Host`, `Expect`, `X-CSRF-Token`, every client-sent identity or forwarding field)
- * and minus the gateway's cookies. The proxy's fields come first because an upstream that keeps
- * only its first N fields (Node's `maxHeadersCount`) must lose a client's padding, never them.
+ * Builds the header list sent to a target (DESIGN §3.6): the proxy's own
+ * `X-Forwarded-For/Proto/Host`, then with the `public` policy `X-Forwarded-Prefix` and, with a
+ * session, `X-Forwarded-User/Email`, with the `admin` policy the public-origin mark
+ * (`PUBLIC_HANDOFF_HEADER`, always `1`); then the client's fields minus the removed ones
+ * (hop-by-hop per RFC 9110 §7.6.1, those named in `Connection`, `Host`, `Expect`, every
+ * client-sent identity or forwarding field, and see {@link REMOVED_BY_POLICY}), with the `public`
+ * policy minus the gateway's cookies too. The proxy's fields come first because a target that
+ * keeps only its first N fields (Node's `maxHeadersCount`) must lose a client's padding, never them.
  */
 export class RequestHeaderBuilder {
   readonly #trustsPeer: (address: string) => boolean;
   readonly #publicHost: string;
+  readonly #forAdmin: boolean;
+  readonly #removed: ReadonlySet<string>;
 
   /**
    * `trusted`: TRUST_PROXY; only such peers may extend X-Forwarded-For/Proto.
    * `publicUrl`: PUBLIC_URL, whose host is every request's `X-Forwarded-Host`.
+   * `policy`: whom the list is for (see {@link HeaderPolicy}).
    */
-  constructor(trusted: TrustedProxies, publicUrl: URL) {
+  constructor(trusted: TrustedProxies, publicUrl: URL, policy: HeaderPolicy = 'public') {
     this.#publicHost = publicUrl.host;
     this.#trustsPeer = (address) => trusted.trusts(address);
+    this.#forAdmin = policy === 'admin';
+    this.#removed = REMOVED_BY_POLICY[policy];
   }
 
   /**
-   * The flat `[name, value, …]` list for undici. `clientIp` is the resolved client address;
-   * `user` the session's user, or undefined for an anonymous request.
+   * The flat `[name, value, …]` list for undici. `route` is the service's (undefined for the
+   * admin process); `clientIp` the resolved client address; `user` the session's user, or
+   * undefined for an anonymous request (and for the admin process, which reads the session itself).
    */
   build(
     req: IncomingMessage,
     inbound: InboundHeaders,
-    route: Route,
+    route: Route | undefined,
     clientIp: string,
     user: SessionUser | undefined,
   ): string[] {
@@ -78,7 +103,9 @@ export class RequestHeaderBuilder {
     const trusted = peer !== '' && this.#trustsPeer(peer);
     const out = [
       'x-forwarded-for',
-      forwardedFor(inbound, trusted, peer, clientIp),
+      // The admin process trusts the proxy that hands off to it, not necessarily the hops before
+      // it (TRUST_PROXY of its own), so it gets the address this proxy resolved, not the chain.
+      this.#forAdmin ? clientIp : forwardedFor(inbound, trusted, peer, clientIp),
       'x-forwarded-proto',
       forwardedProto(req, inbound, trusted),
       // PUBLIC_URL's, never the client's Host: upstreams build absolute links (password-reset
@@ -86,32 +113,36 @@ export class RequestHeaderBuilder {
       'x-forwarded-host',
       this.#publicHost,
     ];
-    if (route.prefix !== '') out.push('x-forwarded-prefix', route.prefix);
+    if (this.#forAdmin) out.push(PUBLIC_HANDOFF_HEADER, '1'); // see admin/served-origin.ts
+    if (route !== undefined && route.prefix !== '') out.push('x-forwarded-prefix', route.prefix);
     if (user) {
       out.push('x-forwarded-user', fieldValue(user.sub));
       if (user.email) out.push('x-forwarded-email', fieldValue(user.email));
     }
-    copyAllowed(req.rawHeaders, inbound, out);
+    this.#copyAllowed(req.rawHeaders, inbound, out);
     return out;
   }
-}
 
-/** Appends to `out` the client's fields that may be forwarded, the gateway's cookies removed. */
-function copyAllowed(raw: readonly string[], inbound: InboundHeaders, out: string[]): void {
-  const options = connectionOptions(inbound.connection);
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = inbound.names[i >> 1]!;
-    if (isRemoved(name, options)) continue;
-    const value = name === 'cookie' ? withoutGatewayCookies(raw[i + 1]!) : raw[i + 1]!;
-    if (value !== '') out.push(raw[i]!, value);
+  /** Appends to `out` the client's fields that may be forwarded; a service's without the gateway's cookies. */
+  #copyAllowed(raw: readonly string[], inbound: InboundHeaders, out: string[]): void {
+    const options = connectionOptions(inbound.connection);
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = inbound.names[i >> 1]!;
+      if (isRemoved(name, this.#removed, options)) continue;
+      const value = name === 'cookie' && !this.#forAdmin ? withoutGatewayCookies(raw[i + 1]!) : raw[i + 1]!;
+      if (value !== '') out.push(raw[i]!, value);
+    }
   }
 }
 
-/** True for a lowercased field name the proxy never forwards; `options`: those `Connection` names. */
-function isRemoved(lowercased: string, options: string[] | undefined): boolean {
+/**
+ * True for a lowercased field name not to forward: one in `removed`, any `x-forwarded-*`, or one
+ * of `options`, the names `Connection` lists.
+ */
+function isRemoved(lowercased: string, removed: ReadonlySet<string>, options: string[] | undefined): boolean {
   const name = comparableName(lowercased);
   return (
-    REMOVED.has(name) || name.startsWith(FORWARDED_PREFIX) || (options !== undefined && options.includes(name))
+    removed.has(name) || name.startsWith(FORWARDED_PREFIX) || (options !== undefined && options.includes(name))
   );
 }
 

@@ -15,14 +15,19 @@ const LEADING_SLASHES = /^[/\\\t]+/;
  * are dropped (RFC 9110 §7.6.1), `Location` pointing at the target is moved under the public
  * prefix, `Set-Cookie` is scoped to the prefix and gateway cookies are dropped.
  * `headers` is undici's parsed form: lowercased names, repeated fields as arrays.
+ * `route` is the service that answered; without one (the admin process's answer, handed off in
+ * split mode) only the hop-by-hop fields are dropped: its `Location` and `Set-Cookie`, the
+ * gateway's own cookies among them, are the gateway's and reach the client as they are.
  */
-export function mapResponseHeaders(headers: IncomingHttpHeaders, route: Route): (string | string[])[] {
+export function mapResponseHeaders(headers: IncomingHttpHeaders, route?: Route): (string | string[])[] {
   const options = connectionOptions(joined(headers.connection));
   const out: (string | string[])[] = [];
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined || HOP_BY_HOP.has(name) || (options !== undefined && options.includes(name))) continue;
-    if (name === 'location') {
+    if (route === undefined) {
+      out.push(name, value);
+    } else if (name === 'location') {
       out.push(name, typeof value === 'string' ? mapLocation(value, route) : value);
     } else if (name === 'set-cookie') {
       const cookies = mapSetCookies(value, route);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAdminHandoff, type AdminHandoff } from '../../proxy/admin-handoff.js';
 import { clientIpResolver } from '../../shared/client-ip.js';
-import { TrustedProxies } from '../../shared/trusted-proxies.js';
+import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { echo, headerValues, rawRequest, service, startGateway, startUpstream, type Echo, type TestGateway, type Upstream } from './harness.js';
 
@@ -31,7 +31,8 @@ describe('X-Forwarded-Host', { timeout: 10_000 }, () => {
   before(async () => {
     upstream = await startUpstream(echo);
     adminProcess = await startUpstream(echo);
-    handoff = createAdminHandoff(new URL(adminProcess.origin), new URL(PUBLIC_URL), clientIpResolver(TrustedProxies.NONE), createLogger('silent', 'test'));
+    const config = loadConfig({ PUBLIC_URL, ADMIN_INTERNAL_URL: adminProcess.origin });
+    handoff = createAdminHandoff(config, clientIpResolver(config.trustProxy), createLogger('silent', 'test'));
     gateway = await startGateway({
       env: { PUBLIC_URL },
       services: [service({ path: '/app', targetUrl: upstream.origin })],
