@@ -27,10 +27,11 @@ export interface RawConnection {
   /** Writes `text` (latin1) as it is. */
   write(text: string): void;
   /**
-   * Resolves with the next whole response, interim 1xx ones skipped (a 101's head is returned: what
-   * follows it is another protocol); rejects if the connection closes first.
+   * Resolves with the next whole response, interim 1xx ones skipped unless `interim` is true (a
+   * 101's head is always returned: what follows it is another protocol); rejects if the connection
+   * closes first.
    */
-  next(): Promise<RawExchange>;
+  next(options?: { interim?: boolean }): Promise<RawExchange>;
   /** True once the gateway closed the connection. */
   readonly closed: boolean;
   close(): void;
@@ -61,12 +62,12 @@ export async function openRawConnection(port: number): Promise<RawConnection> {
   socket.on('error', () => {}); // seen as 'close'
   return {
     write: (text) => void socket.write(text, 'latin1'),
-    async next() {
+    async next({ interim = false } = {}) {
       for (;;) {
         const parsed = parseResponse(received, closed);
         if (parsed !== undefined) {
           received = received.slice(parsed.length);
-          if (parsed.response.status >= 200 || parsed.response.status === 101) return parsed.response;
+          if (interim || parsed.response.status >= 200 || parsed.response.status === 101) return parsed.response;
           continue;
         }
         if (closed) throw new Error(`connection closed before a whole response: ${JSON.stringify(received)}`);

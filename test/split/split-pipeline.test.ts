@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
 import { headerPadding, rawRequest } from '../proxy/harness.js';
+import { openRawConnection } from '../proxy/raw-connection.js';
 import { MAX_HEADER_FIELDS } from '../../shared/request-head.js';
 import { eventually, statusOf } from '../support/gatehouse-process.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
@@ -70,6 +71,24 @@ test(`a request of ${MAX_HEADER_FIELDS} header fields passes a proxy and its han
   const served = await request(MAX_HEADER_FIELDS);
   assert.equal(served.status, 401, 'the admin process answered, not refused what the hand-off added');
   assert.equal((await request(MAX_HEADER_FIELDS + 1)).status, 431);
+});
+
+test('a POST to the admin API with Expect: 100-continue through a proxy gets 100, then the admin process creates the service', async () => {
+  const body = JSON.stringify({ name: 'Continued', path: '/continued', targetUrl: upstream.url, requireAuth: false });
+  const connection = await openRawConnection(Number(new URL(split.proxies[0].url).port));
+  try {
+    connection.write(
+      `POST /api/services HTTP/1.1\r\nHost: a.example\r\nCookie: ${admin.cookie}\r\nX-CSRF-Token: ${admin.csrfToken}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    assert.equal((await connection.next({ interim: true })).statusLine, 'HTTP/1.1 100 Continue');
+    connection.write(body);
+    const created = await connection.next();
+    assert.equal(created.status, 201, created.body);
+    assert.equal((JSON.parse(created.body) as { path: string }).path, '/continued');
+  } finally {
+    connection.close();
+  }
 });
 
 test('the proxy and admin processes refuse to start without REDIS_URL, naming it', () => {
