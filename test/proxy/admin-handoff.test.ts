@@ -9,12 +9,9 @@ import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { createAdminHandoff, type AdminHandoff } from '../../proxy/admin-handoff.js';
-import { clientIpResolver } from '../../shared/client-ip.js';
-import { loadConfig } from '../../shared/config.js';
 import { PUBLIC_HANDOFF_HEADER } from '../../shared/gateway-paths.js';
-import { createLogger } from '../../shared/logger.js';
-import { echo, headerValues, service, startEchoUpstream, startGateway, startUpstream, type Echo, type EchoUpstream, type TestGateway, type Upstream } from './harness.js';
+import { startHandedOffGateway } from './handed-off-gateway.js';
+import { echo, headerValues, service, startEchoUpstream, startUpstream, type Echo, type EchoUpstream, type TestGateway, type Upstream } from './harness.js';
 import { openRawConnection } from './raw-connection.js';
 
 const PUBLIC_URL = 'https://gateway.example';
@@ -42,41 +39,25 @@ function adminProcess(req: IncomingMessage, res: ServerResponse): void {
   }
 }
 
-/** A gateway whose gateway-owned paths go through a real hand-off to `admin`, with `env` on top. */
-async function startHandedOffGateway(admin: Upstream, services: Parameters<typeof service>[0][], env: Record<string, string> = {}) {
-  const settings = { PUBLIC_URL, ADMIN_INTERNAL_URL: admin.origin, UPSTREAM_TIMEOUT: `${UPSTREAM_TIMEOUT_MS}ms`, ...env };
-  const config = loadConfig(settings);
-  const handoff: AdminHandoff = createAdminHandoff(config, clientIpResolver(config.trustProxy), createLogger('silent', 'test'));
-  const gateway = await startGateway({ env: settings, services: services.map(service), adminPlane: handoff.handle });
-  return {
-    gateway,
-    async close() {
-      await gateway.close();
-      await handoff.close();
-    },
-  };
-}
-
 describe('hand-off to the admin process', { timeout: 20_000 }, () => {
   let admin: Upstream;
   let upstream: EchoUpstream;
-  /** TRUST_PROXY=loopback: the test client is a trusted proxy. */
-  let trusting: Awaited<ReturnType<typeof startHandedOffGateway>>;
-  /** No TRUST_PROXY: the test client is the client. */
-  let plain: Awaited<ReturnType<typeof startHandedOffGateway>>;
+  /** TRUST_PROXY=loopback: the test client is a trusted proxy. The tests' gateway unless said. */
   let gateway: TestGateway;
+  /** No TRUST_PROXY: the test client is the client. */
+  let untrusting: TestGateway;
 
   before(async () => {
     admin = await startUpstream(adminProcess);
     upstream = await startEchoUpstream();
-    const services = [{ path: '/app', targetUrl: upstream.origin }];
-    trusting = await startHandedOffGateway(admin, services, { TRUST_PROXY: 'loopback' });
-    plain = await startHandedOffGateway(admin, services);
-    gateway = trusting.gateway;
+    const env = { PUBLIC_URL, UPSTREAM_TIMEOUT: `${UPSTREAM_TIMEOUT_MS}ms` };
+    const services = [service({ path: '/app', targetUrl: upstream.origin })];
+    gateway = await startHandedOffGateway(admin, { ...env, TRUST_PROXY: 'loopback' }, services);
+    untrusting = await startHandedOffGateway(admin, env, services);
   });
   after(async () => {
-    await trusting.close();
-    await plain.close();
+    await gateway.close();
+    await untrusting.close();
     await admin.close();
     await upstream.close();
   });
@@ -105,10 +86,10 @@ describe('hand-off to the admin process', { timeout: 20_000 }, () => {
 
   it("gives the admin process X-Forwarded-Proto as a TRUST_PROXY peer says, otherwise the connection's, and the client's address", async () => {
     const sent = { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' };
-    const fromTrusted = (await trusting.gateway.fetch('/auth/login', { headers: sent })).json<Echo>();
+    const fromTrusted = (await gateway.fetch('/auth/login', { headers: sent })).json<Echo>();
     assert.deepEqual(headerValues(fromTrusted, 'x-forwarded-proto'), ['https']);
     assert.deepEqual(headerValues(fromTrusted, 'x-forwarded-for'), ['203.0.113.9'], 'the address the proxy resolved, not the chain');
-    const fromAnyone = (await plain.gateway.fetch('/auth/login', { headers: sent })).json<Echo>();
+    const fromAnyone = (await untrusting.fetch('/auth/login', { headers: sent })).json<Echo>();
     assert.deepEqual(headerValues(fromAnyone, 'x-forwarded-proto'), ['http']);
     assert.deepEqual(headerValues(fromAnyone, 'x-forwarded-for'), ['127.0.0.1']);
   });

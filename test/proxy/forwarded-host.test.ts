@@ -5,11 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAdminHandoff, type AdminHandoff } from '../../proxy/admin-handoff.js';
-import { clientIpResolver } from '../../shared/client-ip.js';
-import { loadConfig } from '../../shared/config.js';
-import { createLogger } from '../../shared/logger.js';
-import { echo, headerValues, rawRequest, service, startGateway, startUpstream, type Echo, type TestGateway, type Upstream } from './harness.js';
+import { startHandedOffGateway } from './handed-off-gateway.js';
+import { echo, headerValues, rawRequest, service, startUpstream, type Echo, type TestGateway, type Upstream } from './harness.js';
 
 const PUBLIC_URL = 'https://gateway.example';
 
@@ -25,23 +22,15 @@ describe('X-Forwarded-Host', { timeout: 10_000 }, () => {
   let upstream: Upstream;
   /** Stands in for the admin process at ADMIN_INTERNAL_URL: it shows what the hand-off sent. */
   let adminProcess: Upstream;
-  let handoff: AdminHandoff;
   let gateway: TestGateway;
 
   before(async () => {
     upstream = await startUpstream(echo);
     adminProcess = await startUpstream(echo);
-    const config = loadConfig({ PUBLIC_URL, ADMIN_INTERNAL_URL: adminProcess.origin });
-    handoff = createAdminHandoff(config, clientIpResolver(config.trustProxy), createLogger('silent', 'test'));
-    gateway = await startGateway({
-      env: { PUBLIC_URL },
-      services: [service({ path: '/app', targetUrl: upstream.origin })],
-      adminPlane: handoff.handle,
-    });
+    gateway = await startHandedOffGateway(adminProcess, { PUBLIC_URL }, [service({ path: '/app', targetUrl: upstream.origin })]);
   });
   after(async () => {
     await gateway.close();
-    await handoff.close();
     await adminProcess.close();
     await upstream.close();
   });
