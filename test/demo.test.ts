@@ -85,8 +85,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       let printed = '';
       npm.stdout!.on('data', (chunk) => (printed += String(chunk)));
       npm.kill(signal);
-      const [code] = (await once(npm, 'exit')) as [number | null];
-      assert.equal(code, 0);
+      const [code, killedBy] = (await once(npm, 'exit')) as [number | null, NodeJS.Signals | null];
+      assert.equal(code, 0, `npm ended by ${killedBy}; the demo printed: ${printed}`);
       assert.match(printed, /Gatehouse demo stopped\./);
       for (const port of ports) assert.equal(await connectionRefused(port), true, `port ${port} is free`);
     } finally {
