@@ -10,9 +10,9 @@ import { openDatabase } from '../admin/database.js';
 import { ServiceRegistry } from '../admin/service-registry.js';
 import type { Config } from '../shared/config.js';
 import { gatewayCookieNames } from '../shared/cookies.js';
-import { MemoryEventBus } from '../shared/embedded/memory-event-bus.js';
+import { MemoryEventBus } from '../shared/backends/embedded/memory-event-bus.js';
 import { createLogger } from '../shared/logger.js';
-import { openBackends } from '../shared/open-backends.js';
+import { openBackends } from '../shared/backends/open-backends.js';
 import type { Service } from '../shared/types.js';
 
 /** The two services the benchmark sends traffic to. */
