@@ -190,7 +190,7 @@ export async function splitModeAvailability(workDir: string): Promise<{ availabl
       OIDC_ISSUER: UNREACHABLE_ISSUER,
       OIDC_CLIENT_ID: 'gatehouse-bench',
     });
-    const backends = await openBackends(config, undefined, createLogger('silent', 'gatehouse-bench'));
+    const backends = await openBackends(config, createLogger('silent', 'gatehouse-bench'));
     await backends.close();
     return { available: true, reason: 'Redis backends available' };
   } catch (error) {

@@ -1,16 +1,19 @@
-import { createAdminPlane } from '../admin-plane.js';
-import { openDatabase, type Database } from '../database.js';
-import { createProxyPlane } from '../../proxy/proxy-plane.js';
-import { createPublicServer } from '../../proxy/process/public-server.js';
+/**
+ * The embedded gateway (`npm start`): both planes in one process. It lives with the admin
+ * process's entry points because it is that process plus an in-process data plane: it owns the
+ * SQLite database, its access-log writer and ADMIN_PORT the same way (admin-storage.ts,
+ * start-admin-plane.ts), and it is the only module that imports both planes. Never the other way
+ * round: nothing under proxy/ imports admin/, so a proxy process never loads SQLite.
+ */
 import { logAccessLogTotals } from '../../shared/backends/access-log-sink.js';
-import { clientIpResolver } from '../../shared/client-ip.js';
-import type { Config } from '../../shared/config.js';
-import { createGatewayServer, drain, listen } from '../../shared/http-server.js';
-import { internalEndpoints } from '../../shared/internal-endpoints.js';
-import type { Logger } from '../../shared/logger.js';
-import { GatewayMetrics, meteredSink } from '../../proxy/gateway-metrics.js';
-import { openBackends } from '../../shared/backends/open-backends.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';
+import type { Config } from '../../shared/config.js';
+import type { Logger } from '../../shared/logger.js';
+import { GatewayMetrics } from '../../proxy/gateway-metrics.js';
+import { startProxyPlane } from '../../proxy/process/start-proxy-plane.js';
+import type { Database } from '../database.js';
+import { openAdminStorage } from './admin-storage.js';
+import { startAdminPlane } from './start-admin-plane.js';
 
 /** A running gateway: both planes in this process (the embedded default, DESIGN §2). */
 export interface Gateway {
@@ -30,60 +33,32 @@ export interface Gateway {
 }
 
 /**
- * Starts both planes in one process: the public listener on PORT, and the admin-port API on
- * ADMIN_PORT with `/healthz`, `/readyz` and `/metrics`. Without REDIS_URL the cross-plane
- * dependencies are embedded; with it, they go through Redis (so split-mode processes can join).
+ * Starts both planes in one process: the admin plane ({@link startAdminPlane}) on ADMIN_PORT with
+ * `/healthz`, `/readyz` and the data plane's `/metrics`, and the data plane
+ * ({@link startProxyPlane}) on PORT, handing gateway-owned paths to the admin plane in-process.
+ * Without REDIS_URL the cross-plane dependencies are embedded; with it, they go through Redis (so
+ * split-mode processes can join).
  * @throws when the database cannot be opened, Redis is malformed, or a port cannot be bound.
  */
 export async function startGateway(config: Config, logger: Logger): Promise<Gateway> {
-  const db = openDatabase(config.databasePath);
-  const backends = await openBackends(config, db, logger);
-  const clientIp = clientIpResolver(config.trustProxy);
-  const admin = await createAdminPlane({
-    ...backends,
-    config,
-    db,
-    clientIp,
-    logger: logger.child({ plane: 'admin' }),
-  });
-  const consumer = backends.consumeAccessLogs(admin.storeAccessLogs);
-  const accessLog = backends.accessLogSink(admin.storeAccessLogs);
-  const metrics = new GatewayMetrics(accessLog);
-  const proxy = createProxyPlane({
-    ...backends,
-    config,
-    accessLog: meteredSink(accessLog, metrics),
-    upstreamFailures: metrics,
-    clientIp,
-    adminPlane: admin.handlePublic,
-    logger: logger.child({ plane: 'proxy' }),
-  });
-  const internal = internalEndpoints({
-    checks: backends.readiness,
-    metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
-  });
-  const publicServer = createPublicServer(proxy);
-  const adminServer = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res));
-  const port = await listen(publicServer.server, config.port);
-  const adminPort = await listen(adminServer, config.adminPort, config.adminHost);
+  const storage = await openAdminStorage(config, logger);
+  const { db, backends } = storage;
+  const metrics = new GatewayMetrics(backends.accessLogSink());
+  const admin = await startAdminPlane({ config, db, backends, publicRequests: 'in-process', metrics: metrics.registry, logger: logger.child({ plane: 'admin' }) });
+  const proxy = await startProxyPlane({ config, backends, adminPlane: admin.handlePublic, metrics, logger: logger.child({ plane: 'proxy' }) });
 
   const close = async () => {
-    await Promise.all([publicServer.close(), drain(adminServer)]);
-    await accessLog.close();
-    logAccessLogTotals(logger, accessLog, 'access log closed');
-    await consumer.stop();
-    await proxy.close();
-    await admin.close();
-    await backends.close();
-    db.close();
+    await Promise.all([proxy.close(), admin.close()]);
+    logAccessLogTotals(logger, backends.accessLogSink(), 'access log closed');
+    await storage.close();
   };
   let closing: Promise<void> | undefined;
   return {
     config,
     sessions: backends.sessions,
     db,
-    port,
-    adminPort,
+    port: proxy.port,
+    adminPort: admin.port,
     close: () => (closing ??= close()),
   };
 }

@@ -1,15 +1,8 @@
-import { clientIpResolver } from '../../shared/client-ip.js';
 import { stopOnSignals } from '../../shared/graceful-stop.js';
-import { TrustedProxies } from '../../shared/trusted-proxies.js';
-import { createGatewayServer, drain, listen } from '../../shared/http-server.js';
-import { internalEndpoints } from '../../shared/internal-endpoints.js';
 import { createLogger } from '../../shared/logger.js';
-import { processMetricsRegistry } from '../../shared/process-metrics.js';
-import { openBackends } from '../../shared/backends/open-backends.js';
 import { readProcessConfig } from '../../shared/process-config.js';
-import { HANDED_OFF_HEADER_FIELDS } from '../../shared/request-head.js';
-import { createAdminPlane } from '../admin-plane.js';
-import { openDatabase } from '../database.js';
+import { openAdminStorage } from './admin-storage.js';
+import { startAdminPlane } from './start-admin-plane.js';
 
 /**
  * `npm run start:admin`: the control plane alone (split mode, DESIGN §2); run exactly one. Needs
@@ -23,33 +16,15 @@ import { openDatabase } from '../database.js';
 async function main(): Promise<void> {
   const config = readProcessConfig('admin', { requireRedis: true, requireOidc: true });
   const logger = createLogger(config.logLevel, 'gatehouse-admin');
-  const db = openDatabase(config.databasePath);
-  const backends = await openBackends(config, db, logger);
-  const admin = await createAdminPlane({
-    ...backends,
-    config,
-    db,
-    clientIp: clientIpResolver(new TrustedProxies(['loopback', ...config.trustProxy.entries])), // the proxies' hand-offs come from loopback too
-    logger,
-  });
-  const consumer = backends.consumeAccessLogs(admin.storeAccessLogs);
-  const metrics = processMetricsRegistry(); // the data plane's series live in the proxy processes
-  const internal = internalEndpoints({
-    checks: backends.readiness,
-    metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
-  });
-  const server = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res), HANDED_OFF_HEADER_FIELDS);
-  const port = await listen(server, config.adminPort, config.adminHost);
-  logger.info({ adminPort: port }, 'gatehouse admin listening');
+  const storage = await openAdminStorage(config, logger);
+  const admin = await startAdminPlane({ config, db: storage.db, backends: storage.backends, publicRequests: 'handed-off', logger });
+  logger.info({ adminPort: admin.port }, 'gatehouse admin listening');
 
   stopOnSignals({
     logger,
     async stop() {
-      await drain(server);
-      await consumer.stop();
       await admin.close();
-      await backends.close();
-      db.close();
+      await storage.close();
     },
   });
 }

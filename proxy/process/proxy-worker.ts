@@ -1,15 +1,13 @@
 import type { Registry } from 'prom-client';
 import { logAccessLogTotals } from '../../shared/backends/access-log-sink.js';
+import { openBackends } from '../../shared/backends/open-backends.js';
 import { clientIpResolver } from '../../shared/client-ip.js';
 import type { Config } from '../../shared/config.js';
 import type { ReadinessCheck } from '../../shared/internal-endpoints.js';
-import { listen } from '../../shared/http-server.js';
 import { createLogger } from '../../shared/logger.js';
-import { GatewayMetrics, meteredSink } from '../gateway-metrics.js';
-import { openBackends } from '../../shared/backends/open-backends.js';
 import { createAdminHandoff } from '../admin-handoff.js';
-import { createProxyPlane } from '../proxy-plane.js';
-import { createPublicServer } from './public-server.js';
+import { GatewayMetrics } from '../gateway-metrics.js';
+import { startProxyPlane } from './start-proxy-plane.js';
 
 /** A running data plane on PORT: what its process wrapper (standalone or cluster worker) needs. */
 export interface ProxyWorker {
@@ -29,47 +27,31 @@ export interface ProxyWorker {
 }
 
 /**
- * Starts the data plane of `npm run start:proxy` in this process: the proxy plane on PORT over the
+ * Starts the data plane of `npm run start:proxy` in this process ({@link startProxyPlane}) over the
  * Redis backends (REDIS_URL), gateway-owned paths handed to ADMIN_INTERNAL_URL. Resolves once it
  * listens. Throws if Redis does not answer at start, or if PORT cannot be bound (the message names PORT).
  */
 export async function startProxyWorker(config: Config): Promise<ProxyWorker> {
   const logger = createLogger(config.logLevel, 'gatehouse-proxy').child({ worker: process.pid });
-  const backends = await openBackends(config, undefined, logger);
-  const clientIp = clientIpResolver(config.trustProxy);
-  const accessLog = backends.accessLogSink();
-  const metrics = new GatewayMetrics(accessLog);
-  const handoff = createAdminHandoff(config.adminInternalUrl, config.publicUrl, clientIp, logger);
-  const plane = createProxyPlane({
-    ...backends,
-    config,
-    accessLog: meteredSink(accessLog, metrics),
-    upstreamFailures: metrics,
-    clientIp,
-    adminPlane: handoff.handle,
-    logger,
-  });
+  const backends = await openBackends(config, logger);
+  const handoff = createAdminHandoff(config.adminInternalUrl, config.publicUrl, clientIpResolver(config.trustProxy), logger);
+  const metrics = new GatewayMetrics(backends.accessLogSink());
+  const plane = await startProxyPlane({ config, backends, adminPlane: handoff.handle, metrics, logger });
   const registryLoaded = new Promise<void>((resolve) => {
     const unsubscribe = backends.bus.onRegistry(() => {
       resolve();
       queueMicrotask(() => unsubscribe());
     });
   });
-  const server = createPublicServer(plane);
-  await listen(server.server, config.port).catch((error: Error) => {
-    throw new Error(`PORT ${config.port}: ${error.message}`, { cause: error });
-  });
   return {
     metrics: metrics.registry,
     readiness: backends.readiness,
     registryLoaded,
     async stop() {
-      await server.close();
       await plane.close();
       await handoff.close();
-      await accessLog.close();
       await backends.close();
-      logAccessLogTotals(logger, accessLog, 'proxy worker stopped');
+      logAccessLogTotals(logger, backends.accessLogSink(), 'proxy worker stopped');
     },
   };
 }

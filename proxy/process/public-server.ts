@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { createGatewayServer, drain } from '../../shared/http-server.js';
 import { checkingRequestHead } from '../../shared/request-head.js';
 import type { ProxyPlane } from '../proxy-plane.js';
-import { createUpgradeHandler } from '../upgrade.js';
+import { createUpgradeHandler, type UpgradeHandler } from '../upgrade.js';
 
 /**
  * The public listener: the proxy plane for requests (`Expect: 100-continue` ones too) and for
@@ -11,6 +11,8 @@ import { createUpgradeHandler } from '../upgrade.js';
  */
 export interface PublicServer {
   readonly server: Server;
+  /** Its upgraded connections (WebSocket tunnels); `close()` closes them. */
+  readonly upgrades: UpgradeHandler;
   /** Stops accepting, closes open tunnels, and waits for in-flight requests (up to 10 s). */
   close(): Promise<void>;
 }
@@ -23,6 +25,7 @@ export function createPublicServer(plane: ProxyPlane): PublicServer {
   server.on('upgrade', upgrades.handle);
   return {
     server,
+    upgrades,
     async close() {
       const drained = drain(server);
       upgrades.closeAll(); // server.close() waits for upgraded sockets, which drain cannot see

@@ -82,7 +82,7 @@ export async function startSplitGateway(env: Record<string, string> = {}): Promi
   const proxies: [ProxyProcess, ProxyProcess] = [await startProxy(firstPort), await startProxy()];
 
   const config = loadConfig({ ...common, LOG_LEVEL: 'silent' });
-  const backends = await openBackends(config, undefined, createLogger('silent', 'test'));
+  const backends = await openBackends(config, createLogger('silent', 'test'));
   return {
     redis,
     idp,

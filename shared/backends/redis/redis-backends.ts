@@ -11,6 +11,12 @@ import { RedisSessionStore, type RedisSessionStoreOptions } from './redis-sessio
 
 /** Tuning of each part; every field is optional and documented (with its default) on its type. */
 export interface RedisBackendsOptions {
+  /**
+   * Where a stream consumer, started at open and stopped by `close()`, delivers the access-log
+   * records (the admin side: the admin process, or the embedded gateway with REDIS_URL). Unset:
+   * no consumer (a proxy process).
+   */
+  storeAccessLogs?: StoreAccessLogs;
   /** How long {@link openRedisBackends} waits for Redis before throwing, in ms (default 10,000; 0: no wait). */
   startupTimeoutMs?: number;
   connection?: Omit<RedisConnectionOptions, 'logger'>;
@@ -27,9 +33,12 @@ export interface RedisBackends extends Backends {
   readonly bus: RedisEventBus;
   readonly generalLimiter: RedisRateLimiter;
   readonly authLimiter: RedisRateLimiter;
-  /** The process's one sink (created on first call; `store` is unused: the admin consumes the stream). */
-  accessLogSink(store?: StoreAccessLogs): RedisAccessLogSink;
-  /** Starts a stream consumer delivering to `store`; `close()` stops it too. */
+  /** The process's one sink (made on the first call): XADD to the access-log stream. */
+  accessLogSink(): RedisAccessLogSink;
+  /**
+   * Starts a stream consumer delivering to `store`; `close()` stops it too. Called at open when
+   * {@link RedisBackendsOptions.storeAccessLogs} is given.
+   */
   consumeAccessLogs(store: StoreAccessLogs): AccessLogStreamConsumer;
 }
 
@@ -38,8 +47,9 @@ export interface RedisBackends extends Backends {
  * subscriber connections, plus one dedicated connection per consumer), {@link RedisSessionStore},
  * {@link RedisEventBus}, {@link RedisRateLimiter}s under `gatehouse:rl:general` /
  * `gatehouse:rl:auth` with the configured limits, a {@link RedisAccessLogSink} and
- * {@link AccessLogStreamConsumer}s. Readiness: `redis` (PING answered) and `registry` (a snapshot
- * is loaded). Resolves once Redis answers, so the admin plane's first publication can go out.
+ * {@link AccessLogStreamConsumer}s (one started at open when `options.storeAccessLogs` is given).
+ * Readiness: `redis` (PING answered) and `registry` (a snapshot is loaded). Resolves once Redis
+ * answers, so the admin plane's first publication can go out.
  * @throws when REDIS_URL is unset, or Redis is not reachable within `startupTimeoutMs` (the message
  *   never quotes the URL, which may hold a password).
  */
@@ -58,7 +68,9 @@ export async function openRedisBackends(
       throw new Error(`REDIS_URL: Redis did not answer within ${startupTimeoutMs} ms`);
     });
   }
-  return assemble(connections, config, child, options);
+  const backends = assemble(connections, config, child, options);
+  if (options.storeAccessLogs) backends.consumeAccessLogs(options.storeAccessLogs);
+  return backends;
 }
 
 function assemble(
