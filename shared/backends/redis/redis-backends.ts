@@ -9,7 +9,10 @@ import { RATE_LIMIT_PREFIX } from './redis-keys.js';
 import { RedisRateLimiter } from './redis-rate-limiter.js';
 import { RedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.js';
 
-/** Tuning of each part; every field is optional and documented (with its default) on its type. */
+/**
+ * Where this process consumes the access-log stream to, if anywhere, and the tuning of each part;
+ * every field is optional and documented (with its default) on its type.
+ */
 export interface RedisBackendsOptions {
   /**
    * Where a stream consumer, started at open and stopped by `close()`, delivers the access-log
