@@ -2,15 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../shared/config.js';
 import { readCookie } from '../shared/cookies.js';
 import { GatewayError } from '../shared/errors.js';
-import type { EventBus } from '../shared/event-bus.js';
+import type { EventBus } from '../shared/backends/event-bus.js';
 import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
-import { refuseOverLimit, type RateLimiter } from '../shared/rate-limiter.js';
+import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limiter.js';
 import { rateLimitKey } from '../shared/client-ip.js';
-import type { SessionStore } from '../shared/session-store.js';
-import type { AccessLogEntry } from '../shared/types.js';
+import type { SessionStore } from '../shared/backends/session-store.js';
 import { AccessLogStore } from './access-log-store.js';
-import { openAccessLogWriter } from './access-log-writer.js';
 import { AuditLog } from './audit-log.js';
 import type { Database } from './database.js';
 import { exemptFromGeneralLimit } from './guards.js';
@@ -52,18 +50,8 @@ export interface AdminPlane {
   handle(req: IncomingMessage, res: ServerResponse): void;
   /** Serves a gateway-owned path of the public origin, handed over by this process's data plane. */
   handlePublic(req: IncomingMessage, res: ServerResponse): void;
-  /**
-   * Stores one batch of access-log records and their rollups in one transaction, off this
-   * thread's event loop (see access-log-writer.ts); resolves once committed. The embedded sink's
-   * and the Redis stream consumer's destination.
-   */
-  storeAccessLogs(batch: AccessLogEntry[]): Promise<void>;
-  /**
-   * Stops the plane's background work (access-log retention) and its access-log writer once the
-   * batches handed to it are stored; call after the access-log sink or consumer has stopped and
-   * before closing the database.
-   */
-  close(): Promise<void>;
+  /** Stops the plane's background work (access-log retention); call before closing the database. */
+  close(): void;
 }
 
 /**
@@ -96,7 +84,6 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const routers = new Map<ServedOrigin, Router>([origins.public, origins.admin].map((o) => [o, buildRouter(handlers, o)]));
   await registry.publish();
   const stopRetention = startRetention(db, config, logger);
-  const writer = openAccessLogWriter(db, config.databasePath);
 
   async function serve(req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): Promise<void> {
     const clientIp = deps.clientIp(req);
@@ -125,11 +112,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   return {
     handle: (req, res) => serveOn(req, res, origins.ofAdminPortRequest(req)),
     handlePublic: (req, res) => serveOn(req, res, origins.public),
-    storeAccessLogs: (batch) => writer.store(batch),
-    async close() {
-      stopRetention();
-      await writer.close();
-    },
+    close: stopRetention,
   };
 }
 

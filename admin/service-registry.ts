@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import { GatewayError } from '../shared/errors.js';
-import type { EventBus } from '../shared/event-bus.js';
+import type { EventBus } from '../shared/backends/event-bus.js';
 import type { Service } from '../shared/types.js';
 import type { Actor, AuditLog } from './audit-log.js';
 import { parseServiceCreate, parseServiceUpdate, parseToggle, type ServicePatch } from './service-validation.js';

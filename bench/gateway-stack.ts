@@ -1,9 +1,9 @@
 /**
  * A gateway deployment under test, in child processes, with its own SQLite file:
- * - `embedded`: one `node dist/shared/main.js` (both planes; sessions in SQLite, rate limits in
- *   memory, access logs straight to SQLite);
- * - `split`: a `redis-server` (test/support/redis.ts), `node dist/admin/main.js` and
- *   `node dist/proxy/main.js` with PROXY_WORKERS workers, as the Procfile runs them.
+ * - `embedded`: one `node dist/admin/process/embedded-main.js` (both planes; sessions in SQLite,
+ *   rate limits in memory, access logs straight to SQLite);
+ * - `split`: a `redis-server` (test/support/redis.ts), `node dist/admin/process/main.js` and
+ *   `node dist/proxy/process/main.js` with PROXY_WORKERS workers, as the Procfile runs them.
  * Either way: the general rate limiter on at a limit no run can reach, access logging on, and the
  * registry and a session seeded before start (seed.ts).
  */
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
-import { openBackends } from '../shared/open-backends.js';
+import { openBackends } from '../shared/backends/open-backends.js';
 import { startRedis, type RedisServer } from '../test/support/redis.js';
 import { freePort } from '../test/support/free-port.js';
 import { countStoredAccessLogs, waitForStoredAccessLogs } from './access-log-store-count.js';
@@ -133,13 +133,13 @@ export async function startGatewayStack(options: StackOptions): Promise<GatewayS
 }
 
 async function startEmbedded(options: StackOptions, env: Record<string, string>): Promise<{ proxy: NodeChild; admin?: NodeChild }> {
-  const proxy = await spawnNode(options.name, 'shared/main.js', { env, logDir: options.workDir, readyLine: /gatehouse listening/, nodeArgs: options.nodeArgs ?? [] });
+  const proxy = await spawnNode(options.name, 'admin/process/embedded-main.js', { env, logDir: options.workDir, readyLine: /gatehouse listening/, nodeArgs: options.nodeArgs ?? [] });
   return { proxy };
 }
 
 async function startSplit(options: StackOptions, env: Record<string, string>, internalPort: number): Promise<{ proxy: NodeChild; admin: NodeChild }> {
-  const admin = await spawnNode(`${options.name}-admin`, 'admin/main.js', { env, logDir: options.workDir, readyLine: /gatehouse admin listening/, nodeArgs: options.adminNodeArgs ?? [] });
-  const proxy = await spawnNode(`${options.name}-proxy`, 'proxy/main.js', { env, logDir: options.workDir, nodeArgs: options.nodeArgs ?? [] });
+  const admin = await spawnNode(`${options.name}-admin`, 'admin/process/main.js', { env, logDir: options.workDir, readyLine: /gatehouse admin listening/, nodeArgs: options.adminNodeArgs ?? [] });
+  const proxy = await spawnNode(`${options.name}-proxy`, 'proxy/process/main.js', { env, logDir: options.workDir, nodeArgs: options.nodeArgs ?? [] });
   await waitUntil(`${options.name} proxy /readyz`, async () => (await status(`http://127.0.0.1:${internalPort}/readyz`)) === 200);
   return { proxy, admin };
 }
@@ -190,7 +190,7 @@ export async function splitModeAvailability(workDir: string): Promise<{ availabl
       OIDC_ISSUER: UNREACHABLE_ISSUER,
       OIDC_CLIENT_ID: 'gatehouse-bench',
     });
-    const backends = await openBackends(config, undefined, createLogger('silent', 'gatehouse-bench'));
+    const backends = await openBackends(config, createLogger('silent', 'gatehouse-bench'));
     await backends.close();
     return { available: true, reason: 'Redis backends available' };
   } catch (error) {

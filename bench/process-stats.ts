@@ -164,9 +164,9 @@ export function processRole(pid: number): string {
   }
   if (command.includes('bench-upstream.js')) return 'upstream';
   if (command.includes('baseline-proxy.js')) return 'baseline proxy';
-  if (command.includes('proxy/main.js')) return 'gateway proxy';
-  if (command.includes('admin/main.js')) return 'gateway admin';
-  if (command.includes('shared/main.js')) return 'gateway';
+  if (command.includes('proxy/process/main.js')) return 'gateway proxy';
+  if (command.includes('admin/process/main.js')) return 'gateway admin';
+  if (command.includes('admin/process/embedded-main.js')) return 'gateway';
   if (command.startsWith('redis-server')) return 'redis-server';
   return 'other';
 }

@@ -7,12 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { newCsrfToken } from '../shared/secrets.js';
 import { AuditLog } from '../admin/audit-log.js';
 import { openDatabase } from '../admin/database.js';
+import { openAdminStorage } from '../admin/process/admin-storage.js';
 import { ServiceRegistry } from '../admin/service-registry.js';
 import type { Config } from '../shared/config.js';
 import { gatewayCookieNames } from '../shared/cookies.js';
-import { MemoryEventBus } from '../shared/embedded/memory-event-bus.js';
+import { MemoryEventBus } from '../shared/backends/embedded/memory-event-bus.js';
 import { createLogger } from '../shared/logger.js';
-import { openBackends } from '../shared/open-backends.js';
+import { openBackends } from '../shared/backends/open-backends.js';
 import type { Service } from '../shared/types.js';
 
 /** The two services the benchmark sends traffic to. */
@@ -61,13 +62,14 @@ export async function seedRegistry(databasePath: string, upstreamUrl: string, to
 
 /**
  * Creates a session for a signed-in (non-admin) user in the store the gateway's processes will
- * use (SQLite in embedded mode, Redis with REDIS_URL), through `openBackends` like they do.
+ * use, opened like they open it: SQLite through `openAdminStorage` in embedded mode, Redis through
+ * `openBackends` with REDIS_URL (as a proxy does: no access-log consumer joins the stream).
  * @returns the `Cookie` header value that carries it.
  */
 export async function createSessionCookie(config: Config): Promise<string> {
   const logger = createLogger('warn', 'gatehouse-bench');
-  const db = config.redisUrl ? undefined : openDatabase(config.databasePath);
-  const backends = await openBackends(config, db, logger);
+  const storage = config.redisUrl ? undefined : await openAdminStorage(config, logger);
+  const backends = storage?.backends ?? (await openBackends(config, logger));
   try {
     const now = Date.now();
     const id = await backends.sessions.create({
@@ -79,7 +81,6 @@ export async function createSessionCookie(config: Config): Promise<string> {
     });
     return `${gatewayCookieNames(config.publicUrl).session}=${id}`;
   } finally {
-    await backends.close();
-    db?.close();
+    await (storage ?? backends).close();
   }
 }

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { AccessLogSink } from '../shared/access-log-sink.js';
+import type { AccessLogSink } from '../shared/backends/access-log-sink.js';
 import { eventId } from '../shared/event-id.js';
 
 /**

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AccessLogSink } from '../shared/access-log-sink.js';
+import type { AccessLogSink } from '../shared/backends/access-log-sink.js';
 import { rateLimitKey } from '../shared/client-ip.js';
 import type { Config } from '../shared/config.js';
 import { GatewayError } from '../shared/errors.js';
-import type { EventBus } from '../shared/event-bus.js';
+import type { EventBus } from '../shared/backends/event-bus.js';
 import { FAVICON_PATH, isGatewayPath } from '../shared/gateway-paths.js';
 import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
-import { refuseOverLimit, type RateLimiter } from '../shared/rate-limiter.js';
-import type { SessionStore } from '../shared/session-store.js';
+import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limiter.js';
+import type { SessionStore } from '../shared/backends/session-store.js';
 import type { Service } from '../shared/types.js';
 import { AccessRecord } from './access-record.js';
 import { isBarePrefix, redirectToEntry } from './bare-prefix.js';
@@ -38,7 +38,7 @@ export interface ProxyPlaneDeps {
    * `/favicon.ico` when no service matches it.
    */
   adminPlane: (req: IncomingMessage, res: ServerResponse) => void;
-  /** Counts target failures (shared/metrics.ts `GatewayMetrics`). */
+  /** Counts target failures (`GatewayMetrics`, gateway-metrics.ts). */
   upstreamFailures: UpstreamFailureCounter;
   logger: Logger;
 }

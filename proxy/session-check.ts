@@ -1,7 +1,7 @@
 import { gatewayCookieNames, readCookie } from '../shared/cookies.js';
 import { GatewayError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
-import type { SessionStore } from '../shared/session-store.js';
+import type { SessionStore } from '../shared/backends/session-store.js';
 import type { SessionUser } from '../shared/types.js';
 import { errorCode } from '../shared/error-code.js';
 

@@ -27,7 +27,7 @@ const TIMED_OUT: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT']);
  */
 export type UpstreamFailureKind = 'unavailable' | 'timeout' | 'bad_gateway';
 
-/** Where the data plane counts target failures (shared/metrics.ts `GatewayMetrics`). */
+/** Where the data plane counts target failures (`GatewayMetrics`, gateway-metrics.ts). */
 export interface UpstreamFailureCounter {
   /** Counts one failure of the target of service `serviceId` (its registry id). */
   upstreamError(serviceId: string, kind: UpstreamFailureKind): void;

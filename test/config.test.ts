@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { ConfigError, loadConfig, VARIABLES } from '../shared/config.js';
 
-const MAIN = new URL('../shared/main.js', import.meta.url).pathname;
+const MAIN = new URL('../admin/process/embedded-main.js', import.meta.url).pathname;
 
 function problems(env: Record<string, string>): string[] {
   try {

@@ -9,14 +9,14 @@ import { request } from 'undici';
 import { AuditLog } from '../admin/audit-log.js';
 import { openDatabase } from '../admin/database.js';
 import { ServiceRegistry } from '../admin/service-registry.js';
-import { MemoryEventBus } from '../shared/embedded/memory-event-bus.js';
+import { MemoryEventBus } from '../shared/backends/embedded/memory-event-bus.js';
 import { STOP_DEADLINE_MS } from '../shared/graceful-stop.js';
 import { startEchoUpstream, type EchoUpstream } from './fixtures/upstream.js';
 import { freePort } from './support/free-port.js';
 import { eventually, statusOf } from './support/gatehouse-process.js';
 import { startRedis } from './support/redis.js';
 
-const MAIN = new URL('../shared/main.js', import.meta.url).pathname;
+const MAIN = new URL('../admin/process/embedded-main.js', import.meta.url).pathname;
 const REQUESTS = 300;
 
 let dir: string;

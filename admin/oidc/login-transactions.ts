@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { sessionKey } from '../../shared/session-store.js';
+import { sessionKey } from '../../shared/backends/session-store.js';
 import { constantTimeEqual } from '../../shared/secrets.js';
 import { browserKeyHash } from './browser-binding.js';
 

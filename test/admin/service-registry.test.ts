@@ -7,9 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AuditLog, type Actor, type AuditRecord } from '../../admin/audit-log.js';
 import { openDatabase, type Database } from '../../admin/database.js';
 import { ServiceRegistry } from '../../admin/service-registry.js';
-import { MemoryEventBus } from '../../shared/embedded/memory-event-bus.js';
+import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import { GatewayError, type ErrorCode } from '../../shared/errors.js';
-import type { EventBus } from '../../shared/event-bus.js';
+import type { EventBus } from '../../shared/backends/event-bus.js';
 import type { Service } from '../../shared/types.js';
 
 const actor: Actor = { userId: 'admin-sub', ipAddress: '203.0.113.7' };

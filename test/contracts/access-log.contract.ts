@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { AccessLogSink } from '../../shared/access-log-sink.js';
+import type { AccessLogSink } from '../../shared/backends/access-log-sink.js';
 import { LOG_SERVICE, sampleEntry, SUITE, type TempDatabase, tempDatabase, waitFor } from './fixtures.js';
 
 /** A sink wired to a store over `database`; `drained` resolves once everything shipped is stored. */

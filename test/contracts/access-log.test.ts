@@ -3,10 +3,10 @@
  * (RedisAccessLogSink → stream → AccessLogStreamConsumer → AccessLogStore), each on a temp SQLite file.
  */
 import { after, afterEach, before } from 'node:test';
-import { BatchingAccessLogSink } from '../../shared/batching-access-log-sink.js';
-import { AccessLogStreamConsumer } from '../../shared/redis/access-log-stream-consumer.js';
-import { RedisAccessLogSink } from '../../shared/redis/redis-access-log-sink.js';
-import { RedisConnections } from '../../shared/redis/redis-connections.js';
+import { BatchingAccessLogSink } from '../../shared/backends/batching-access-log-sink.js';
+import { AccessLogStreamConsumer } from '../../shared/backends/redis/access-log-stream-consumer.js';
+import { RedisAccessLogSink } from '../../shared/backends/redis/redis-access-log-sink.js';
+import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { accessLogContract } from './access-log.contract.js';
 import { closeTracked, track } from './fixtures.js';

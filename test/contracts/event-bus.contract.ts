@@ -1,10 +1,11 @@
 /**
- * The EventBus contract (shared/event-bus.ts), run against every implementation. A publisher and a
- * subscriber may be one object (embedded) or two processes' objects (Redis). Not a test file.
+ * The EventBus contract (shared/backends/event-bus.ts), run against every implementation. A
+ * publisher and a subscriber may be one object (embedded) or two processes' objects (Redis). Not a
+ * test file.
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { EventBus } from '../../shared/event-bus.js';
+import type { EventBus } from '../../shared/backends/event-bus.js';
 import type { Service } from '../../shared/types.js';
 import { Recorder, sampleService, SUITE } from './fixtures.js';
 

@@ -1,8 +1,8 @@
 /** The EventBus contract against MemoryEventBus (embedded) and RedisEventBus (real redis-server, separate "processes"). */
 import { after, afterEach, before } from 'node:test';
-import { MemoryEventBus } from '../../shared/embedded/memory-event-bus.js';
-import { RedisConnections } from '../../shared/redis/redis-connections.js';
-import { RedisEventBus } from '../../shared/redis/redis-event-bus.js';
+import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
+import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RedisEventBus } from '../../shared/backends/redis/redis-event-bus.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { eventBusContract } from './event-bus.contract.js';
 import { closeTracked, track } from './fixtures.js';

@@ -1,8 +1,8 @@
-/** The RateLimiter contract (shared/rate-limiter.ts), run against every implementation. Not a test file. */
+/** The RateLimiter contract (shared/backends/rate-limiter.ts), run against every implementation. Not a test file. */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { RateLimit } from '../../shared/durations.js';
-import type { RateLimiter } from '../../shared/rate-limiter.js';
+import type { RateLimiter } from '../../shared/backends/rate-limiter.js';
 import { SUITE } from './fixtures.js';
 
 /** Makes limiters with `limit` over a fresh, empty backing store; `close` disposes of all of them. */

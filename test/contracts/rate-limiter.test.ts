@@ -1,9 +1,9 @@
 /** The RateLimiter contract against MemoryRateLimiter (embedded) and RedisRateLimiter (real redis-server). */
 import { after, afterEach, before } from 'node:test';
-import { MemoryRateLimiter } from '../../shared/embedded/memory-rate-limiter.js';
-import { RedisConnections } from '../../shared/redis/redis-connections.js';
-import { RATE_LIMIT_PREFIX } from '../../shared/redis/redis-keys.js';
-import { RedisRateLimiter } from '../../shared/redis/redis-rate-limiter.js';
+import { MemoryRateLimiter } from '../../shared/backends/embedded/memory-rate-limiter.js';
+import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RATE_LIMIT_PREFIX } from '../../shared/backends/redis/redis-keys.js';
+import { RedisRateLimiter } from '../../shared/backends/redis/redis-rate-limiter.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { closeTracked, track } from './fixtures.js';
 import { rateLimiterContract } from './rate-limiter.contract.js';

@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import type { AccessLogEntry } from '../../shared/types.js';
-import { AccessLogStreamConsumer, type AccessLogStreamConsumerOptions, type StoreAccessLogBatch } from '../../shared/redis/access-log-stream-consumer.js';
-import { RedisAccessLogSink, type RedisAccessLogSinkOptions } from '../../shared/redis/redis-access-log-sink.js';
-import { RedisConnections } from '../../shared/redis/redis-connections.js';
-import { ACCESS_LOG_GROUP, ACCESS_LOG_STREAM } from '../../shared/redis/redis-keys.js';
+import { AccessLogStreamConsumer, type AccessLogStreamConsumerOptions, type StoreAccessLogBatch } from '../../shared/backends/redis/access-log-stream-consumer.js';
+import { RedisAccessLogSink, type RedisAccessLogSinkOptions } from '../../shared/backends/redis/redis-access-log-sink.js';
+import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { ACCESS_LOG_GROUP, ACCESS_LOG_STREAM } from '../../shared/backends/redis/redis-keys.js';
 import { redisForFile, sampleEntry, SUITE, type TempDatabase, tempDatabase, track, waitFor } from './fixtures.js';
 
 const redis = redisForFile();

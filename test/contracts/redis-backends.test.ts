@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { createLogger } from '../../shared/logger.js';
-import { openRedisBackends } from '../../shared/redis/redis-backends.js';
+import { openRedisBackends } from '../../shared/backends/redis/redis-backends.js';
 import { freePort } from '../support/free-port.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { closeTracked, sampleEntry, sampleService, sampleSession, SUITE, tempDatabase, track } from './fixtures.js';

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RedisConnections } from '../../shared/redis/redis-connections.js';
-import { RedisEventBus, type RedisEventBusOptions } from '../../shared/redis/redis-event-bus.js';
-import { REGISTRY_EPOCH_KEY, REGISTRY_KEY, REGISTRY_VERSION_KEY } from '../../shared/redis/redis-keys.js';
+import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RedisEventBus, type RedisEventBusOptions } from '../../shared/backends/redis/redis-event-bus.js';
+import { REGISTRY_EPOCH_KEY, REGISTRY_KEY, REGISTRY_VERSION_KEY } from '../../shared/backends/redis/redis-keys.js';
 import type { Service } from '../../shared/types.js';
 import { redisForFile, Recorder, sampleService, SUITE, track, waitFor } from './fixtures.js';
 import { startTcpRelay } from './tcp-relay.js';

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import type { RateLimit } from '../../shared/durations.js';
-import { RedisConnections } from '../../shared/redis/redis-connections.js';
-import { RATE_LIMIT_PREFIX } from '../../shared/redis/redis-keys.js';
-import { RedisRateLimiter } from '../../shared/redis/redis-rate-limiter.js';
+import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RATE_LIMIT_PREFIX } from '../../shared/backends/redis/redis-keys.js';
+import { RedisRateLimiter } from '../../shared/backends/redis/redis-rate-limiter.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { closeTracked, SUITE, track } from './fixtures.js';
 

@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import { newSessionId } from '../../shared/secrets.js';
-import { sessionKey } from '../../shared/session-store.js';
-import { RedisConnections } from '../../shared/redis/redis-connections.js';
-import { sessionRedisKey } from '../../shared/redis/redis-keys.js';
-import { RedisSessionStore, type RedisSessionStoreOptions } from '../../shared/redis/redis-session-store.js';
+import { sessionKey } from '../../shared/backends/session-store.js';
+import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { sessionRedisKey } from '../../shared/backends/redis/redis-keys.js';
+import { RedisSessionStore, type RedisSessionStoreOptions } from '../../shared/backends/redis/redis-session-store.js';
 import { redisForFile, sampleSession, SUITE, track, waitFor } from './fixtures.js';
 import { startTcpRelay } from './tcp-relay.js';
 

@@ -1,11 +1,11 @@
 /**
- * The SessionStore contract (shared/session-store.ts), run against every implementation
+ * The SessionStore contract (shared/backends/session-store.ts), run against every implementation
  * (oauth2-proxy's shared session-store suite, STYLE.md). Not a test file: *.test.ts call it.
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { isWellFormedSecret, newSessionId } from '../../shared/secrets.js';
-import type { SessionStore } from '../../shared/session-store.js';
+import type { SessionStore } from '../../shared/backends/session-store.js';
 import { sampleSession, SUITE, waitFor } from './fixtures.js';
 
 /** A fresh, empty store, and how to dispose of it. */

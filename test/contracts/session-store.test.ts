@@ -1,8 +1,8 @@
 /** The SessionStore contract against SqliteSessionStore (embedded) and RedisSessionStore (real redis-server). */
 import { after, afterEach, before } from 'node:test';
-import { SqliteSessionStore } from '../../shared/embedded/sqlite-session-store.js';
-import { RedisConnections } from '../../shared/redis/redis-connections.js';
-import { RedisSessionStore } from '../../shared/redis/redis-session-store.js';
+import { SqliteSessionStore } from '../../shared/backends/embedded/sqlite-session-store.js';
+import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RedisSessionStore } from '../../shared/backends/redis/redis-session-store.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { closeTracked, tempDatabase, track } from './fixtures.js';
 import { sessionStoreContract } from './session-store.contract.js';

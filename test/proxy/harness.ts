@@ -1,28 +1,22 @@
 /**
- * Shared setup for the data-plane tests: real upstream servers, and a gateway made of the real
- * proxy plane (with its 'upgrade' listener) and the real embedded dependencies (MemoryEventBus, SqliteSessionStore on a
- * temporary file, MemoryRateLimiter, BatchingAccessLogSink shipping into an array).
+ * Shared setup for the data-plane tests: real upstream servers, and a gateway started as
+ * production starts its data plane (`startProxyPlane`, over the embedded backends on the real
+ * migrations in an in-memory SQLite database), its access-log records shipped into an array and
+ * gateway-owned paths answered by a stand-in admin plane.
  */
-import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { EventEmitter, once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Agent, type Dispatcher } from 'undici';
-import { createProxyPlane, type ProxyPlane } from '../../proxy/proxy-plane.js';
-import { createUpgradeHandler, type UpgradeHandler } from '../../proxy/upgrade.js';
-import { BatchingAccessLogSink } from '../../shared/batching-access-log-sink.js';
-import { clientIpResolver } from '../../shared/client-ip.js';
+import { openDatabase, type Database } from '../../admin/database.js';
+import { GatewayMetrics } from '../../proxy/gateway-metrics.js';
+import { startProxyPlane } from '../../proxy/process/start-proxy-plane.js';
+import type { UpgradeHandler } from '../../proxy/upgrade.js';
+import { openEmbeddedBackends } from '../../shared/backends/embedded/embedded-backends.js';
 import { loadConfig, type Config } from '../../shared/config.js';
-import { MemoryEventBus } from '../../shared/embedded/memory-event-bus.js';
-import { MemoryRateLimiter } from '../../shared/embedded/memory-rate-limiter.js';
-import { SqliteSessionStore } from '../../shared/embedded/sqlite-session-store.js';
 import { createLogger } from '../../shared/logger.js';
-import { GatewayMetrics } from '../../shared/metrics.js';
 import type { AccessLogEntry, Service, SessionUser } from '../../shared/types.js';
 import { parseHead, type RawHead } from './raw-connection.js';
 
@@ -146,9 +140,9 @@ export interface TestGateway {
   origin: string;
   port: number;
   config: Config;
-  bus: MemoryEventBus;
-  db: Database.Database;
-  plane: ProxyPlane;
+  /** The in-memory SQLite database holding the sessions. */
+  db: Database;
+  /** The public listener's upgraded connections (WebSocket tunnels). */
   upgrades: UpgradeHandler;
   /** Request-targets the stand-in admin plane received. */
   adminRequests: string[];
@@ -181,60 +175,45 @@ export interface ClientResponse {
 
 export const TEST_USER: SessionUser = { sub: 'user-123', name: 'Ada Lovelace', email: 'ada@example.com', isAdmin: false };
 
-/** Starts a gateway on a free port, with the services published when given. */
+/**
+ * Starts a data plane on a free port with `startProxyPlane`, as the processes do, with the
+ * services published when given.
+ */
 export async function startGateway(options: GatewayOptions = {}): Promise<TestGateway> {
-  const config = loadConfig({ RATE_LIMIT_GENERAL: '0', LOG_LEVEL: 'silent', ...options.env });
-  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-proxy-'));
-  const db = new Database(join(dir, 'sessions.db'));
-  db.exec('CREATE TABLE sessions (key TEXT PRIMARY KEY, data TEXT NOT NULL, expires_at INTEGER NOT NULL)');
-  const sessions = new SqliteSessionStore(db);
+  const config = loadConfig({ PORT: '0', RATE_LIMIT_GENERAL: '0', LOG_LEVEL: 'silent', ...options.env });
+  const logger = createLogger(config.logLevel, 'proxy-test');
+  const db = openDatabase(':memory:');
   const records: AccessLogEntry[] = [];
   const shipped = new EventEmitter();
-  const accessLog = new BatchingAccessLogSink(
-    (batch) => {
-      records.push(...batch);
-      shipped.emit('batch');
-    },
-    { intervalMs: 1 },
-  );
-  const bus = new MemoryEventBus();
+  const storeAccessLogs = (batch: AccessLogEntry[]) => {
+    records.push(...batch);
+    shipped.emit('batch');
+  };
+  const backends = openEmbeddedBackends(config, { db, storeAccessLogs }, logger, { accessLog: { intervalMs: 1 } });
   const adminRequests: string[] = [];
-  const plane = createProxyPlane({
+  const plane = await startProxyPlane({
     config,
-    bus,
-    sessions,
-    accessLog,
-    generalLimiter: new MemoryRateLimiter(config.rateLimitGeneral),
-    clientIp: clientIpResolver(config.trustProxy),
+    backends,
     adminPlane: options.adminPlane ?? standInAdminPlane(adminRequests),
-    upstreamFailures: new GatewayMetrics(),
-    logger: createLogger(config.logLevel, 'proxy-test'),
+    metrics: new GatewayMetrics(backends.accessLogSink()),
+    logger,
   });
-  if (options.services) await bus.publishRegistry(options.services);
-  const server = http.createServer(plane.handle);
-  const upgrades = createUpgradeHandler(plane, server);
-  server.on('checkContinue', plane.handleContinue);
-  server.on('upgrade', upgrades.handle);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${port}`;
+  if (options.services) await backends.bus.publishRegistry(options.services);
+  const origin = `http://127.0.0.1:${plane.port}`;
   const agent = new Agent({ keepAliveTimeout: 1_000 });
 
   return {
     origin,
-    port,
+    port: plane.port,
     config,
-    bus,
     db,
-    plane,
-    upgrades,
+    upgrades: plane.server.upgrades,
     adminRequests,
     records,
-    publish: (services) => bus.publishRegistry(services),
+    publish: (services) => backends.bus.publishRegistry(services),
     async signIn(user = {}) {
       const now = Date.now();
-      const id = await sessions.create({
+      const id = await backends.sessions.create({
         user: { ...TEST_USER, ...user },
         csrfToken: 'csrf-token-value',
         idToken: null,
@@ -257,15 +236,10 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     fetch: (target, clientOptions) => send(agent, origin, target, clientOptions),
     async close() {
       await agent.close();
-      upgrades.closeAll();
-      server.closeAllConnections();
-      await closeServer(server);
+      plane.server.server.closeAllConnections(); // a test's unfinished requests are not waited for
       await plane.close();
-      await accessLog.close();
-      await sessions.close();
-      await bus.close();
+      await backends.close();
       db.close();
-      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RestartBackoff } from '../../proxy/restart-backoff.js';
+import { RestartBackoff } from '../../proxy/process/restart-backoff.js';
 
 test('delays double from 100 ms and stop growing at 10 s', () => {
   let now = 0;

@@ -62,7 +62,7 @@ test('PROXY_WORKERS=1: the data plane is a single process, its readiness is Redi
 for (const workers of ['1', '2']) {
   test(`PROXY_WORKERS=${workers}: a proxy whose PORT is taken exits 1 at once, naming the port, and restarts nothing`, async () => {
     const taken = new URL(split.proxies[0].url).port;
-    const child = startGatehouseProcess('proxy/main.js', { ...split.env, PORT: taken, INTERNAL_PORT: '0', PROXY_WORKERS: workers });
+    const child = startGatehouseProcess('proxy/process/main.js', { ...split.env, PORT: taken, INTERNAL_PORT: '0', PROXY_WORKERS: workers });
     assert.equal(await child.exited, 1);
     assert.match(child.output(), new RegExp(`gatehouse proxy: failed to start: PORT ${taken}: .*EADDRINUSE`));
     assert.doesNotMatch(child.output(), /starting another/);

@@ -94,7 +94,7 @@ test('a POST to the admin API with Expect: 100-continue through a proxy gets 100
 test('the proxy and admin processes refuse to start without REDIS_URL, naming it', () => {
   const env: NodeJS.ProcessEnv = { ...process.env, OIDC_ISSUER: 'http://127.0.0.1:9', OIDC_CLIENT_ID: 'x' };
   delete env.REDIS_URL;
-  for (const entry of ['../../proxy/main.js', '../../admin/main.js']) {
+  for (const entry of ['../../proxy/process/main.js', '../../admin/process/main.js']) {
     const run = spawnSync(process.execPath, [new URL(entry, import.meta.url).pathname], { env, encoding: 'utf8' });
     assert.notEqual(run.status, 0, entry);
     assert.match(run.stderr, /REDIS_URL is not set/, entry);

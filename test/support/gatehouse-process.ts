@@ -17,8 +17,8 @@ export interface GatehouseProcess {
 }
 
 /**
- * Spawns `dist/<entry>` (e.g. `admin/main.js`, `proxy/main.js`) with `env` on top of this process's
- * environment.
+ * Spawns `dist/<entry>` (e.g. `admin/process/main.js`, `proxy/process/main.js`) with `env` on top
+ * of this process's environment.
  */
 export function startGatehouseProcess(entry: string, env: Record<string, string>): GatehouseProcess {
   const child = spawn(process.execPath, [`${DIST}${entry}`], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
-import { openBackends } from '../../shared/open-backends.js';
+import { openBackends } from '../../shared/backends/open-backends.js';
 import type { SessionUser } from '../../shared/types.js';
 import { startIdentityProvider, type IdentityProvider } from '../fixtures/identity-provider.js';
 import { freePort } from './free-port.js';
@@ -68,13 +68,13 @@ export async function startSplitGateway(env: Record<string, string> = {}): Promi
     RATE_LIMIT_AUTH: '0',
     ...env,
   };
-  const admin = startGatehouseProcess('admin/main.js', { ...common, DATABASE_PATH: join(dir, 'gateway.db') });
+  const admin = startGatehouseProcess('admin/process/main.js', { ...common, DATABASE_PATH: join(dir, 'gateway.db') });
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   await eventually(`the admin process to be ready\n${admin.output()}`, async () => (await statusOf(`${adminUrl}/readyz`)) === 200);
 
   const startProxy = async (port?: number, env: Record<string, string> = {}): Promise<ProxyProcess> => {
     const [publicPort, internalPort] = [port ?? (await freePort()), await freePort()];
-    const child = startGatehouseProcess('proxy/main.js', { ...common, PORT: String(publicPort), INTERNAL_PORT: String(internalPort), PROXY_WORKERS: '1', ...env });
+    const child = startGatehouseProcess('proxy/process/main.js', { ...common, PORT: String(publicPort), INTERNAL_PORT: String(internalPort), PROXY_WORKERS: '1', ...env });
     const proxy = { url: `http://127.0.0.1:${publicPort}`, internalUrl: `http://127.0.0.1:${internalPort}`, process: child };
     await eventually('a proxy process to be ready', async () => (await statusOf(`${proxy.internalUrl}/readyz`)) === 200);
     return proxy;
@@ -82,7 +82,7 @@ export async function startSplitGateway(env: Record<string, string> = {}): Promi
   const proxies: [ProxyProcess, ProxyProcess] = [await startProxy(firstPort), await startProxy()];
 
   const config = loadConfig({ ...common, LOG_LEVEL: 'silent' });
-  const backends = await openBackends(config, undefined, createLogger('silent', 'test'));
+  const backends = await openBackends(config, createLogger('silent', 'test'));
   return {
     redis,
     idp,

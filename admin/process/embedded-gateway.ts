@@ -1,0 +1,64 @@
+/**
+ * The embedded gateway (`npm start`): both planes in one process. It lives with the admin
+ * process's entry points because it is that process plus an in-process data plane: it owns the
+ * SQLite database, its access-log writer and ADMIN_PORT the same way (admin-storage.ts,
+ * start-admin-plane.ts), and it is the only module that imports both planes. Never the other way
+ * round: nothing under proxy/ imports admin/, so a proxy process never loads SQLite.
+ */
+import { logAccessLogTotals } from '../../shared/backends/access-log-sink.js';
+import type { SessionStore } from '../../shared/backends/session-store.js';
+import type { Config } from '../../shared/config.js';
+import type { Logger } from '../../shared/logger.js';
+import { GatewayMetrics } from '../../proxy/gateway-metrics.js';
+import { startProxyPlane } from '../../proxy/process/start-proxy-plane.js';
+import type { Database } from '../database.js';
+import { openAdminStorage } from './admin-storage.js';
+import { startAdminPlane } from './start-admin-plane.js';
+
+/** A running gateway: both planes in this process (the embedded default, DESIGN §2). */
+export interface Gateway {
+  readonly config: Config;
+  readonly sessions: SessionStore;
+  readonly db: Database;
+  /** The ports actually bound (useful when PORT or ADMIN_PORT is 0). */
+  readonly port: number;
+  readonly adminPort: number;
+  /**
+   * Stops accepting, lets in-flight requests finish (up to 10 s), ships buffered access-log
+   * records (into SQLite, or to the Redis stream: for up to 5 s while Redis is away, then they are
+   * dropped, counted and logged), closes Redis (about 1.5 s at most) and the database. Safe to
+   * call twice.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts both planes in one process: the admin plane ({@link startAdminPlane}) on ADMIN_PORT with
+ * `/healthz`, `/readyz` and the data plane's `/metrics`, and the data plane
+ * ({@link startProxyPlane}) on PORT, handing gateway-owned paths to the admin plane in-process.
+ * Without REDIS_URL the cross-plane dependencies are embedded; with it, they go through Redis (so
+ * split-mode processes can join).
+ * @throws when the database cannot be opened, Redis is malformed, or a port cannot be bound.
+ */
+export async function startGateway(config: Config, logger: Logger): Promise<Gateway> {
+  const storage = await openAdminStorage(config, logger);
+  const { db, backends } = storage;
+  const metrics = new GatewayMetrics(backends.accessLogSink());
+  const admin = await startAdminPlane({ config, db, backends, publicRequests: 'in-process', metrics: metrics.registry, logger: logger.child({ plane: 'admin' }) });
+  const proxy = await startProxyPlane({ config, backends, adminPlane: admin.handlePublic, metrics, logger: logger.child({ plane: 'proxy' }) });
+
+  const close = async () => {
+    await Promise.all([proxy.close(), admin.close()]);
+    logAccessLogTotals(logger, backends.accessLogSink(), 'access log closed');
+    await storage.close();
+  };
+  let closing: Promise<void> | undefined;
+  return {
+    config,
+    sessions: backends.sessions,
+    db,
+    port: proxy.port,
+    adminPort: admin.port,
+    close: () => (closing ??= close()),
+  };
+}

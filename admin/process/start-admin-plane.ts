@@ -1,0 +1,76 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Registry } from 'prom-client';
+import type { Backends } from '../../shared/backends/backends.js';
+import { clientIpResolver } from '../../shared/client-ip.js';
+import type { Config } from '../../shared/config.js';
+import { createGatewayServer, drain, listen } from '../../shared/http-server.js';
+import { internalEndpoints } from '../../shared/internal-endpoints.js';
+import type { Logger } from '../../shared/logger.js';
+import { processMetricsRegistry } from '../../shared/process-metrics.js';
+import { HANDED_OFF_HEADER_FIELDS, MAX_HEADER_FIELDS } from '../../shared/request-head.js';
+import { TrustedProxies } from '../../shared/trusted-proxies.js';
+import { createAdminPlane } from '../admin-plane.js';
+import type { Database } from '../database.js';
+
+export interface AdminPlaneOptions {
+  config: Config;
+  /** The gateway's SQLite database (admin-storage.ts). */
+  db: Database;
+  backends: Backends;
+  logger: Logger;
+  /**
+   * How public requests reach this plane. `in-process`: from the data plane of this process, on
+   * the client's own connection (the embedded gateway). `handed-off`: from proxy processes, over
+   * loopback or from TRUST_PROXY peers (split mode): their `X-Forwarded-For` is then believed for
+   * the client address, and the admin port accepts the fields a hand-off adds to the client's
+   * (`HANDED_OFF_HEADER_FIELDS`).
+   */
+  publicRequests: 'in-process' | 'handed-off';
+  /**
+   * What `/metrics` on ADMIN_PORT serves: the in-process data plane's registry (embedded), else
+   * Node's process metrics only (the admin process: the data plane's series live in the proxies).
+   */
+  metrics?: Registry;
+}
+
+/** An admin plane serving ADMIN_PORT. */
+export interface RunningAdminPlane {
+  /** The port bound (ADMIN_PORT, or the one picked when it is 0). */
+  readonly port: number;
+  /** Serves a gateway-owned path of the public origin: the data plane's `adminPlane` in this process. */
+  handlePublic(req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * Stops accepting on ADMIN_PORT, lets in-flight requests finish (up to 10 s), and stops the
+   * plane's background work. The storage stays open (its owner closes it after).
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the control plane (DESIGN §2) on `db` and `backends`: builds it, publishes the registry,
+ * and serves on ADMIN_PORT (at ADMIN_HOST) its API, pages and the internal `/healthz`, `/readyz`
+ * (the backends' checks) and `/metrics`. Resolves once it listens.
+ * @throws when ADMIN_PORT cannot be bound.
+ */
+export async function startAdminPlane(options: AdminPlaneOptions): Promise<RunningAdminPlane> {
+  const { config, db, backends, logger } = options;
+  const handedOff = options.publicRequests === 'handed-off';
+  const trusted = handedOff ? new TrustedProxies(['loopback', ...config.trustProxy.entries]) : config.trustProxy;
+  const admin = await createAdminPlane({ ...backends, config, db, clientIp: clientIpResolver(trusted), logger });
+  const metrics = options.metrics ?? processMetricsRegistry();
+  const internal = internalEndpoints({
+    checks: backends.readiness,
+    metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
+  });
+  const maxHeaderFields = handedOff ? HANDED_OFF_HEADER_FIELDS : MAX_HEADER_FIELDS;
+  const server = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res), maxHeaderFields);
+  const port = await listen(server, config.adminPort, config.adminHost);
+  return {
+    port,
+    handlePublic: admin.handlePublic,
+    async close() {
+      await drain(server);
+      admin.close();
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { AccessLogSink } from '../shared/backends/access-log-sink.js';
+import { processMetricsRegistry } from '../shared/process-metrics.js';
+import type { AccessLogEntry } from '../shared/types.js';
+import type { UpstreamFailureCounter, UpstreamFailureKind } from './upstream-errors.js';
+
+/** Response-time buckets, in seconds (Prometheus base unit): 1 ms to 30 s. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The data plane's Prometheus metrics (prom-client), in a registry of their own:
+ * - `gatehouse_requests_total{service,status_class}`: requests matched to a service, by outcome;
+ * - `gatehouse_request_duration_seconds`: time from request start to response end;
+ * - `gatehouse_upstream_errors_total{service,kind}`: target failures by service id and kind
+ *   (`unavailable` → 503, `timeout` → 504, `bad_gateway` → 502 or a response cut off midway);
+ * - `gatehouse_access_log_records_shipped_total`, `…_dropped_total`: the access-log pipeline;
+ * plus Node's process metrics ({@link processMetricsRegistry}).
+ */
+export class GatewayMetrics implements UpstreamFailureCounter {
+  readonly registry = processMetricsRegistry();
+  readonly #requests: Counter<'service' | 'status_class'>;
+  readonly #duration: Histogram;
+  readonly #upstreamErrors: Counter<'service' | 'kind'>;
+
+  constructor(accessLog?: AccessLogSink) {
+    const registers = [this.registry];
+    this.#requests = new Counter({ name: 'gatehouse_requests_total', help: 'Requests matched to a service, by status class.', labelNames: ['service', 'status_class'], registers });
+    this.#duration = new Histogram({ name: 'gatehouse_request_duration_seconds', help: 'Time from request start to response end.', buckets: LATENCY_BUCKETS, registers });
+    this.#upstreamErrors = new Counter({ name: 'gatehouse_upstream_errors_total', help: 'Target failures by service: unavailable (503), timeout (504), bad_gateway (502 or a response cut off).', labelNames: ['service', 'kind'], registers });
+    if (accessLog) {
+      mirrorCount(this.registry, 'gatehouse_access_log_records_shipped_total', 'Access-log records shipped.', () => accessLog.shipped);
+      mirrorCount(this.registry, 'gatehouse_access_log_records_dropped_total', 'Access-log records dropped (buffer full while the pipeline was down, or still unshipped when the process stopped).', () => accessLog.dropped);
+    }
+  }
+
+  /** Counts one finished request from its access-log record. */
+  observe(record: AccessLogEntry): void {
+    this.#requests.inc({ service: record.serviceId, status_class: `${Math.floor(record.statusCode / 100)}xx` });
+    this.#duration.observe(record.responseTimeMs / 1000);
+  }
+
+  /** Counts one failure of service `serviceId`'s target (see {@link UpstreamFailureKind}). */
+  upstreamError(serviceId: string, kind: UpstreamFailureKind): void {
+    this.#upstreamErrors.inc({ service: serviceId, kind });
+  }
+}
+
+/** A counter whose value is read from `source` at scrape time. */
+function mirrorCount(registry: Registry, name: string, help: string, source: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(source());
+    },
+  });
+}
+
+/**
+ * An access-log sink that also feeds {@link GatewayMetrics}: every record the data plane writes is
+ * one finished request, so metrics and access log count the same thing.
+ */
+export function meteredSink(sink: AccessLogSink, metrics: GatewayMetrics): AccessLogSink {
+  return {
+    write(record) {
+      metrics.observe(record);
+      sink.write(record);
+    },
+    flush: () => sink.flush(),
+    close: () => sink.close(),
+    get shipped() {
+      return sink.shipped;
+    },
+    get dropped() {
+      return sink.dropped;
+    },
+  };
+}

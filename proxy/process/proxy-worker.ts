@@ -1,0 +1,57 @@
+import type { Registry } from 'prom-client';
+import { logAccessLogTotals } from '../../shared/backends/access-log-sink.js';
+import { openBackends } from '../../shared/backends/open-backends.js';
+import { clientIpResolver } from '../../shared/client-ip.js';
+import type { Config } from '../../shared/config.js';
+import type { ReadinessCheck } from '../../shared/internal-endpoints.js';
+import { createLogger } from '../../shared/logger.js';
+import { createAdminHandoff } from '../admin-handoff.js';
+import { GatewayMetrics } from '../gateway-metrics.js';
+import { startProxyPlane } from './start-proxy-plane.js';
+
+/** A running data plane on PORT: what its process wrapper (standalone or cluster worker) needs. */
+export interface ProxyWorker {
+  /** Its Prometheus metrics (requests, latency, upstream errors, access-log shipping, process). */
+  readonly metrics: Registry;
+  /** `redis` (reachable) and `registry` (a snapshot is loaded), for `/readyz`. */
+  readonly readiness: readonly ReadinessCheck[];
+  /** Resolves once the first registry snapshot is loaded (the route table is in place). */
+  readonly registryLoaded: Promise<void>;
+  /**
+   * Graceful stop, bounded whatever Redis does (README "Stopping"): stops accepting, finishes
+   * in-flight requests (up to 10 s), ships the buffered access-log records (trying for up to 5 s
+   * while Redis is away, then dropping the rest), closes Redis (about 1.5 s at most), and logs how
+   * many records were shipped and dropped. Resolves when all of that is done.
+   */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the data plane of `npm run start:proxy` in this process ({@link startProxyPlane}) over the
+ * Redis backends (REDIS_URL), gateway-owned paths handed to ADMIN_INTERNAL_URL. Resolves once it
+ * listens. Throws if Redis does not answer at start, or if PORT cannot be bound (the message names PORT).
+ */
+export async function startProxyWorker(config: Config): Promise<ProxyWorker> {
+  const logger = createLogger(config.logLevel, 'gatehouse-proxy').child({ worker: process.pid });
+  const backends = await openBackends(config, logger);
+  const handoff = createAdminHandoff(config, clientIpResolver(config.trustProxy), logger);
+  const metrics = new GatewayMetrics(backends.accessLogSink());
+  const plane = await startProxyPlane({ config, backends, adminPlane: handoff.handle, metrics, logger });
+  const registryLoaded = new Promise<void>((resolve) => {
+    const unsubscribe = backends.bus.onRegistry(() => {
+      resolve();
+      queueMicrotask(() => unsubscribe());
+    });
+  });
+  return {
+    metrics: metrics.registry,
+    readiness: backends.readiness,
+    registryLoaded,
+    async stop() {
+      await plane.close();
+      await handoff.close();
+      await backends.close();
+      logAccessLogTotals(logger, backends.accessLogSink(), 'proxy worker stopped');
+    },
+  };
+}

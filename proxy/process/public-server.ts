@@ -1,0 +1,35 @@
+import type { Server } from 'node:http';
+import { createGatewayServer, drain } from '../../shared/http-server.js';
+import { checkingRequestHead } from '../../shared/request-head.js';
+import type { ProxyPlane } from '../proxy-plane.js';
+import { createUpgradeHandler, type UpgradeHandler } from '../upgrade.js';
+
+/**
+ * The public listener: the proxy plane for requests (`Expect: 100-continue` ones too) and for
+ * protocol upgrades (WebSocket; any other upgrade is served as a plain request, upgrade.ts), each
+ * after the request-head checks (request-head.ts).
+ */
+export interface PublicServer {
+  readonly server: Server;
+  /** Its upgraded connections (WebSocket tunnels); `close()` closes them. */
+  readonly upgrades: UpgradeHandler;
+  /** Stops accepting, closes open tunnels, and waits for in-flight requests (up to 10 s). */
+  close(): Promise<void>;
+}
+
+/** Builds the public listener for `plane` (not yet listening). */
+export function createPublicServer(plane: ProxyPlane): PublicServer {
+  const server = createGatewayServer(plane.handle);
+  server.on('checkContinue', checkingRequestHead(plane.handleContinue)); // refused before `100 Continue`
+  const upgrades = createUpgradeHandler(plane, server);
+  server.on('upgrade', upgrades.handle);
+  return {
+    server,
+    upgrades,
+    async close() {
+      const drained = drain(server);
+      upgrades.closeAll(); // server.close() waits for upgraded sockets, which drain cannot see
+      await drained;
+    },
+  };
+}

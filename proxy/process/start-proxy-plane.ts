@@ -1,0 +1,68 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Backends } from '../../shared/backends/backends.js';
+import { clientIpResolver } from '../../shared/client-ip.js';
+import type { Config } from '../../shared/config.js';
+import { listen } from '../../shared/http-server.js';
+import type { Logger } from '../../shared/logger.js';
+import { meteredSink, type GatewayMetrics } from '../gateway-metrics.js';
+import { createProxyPlane } from '../proxy-plane.js';
+import { createPublicServer, type PublicServer } from './public-server.js';
+
+export interface ProxyPlaneOptions {
+  config: Config;
+  /** Registry snapshots, sessions, the general rate limit and the access-log sink. */
+  backends: Backends;
+  /**
+   * Serves the gateway-owned paths: the admin plane of this process (embedded), or the hand-off
+   * to the admin process (split mode).
+   */
+  adminPlane: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Counts requests and target failures; its owner serves its registry on an internal port. */
+  metrics: GatewayMetrics;
+  logger: Logger;
+}
+
+/** A data plane serving PORT. */
+export interface RunningProxyPlane {
+  /** The port bound (PORT, or the one picked when PORT is 0). */
+  readonly port: number;
+  readonly server: PublicServer;
+  /**
+   * Stops accepting, finishes in-flight requests (up to 10 s; tunnels are closed at once), closes
+   * the upstream pools, then closes the access-log sink: it ships what it holds, trying for up to
+   * 5 s while the pipeline is down, then drops and counts the rest. Never rejects.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the data plane (DESIGN §3) on the public listener at PORT over `backends`; resolves once
+ * it listens. Every finished request is one access-log record and one observation in `metrics`.
+ * @throws when PORT cannot be bound (the message names PORT).
+ */
+export async function startProxyPlane(options: ProxyPlaneOptions): Promise<RunningProxyPlane> {
+  const { config, backends, metrics } = options;
+  const accessLog = backends.accessLogSink();
+  const plane = createProxyPlane({
+    ...backends,
+    config,
+    accessLog: meteredSink(accessLog, metrics),
+    upstreamFailures: metrics,
+    clientIp: clientIpResolver(config.trustProxy),
+    adminPlane: options.adminPlane,
+    logger: options.logger,
+  });
+  const server = createPublicServer(plane);
+  const port = await listen(server.server, config.port).catch((error: Error) => {
+    throw new Error(`PORT ${config.port}: ${error.message}`, { cause: error });
+  });
+  return {
+    port,
+    server,
+    async close() {
+      await server.close();
+      await plane.close();
+      await accessLog.close();
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import type { Backends, SqliteStorage } from '../backends.js';
+import { BatchingAccessLogSink, type BatchingOptions } from '../batching-access-log-sink.js';
+import type { Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
+import { MemoryEventBus } from './memory-event-bus.js';
+import { MemoryRateLimiter } from './memory-rate-limiter.js';
+import { SqliteSessionStore } from './sqlite-session-store.js';
+
+/** Tuning of the embedded backends; every field is optional. */
+export interface EmbeddedBackendsOptions {
+  /** The sink's batching (defaults on {@link BatchingOptions}); `onError` is always the logger's. */
+  accessLog?: Omit<BatchingOptions, 'onError'>;
+}
+
+/**
+ * Embedded {@link Backends} (DESIGN §2): sessions in `storage.db` (the gateway's SQLite file), an
+ * in-process event bus, in-memory rate limits, and an access-log sink whose batches go straight to
+ * `storage.storeAccessLogs` (the batch writer).
+ */
+export function openEmbeddedBackends(config: Config, storage: SqliteStorage, logger: Logger, options: EmbeddedBackendsOptions = {}): Backends {
+  const sessions = new SqliteSessionStore(storage.db);
+  const bus = new MemoryEventBus();
+  let sink: BatchingAccessLogSink | undefined;
+  return {
+    sessions,
+    bus,
+    generalLimiter: new MemoryRateLimiter(config.rateLimitGeneral),
+    authLimiter: new MemoryRateLimiter(config.rateLimitAuth),
+    accessLogSink: () =>
+      (sink ??= new BatchingAccessLogSink(storage.storeAccessLogs, {
+        ...options.accessLog,
+        onError: (err) => logger.error({ err }, 'storing access-log batch failed; will retry'),
+      })),
+    readiness: [],
+    async close() {
+      await sink?.close();
+      await sessions.close();
+      await bus.close();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import type { Backends, SqliteStorage } from './backends.js';
+import type { Config } from '../config.js';
+import { openEmbeddedBackends } from './embedded/embedded-backends.js';
+import type { Logger } from '../logger.js';
+import { openRedisBackends } from './redis/redis-backends.js';
+
+/**
+ * The backends a process uses: Redis when REDIS_URL is set, else embedded. `storage` is the admin
+ * plane's SQLite side, when this process has it: the embedded backends need it (sessions, and
+ * access-log records stored in-process); with Redis it makes this process the stream's consumer.
+ * A proxy process passes none.
+ * @throws when REDIS_URL is set but Redis does not answer at start, or when neither REDIS_URL nor
+ *   a storage is given.
+ */
+export async function openBackends(config: Config, logger: Logger, storage?: SqliteStorage): Promise<Backends> {
+  if (config.redisUrl) return openRedisBackends(config, logger, { storeAccessLogs: storage?.storeAccessLogs });
+  if (!storage) throw new Error('the embedded backends need the SQLite database; set REDIS_URL for split mode');
+  return openEmbeddedBackends(config, storage, logger);
+}

@@ -1,0 +1,115 @@
+import type { Backends, StoreAccessLogs } from '../backends.js';
+import type { Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
+import { AccessLogStreamConsumer, type AccessLogStreamConsumerOptions } from './access-log-stream-consumer.js';
+import { RedisAccessLogSink, type RedisAccessLogSinkOptions } from './redis-access-log-sink.js';
+import { RedisConnections, type RedisConnectionOptions } from './redis-connections.js';
+import { RedisEventBus, type RedisEventBusOptions } from './redis-event-bus.js';
+import { RATE_LIMIT_PREFIX } from './redis-keys.js';
+import { RedisRateLimiter } from './redis-rate-limiter.js';
+import { RedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.js';
+
+/**
+ * Where this process consumes the access-log stream to, if anywhere, and the tuning of each part;
+ * every field is optional and documented (with its default) on its type.
+ */
+export interface RedisBackendsOptions {
+  /**
+   * Where a stream consumer, started at open and stopped by `close()`, delivers the access-log
+   * records (the admin side: the admin process, or the embedded gateway with REDIS_URL). Unset:
+   * no consumer (a proxy process).
+   */
+  storeAccessLogs?: StoreAccessLogs;
+  /** How long {@link openRedisBackends} waits for Redis before throwing, in ms (default 10,000; 0: no wait). */
+  startupTimeoutMs?: number;
+  connection?: Omit<RedisConnectionOptions, 'logger'>;
+  sessions?: Omit<RedisSessionStoreOptions, 'logger'>;
+  bus?: Omit<RedisEventBusOptions, 'logger'>;
+  accessLog?: Omit<RedisAccessLogSinkOptions, 'logger'>;
+  consumer?: Omit<AccessLogStreamConsumerOptions, 'logger'>;
+}
+
+/** The Redis {@link Backends}, with its concrete parts exposed (readiness, tests). */
+export interface RedisBackends extends Backends {
+  readonly connections: RedisConnections;
+  readonly sessions: RedisSessionStore;
+  readonly bus: RedisEventBus;
+  readonly generalLimiter: RedisRateLimiter;
+  readonly authLimiter: RedisRateLimiter;
+  /** The process's one sink (made on the first call): XADD to the access-log stream. */
+  accessLogSink(): RedisAccessLogSink;
+  /**
+   * Starts a stream consumer delivering to `store`; `close()` stops it too. Called at open when
+   * {@link RedisBackendsOptions.storeAccessLogs} is given.
+   */
+  consumeAccessLogs(store: StoreAccessLogs): AccessLogStreamConsumer;
+}
+
+/**
+ * Split-mode {@link Backends} over `config.redisUrl`: one {@link RedisConnections} (command and
+ * subscriber connections, plus one dedicated connection per consumer), {@link RedisSessionStore},
+ * {@link RedisEventBus}, {@link RedisRateLimiter}s under `gatehouse:rl:general` /
+ * `gatehouse:rl:auth` with the configured limits, a {@link RedisAccessLogSink} and
+ * {@link AccessLogStreamConsumer}s (one started at open when `options.storeAccessLogs` is given).
+ * Readiness: `redis` (PING answered) and `registry` (a snapshot is loaded). Resolves once Redis
+ * answers, so the admin plane's first publication can go out.
+ * @throws when REDIS_URL is unset, or Redis is not reachable within `startupTimeoutMs` (the message
+ *   never quotes the URL, which may hold a password).
+ */
+export async function openRedisBackends(
+  config: Pick<Config, 'redisUrl' | 'rateLimitGeneral' | 'rateLimitAuth'>,
+  logger: Logger,
+  options: RedisBackendsOptions = {},
+): Promise<RedisBackends> {
+  if (!config.redisUrl) throw new Error('REDIS_URL is not set');
+  const child = (component: string) => logger.child({ component });
+  const connections = new RedisConnections(config.redisUrl, { ...options.connection, logger: child('redis') });
+  const startupTimeoutMs = options.startupTimeoutMs ?? 10_000;
+  if (startupTimeoutMs > 0) {
+    await connections.ready(startupTimeoutMs).catch(async () => {
+      await connections.close();
+      throw new Error(`REDIS_URL: Redis did not answer within ${startupTimeoutMs} ms`);
+    });
+  }
+  const backends = assemble(connections, config, child, options);
+  if (options.storeAccessLogs) backends.consumeAccessLogs(options.storeAccessLogs);
+  return backends;
+}
+
+function assemble(
+  connections: RedisConnections,
+  config: Pick<Config, 'rateLimitGeneral' | 'rateLimitAuth'>,
+  child: (component: string) => Logger,
+  options: RedisBackendsOptions,
+): RedisBackends {
+  const sessions = new RedisSessionStore(connections, { ...options.sessions, logger: child('sessions') });
+  const bus = new RedisEventBus(connections, { ...options.bus, logger: child('event-bus') });
+  const limiterLogger = child('rate-limiter');
+  const consumers = new Set<AccessLogStreamConsumer>();
+  let sink: RedisAccessLogSink | undefined;
+  return {
+    connections,
+    sessions,
+    bus,
+    generalLimiter: new RedisRateLimiter(connections, config.rateLimitGeneral, { keyPrefix: RATE_LIMIT_PREFIX.general, logger: limiterLogger }),
+    authLimiter: new RedisRateLimiter(connections, config.rateLimitAuth, { keyPrefix: RATE_LIMIT_PREFIX.auth, logger: limiterLogger }),
+    accessLogSink: () => (sink ??= new RedisAccessLogSink(connections, { ...options.accessLog, logger: child('access-log') })),
+    consumeAccessLogs(store) {
+      const consumer = new AccessLogStreamConsumer(connections, store, { ...options.consumer, logger: child('access-log-consumer') });
+      consumers.add(consumer);
+      consumer.start();
+      return consumer;
+    },
+    readiness: [
+      { name: 'redis', check: () => connections.ping() },
+      { name: 'registry', check: () => bus.loaded },
+    ],
+    async close() {
+      await sink?.close();
+      await Promise.all([...consumers].map((consumer) => consumer.stop()));
+      await sessions.close();
+      await bus.close();
+      await connections.close();
+    },
+  };
+}

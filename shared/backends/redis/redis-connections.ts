@@ -1,0 +1,225 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import { createLogger, type Logger } from '../../logger.js';
+import { ChannelSubscriptions } from './channel-subscriptions.js';
+import { describeError } from './redis-errors.js';
+
+/** How the connections behave when Redis is slow or away. Every field is optional. */
+export interface RedisConnectionOptions {
+  /** Give up one connection attempt after this long, in ms (default 2,000). */
+  connectTimeoutMs?: number;
+  /** Longest pause between reconnection attempts, in ms (default 1,000). Attempts never stop. */
+  maxReconnectDelayMs?: number;
+  /** A command on the command connection with no reply after this long fails, in ms (default 1,000). */
+  commandTimeoutMs?: number;
+  /**
+   * How long a write (session create/destroy, registry publication) waits for the command
+   * connection to come back before failing, in ms (default 2,000). Reads never wait.
+   */
+  writeWaitMs?: number;
+  /** Prefix of the connection names shown by CLIENT LIST (default `gatehouse`). */
+  name?: string;
+  /** Told about connections lost (warn) and restored (info); silent by default. */
+  logger?: Logger;
+}
+
+/**
+ * The ioredis clients of one process, tuned to fail fast and reconnect forever:
+ * - `command`: one shared connection for ordinary commands (GET/SET, XADD, scripts, the rate
+ *   limiter). No offline queue and `maxRetriesPerRequest: 0`: while Redis is away a command
+ *   rejects at once (and commands in flight when the socket drops reject with it) instead of
+ *   waiting for a reconnect, so the data plane can fall back (cached sessions, memory limits,
+ *   buffered access logs) or fail closed without stalling requests. Not re-sent after a
+ *   reconnect either (`autoResendUnfulfilledCommands: false`): callers retry if they want to.
+ * - a subscriber connection, shared through {@link subscriptions}. It keeps ioredis' offline
+ *   queue, so SUBSCRIBE issued before the first connect is sent once connected.
+ * - {@link dedicated} connections for blocking reads (XREADGROUP BLOCK), which must not hold up
+ *   the command connection.
+ * Reconnection: exponential backoff from 100 ms, capped at `maxReconnectDelayMs`.
+ */
+export class RedisConnections {
+  /** The shared command connection (see the class comment). */
+  readonly command: Redis;
+  /** Pub/sub channels over the shared subscriber connection. */
+  readonly subscriptions: ChannelSubscriptions;
+  readonly #subscriber: Redis;
+  readonly #dedicated = new Set<Redis>();
+  readonly #url: string;
+  readonly #options: Required<Omit<RedisConnectionOptions, 'logger'>>;
+  readonly #logger: Logger;
+  #closed = false;
+
+  /** Starts connecting at once; never throws for an unreachable Redis (see {@link ready}). */
+  constructor(url: string, options: RedisConnectionOptions = {}) {
+    this.#url = url;
+    this.#options = {
+      connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
+      maxReconnectDelayMs: options.maxReconnectDelayMs ?? 1_000,
+      commandTimeoutMs: options.commandTimeoutMs ?? 1_000,
+      writeWaitMs: options.writeWaitMs ?? 2_000,
+      name: options.name ?? 'gatehouse',
+    };
+    this.#logger = options.logger ?? createLogger('silent', 'redis');
+    this.command = this.#open('command', {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      commandTimeout: this.#options.commandTimeoutMs,
+    });
+    this.#subscriber = this.#open('subscriber', { maxRetriesPerRequest: null });
+    this.subscriptions = new ChannelSubscriptions(this.#subscriber, this.#logger);
+  }
+
+  /**
+   * A new connection of its own for blocking commands, closed by {@link close} (or by the caller).
+   * Fails fast like the command connection; a blocking read with `BLOCK ms` that gets no reply
+   * within ms + 100 resolves null client-side (ioredis `blockingTimeout`), so a dead socket never
+   * blocks forever.
+   */
+  dedicated(role: string): Redis {
+    const client = this.#open(role, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      blockingTimeout: this.#options.commandTimeoutMs,
+    });
+    this.#dedicated.add(client);
+    client.once('end', () => this.#dedicated.delete(client));
+    return client;
+  }
+
+  /**
+   * Resolves once the command and subscriber connections are ready and Redis has confirmed every
+   * subscription (at once when all that holds already).
+   * @throws when `timeoutMs` passes first.
+   */
+  async ready(timeoutMs?: number): Promise<void> {
+    const waits: Array<ReturnType<typeof nextEvent>> = [];
+    const whenReady = async (client: Redis) => {
+      if (client.status === 'ready') return;
+      const wait = nextEvent(client, 'ready');
+      waits.push(wait);
+      await wait.promise;
+    };
+    const work = (async () => {
+      await whenReady(this.command);
+      await whenReady(this.#subscriber);
+      await this.subscriptions.confirmed();
+    })();
+    if (timeoutMs === undefined) return work;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Redis not ready within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([work, expired]);
+    } finally {
+      clearTimeout(timer);
+      work.catch(() => undefined);
+      for (const wait of waits) wait.cancel(new Error('ready() gave up'));
+    }
+  }
+
+  /**
+   * For the admin plane's writes: resolves at once when the command connection is ready, else when
+   * it becomes ready or after `writeWaitMs`, whichever comes first (never rejects; the write that
+   * follows fails if Redis is still away). A user logging in just as Redis comes back then waits a
+   * moment instead of getting an error; the data plane's reads do not wait.
+   */
+  async writable(): Promise<void> {
+    if (this.command.status === 'ready' || this.#closed) return;
+    const ready = nextEvent(this.command, 'ready');
+    const timer = setTimeout(() => ready.cancel(new Error('still away')), this.#options.writeWaitMs);
+    await ready.promise.catch(() => undefined);
+    clearTimeout(timer);
+  }
+
+  /** The readiness probe: PING on the command connection answered PONG (within the command timeout). */
+  async ping(): Promise<boolean> {
+    if (this.command.status !== 'ready') return false;
+    try {
+      return (await this.command.ping()) === 'PONG';
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Closes every connection: QUIT when connected, else drops it. A QUIT with no reply within the
+   * command timeout (Redis hung, or its host gone without a word) drops the connection too, so
+   * this resolves within about `commandTimeoutMs` + {@link DISCONNECT_TIMEOUT_MS} whatever Redis
+   * does. Safe to call twice.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const clients = [this.command, this.#subscriber, ...this.#dedicated];
+    await Promise.all(clients.map((client) => closeClient(client, this.#options.commandTimeoutMs)));
+  }
+
+  #open(role: string, overrides: RedisOptions): Redis {
+    const client = new Redis(this.#url, {
+      connectTimeout: this.#options.connectTimeoutMs,
+      retryStrategy: (attempt) => Math.min(100 * 2 ** (attempt - 1), this.#options.maxReconnectDelayMs),
+      connectionName: `${this.#options.name}:${role}`,
+      keepAlive: 10_000,
+      disconnectTimeout: DISCONNECT_TIMEOUT_MS,
+      ...overrides,
+    });
+    this.#watch(client, role);
+    return client;
+  }
+
+  /** Logs transitions only (lost, restored), not every failed reconnection attempt. */
+  #watch(client: Redis, role: string): void {
+    let lost = false;
+    client.on('error', (error: unknown) => this.#logger.debug({ role, err: describeError(error) }, 'redis connection error'));
+    client.on('close', () => {
+      if (lost || this.#closed) return;
+      lost = true;
+      this.#logger.warn({ role }, 'redis connection lost; reconnecting');
+    });
+    client.on('ready', () => {
+      if (!lost) return;
+      lost = false;
+      this.#logger.info({ role }, 'redis connection restored');
+    });
+  }
+}
+
+/**
+ * How long a dropped connection waits for the socket to close after sending FIN before destroying
+ * it, in ms (ioredis `disconnectTimeout`; its default is 2,000). A peer that vanished never answers.
+ */
+const DISCONNECT_TIMEOUT_MS = 500;
+
+/** QUIT, dropping the connection if no reply comes within `quitTimeoutMs`; resolves once it ended. */
+async function closeClient(client: Redis, quitTimeoutMs: number): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  const ended = nextEvent(client, 'end');
+  // The subscriber connection has no command timeout: without this cut a QUIT to a silent peer
+  // waits for TCP keepalive to give up, many minutes later.
+  const cut = setTimeout(() => client.disconnect(), quitTimeoutMs);
+  await client.quit().catch(() => client.disconnect());
+  await ended.promise;
+  clearTimeout(cut);
+}
+
+/**
+ * The next `event` of `client`. Unlike `events.once`, an 'error' in between does not reject:
+ * ioredis emits one per failed reconnection attempt, and those are expected here.
+ */
+export function nextEvent(client: Redis, event: string): { promise: Promise<void>; cancel(error: Error): void } {
+  let cancel: (error: Error) => void = () => {};
+  const promise = new Promise<void>((resolve, reject) => {
+    const listener = () => resolve();
+    client.once(event, listener);
+    cancel = (error) => {
+      client.off(event, listener);
+      reject(error);
+    };
+  });
+  return { promise, cancel };
+}

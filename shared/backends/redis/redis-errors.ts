@@ -1,0 +1,36 @@
+/**
+ * ioredis errors carry the failed command's arguments (`command.args`), and for a session write
+ * or an access-log batch those hold secrets (CSRF token, ID token, query strings). Errors leaving
+ * shared/backends/redis/ are therefore rebuilt from the original's name, code and message only.
+ */
+export class RedisUnavailableError extends Error {
+  /** Stable code callers match on. */
+  readonly code = 'REDIS_UNAVAILABLE';
+  /** The original error's code (`ECONNREFUSED`, `ETIMEDOUT`…) when it had one. */
+  readonly causeCode: string | undefined;
+
+  constructor(operation: string, cause: unknown) {
+    super(`${operation} failed: ${summary(cause)}`);
+    this.name = 'RedisUnavailableError';
+    this.causeCode = codeOf(cause);
+  }
+}
+
+/** `name: message` of an error, without any of its other properties. */
+export function summary(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
+
+/** A loggable description of an error: name, code and message only (see the file comment). */
+export function describeError(error: unknown): { name: string; code?: string; message: string } {
+  const code = codeOf(error);
+  const name = error instanceof Error ? error.name : 'Error';
+  const message = error instanceof Error ? error.message : String(error);
+  return code === undefined ? { name, message } : { name, code, message };
+}
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
