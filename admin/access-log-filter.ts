@@ -41,7 +41,7 @@ const RULES = {
 
 /**
  * A page of a service's access log and its filters, from `GET /api/services/:id/logs`'s query:
- * every wrong parameter, paging or filter, is named at once (issue 9 §12).
+ * every wrong parameter, paging or filter, is named at once (design.md §5).
  * @throws {GatewayError} BAD_REQUEST with `fields` naming each wrong parameter.
  */
 export function parseAccessLogQuery(query: URLSearchParams, defaultLimit?: number): { page: Page; filter: AccessLogFilter } {

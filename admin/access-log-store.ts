@@ -3,7 +3,7 @@ import type { AccessLogEntry } from '../shared/types.js';
 import type { AccessLogFilter } from './access-log-filter.js';
 import { TrafficRollups } from './traffic-rollups.js';
 
-/** An access-log record as the API shows it (spec §2.2); `user_id` is null for anonymous requests. */
+/** An access-log record as the API shows it (interface.md §2.2); `user_id` is null for anonymous requests. */
 export interface AccessLogRecord {
   id: number;
   service_id: string;
@@ -29,7 +29,7 @@ const COLUMNS = 'id, service_id, user_id, path, method, status_code, response_ti
  */
 export const RESIDUAL_SCAN_LIMIT = 100_000;
 
-/** A page of a service's access log (spec §4.2). */
+/** A page of a service's access log (interface.md §4.2). */
 export interface AccessLogPage {
   logs: AccessLogRecord[];
   /** How many records pass the filters (all of the service's without filters). */
@@ -50,7 +50,7 @@ interface FilteredQueries {
 }
 
 /**
- * The `access_logs` table: the admin plane's side of the access-log pipeline (DESIGN §2, §3.9).
+ * The `access_logs` table: the admin plane's side of the access-log pipeline (design.md §2, §3.9).
  * Rows keep their epoch-ms timestamp; the API shows ISO 8601. Every batch also updates the
  * per-minute {@link TrafficRollups} in the same transaction.
  */
@@ -90,8 +90,8 @@ export class AccessLogStore {
   }
 
   /**
-   * One page of a service's access log, newest first (by timestamp, then id; DESIGN §5), and
-   * `total`, the count of all of that service's records that pass `filter` (spec §4.3).
+   * One page of a service's access log, newest first (by timestamp, then id; design.md §5), and
+   * `total`, the count of all of that service's records that pass `filter` (interface.md §4.3).
    * `limit` and `offset` are row counts.
    */
   listForService(serviceId: string, limit: number, offset: number, filter: AccessLogFilter = {}): AccessLogPage {

@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 
-/** Audit actions (DESIGN §5). */
+/** Audit actions (design.md §5). */
 export type AuditAction =
   | 'SERVICE_CREATED'
   | 'SERVICE_UPDATED'
@@ -24,7 +24,7 @@ export interface AuditEntry extends Actor {
   details: Record<string, unknown>;
 }
 
-/** An audit record as the API shows it (spec §2.3). */
+/** An audit record as the API shows it (interface.md §2.3). */
 export interface AuditRecord {
   id: number;
   action: AuditAction;
@@ -35,7 +35,7 @@ export interface AuditRecord {
   timestamp: string;
 }
 
-/** A recent-activity entry of the statistics object (spec §2.3, §2.5). */
+/** A recent-activity entry of the statistics object (interface.md §2.3, §2.5). */
 export type RecentActivity = Pick<AuditRecord, 'id' | 'action' | 'user_id' | 'timestamp'>;
 
 interface Row extends Omit<AuditRecord, 'timestamp'> {

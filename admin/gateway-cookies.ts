@@ -5,9 +5,9 @@ import { LOGIN_TRANSACTION_TTL_MS } from './oidc/login-transactions.js';
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
- * `Set-Cookie` values for the gateway's own cookies on one origin (DESIGN §4, RFC 6265bis): the
+ * `Set-Cookie` values for the gateway's own cookies on one origin (design.md §4, RFC 6265bis): the
  * public origin's (`gw_session`, `gw_oidc`) or ADMIN_URL's (`gw_admin_session`, `gw_admin_oidc`,
- * issue 8 §2). All are HttpOnly, Path=/, and Secure on an https origin (where their names carry
+ * design.md §4.5). All are HttpOnly, Path=/, and Secure on an https origin (where their names carry
  * `__Host-`).
  */
 export class GatewayCookies {

@@ -13,7 +13,7 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * Requests the admin plane does not count against RATE_LIMIT_GENERAL: the console's static assets
  * and the gateway's icon (public and static, like health endpoints; browsers fetch the icon beside
  * every page), and every request of a signed-in administrator, whose console refreshes itself
- * every few seconds (issue 4) and would use up the default 100 requests per 15 minutes within
+ * every few seconds (design.md §4.6) and would use up the default 100 requests per 15 minutes within
  * minutes. Anonymous and non-admin requests stay limited, and sign-in attempts stay under
  * RATE_LIMIT_AUTH.
  */
@@ -21,7 +21,7 @@ export function exemptFromGeneralLimit(path: string, session: Session | null): b
   return session?.user.isAdmin === true || path.startsWith(ASSET_PREFIX) || path === FAVICON_PATH;
 }
 
-/** Requires a session (spec §5.3): else 401 `Not authenticated`. */
+/** Requires a session (interface.md §5.3): else 401 `Not authenticated`. */
 export function requireSession(handler: Handler): Handler {
   return (ctx) => {
     if (!ctx.session) throw new GatewayError('NOT_AUTHENTICATED');
@@ -29,7 +29,7 @@ export function requireSession(handler: Handler): Handler {
   };
 }
 
-/** Requires an admin session (spec §5.3): 401 without a session, 403 `Admin access required` without admin rights. */
+/** Requires an admin session (interface.md §5.3): 401 without a session, 403 `Admin access required` without admin rights. */
 export function requireAdmin(handler: Handler): Handler {
   return requireSession((ctx) => {
     if (!ctx.session!.user.isAdmin) throw new GatewayError('ADMIN_REQUIRED');
@@ -38,7 +38,7 @@ export function requireAdmin(handler: Handler): Handler {
 }
 
 /**
- * Requires an admin session for a console page (issue 4 §1): without a session, a 302 to the login
+ * Requires an admin session for a console page (design.md §4.6): without a session, a 302 to the login
  * page that comes back here (`returnTo`); without admin rights, a 403 HTML page that says why.
  */
 export function requireAdminPage(handler: Handler): Handler {
@@ -53,8 +53,8 @@ export function requireAdminPage(handler: Handler): Handler {
 }
 
 /**
- * Requires the session's CSRF token in `X-CSRF-Token` on POST/PUT/PATCH/DELETE (spec §5.6,
- * DESIGN §4): else 403 `Invalid CSRF token`. Compared in constant time.
+ * Requires the session's CSRF token in `X-CSRF-Token` on POST/PUT/PATCH/DELETE (interface.md §5.6,
+ * design.md §4): else 403 `Invalid CSRF token`. Compared in constant time.
  */
 export function requireCsrf(handler: Handler): Handler {
   return (ctx) => {

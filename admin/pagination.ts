@@ -1,6 +1,6 @@
 import { rejectWrongParameters, type QueryFields } from './query-errors.js';
 
-/** Default and largest page size of log lists (spec §8, DESIGN §5). */
+/** Default and largest page size of log lists (interface.md §8, design.md §5). */
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
 
@@ -15,7 +15,7 @@ const OFFSET_RULE = 'must be an integer of 0 or more';
 
 /**
  * Reads `limit` (integer 1–1000, default `defaultLimit`, 100 unless given) and `offset` (integer ≥ 0, default 0) from a query
- * string (spec §4.2/§4.3, DESIGN §5). Only plain decimal digits count: `1.5`, `1e3`, `+1`, `abc`
+ * string (interface.md §4.2/§4.3, design.md §5). Only plain decimal digits count: `1.5`, `1e3`, `+1`, `abc`
  * and an empty value are rejected.
  * @throws {GatewayError} BAD_REQUEST naming each bad parameter, e.g. message
  *   `limit must be an integer from 1 to 1000`, fields `{ limit: 'must be an integer from 1 to 1000' }`.

@@ -4,7 +4,7 @@ import { GatewayError } from '../shared/errors.js';
 export type QueryFields = Record<string, string>;
 
 /**
- * Refuses a query with every wrong parameter named at once (DESIGN §5 `{ error, fields }`): the
+ * Refuses a query with every wrong parameter named at once (design.md §5 `{ error, fields }`): the
  * message lists `<name> <rule>` for each, joined by `; `.
  * @throws {GatewayError} BAD_REQUEST when `fields` names any parameter.
  */

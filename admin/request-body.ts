@@ -2,13 +2,13 @@ import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../shared/errors.js';
 import type { RequestContext } from './request-context.js';
 
-/** Largest JSON body the admin API reads (DESIGN §5), in bytes. */
+/** Largest JSON body the admin API reads (design.md §5), in bytes. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 /** Largest form body accepted (an authorization response or a logout form is a few KiB), in bytes. */
 const MAX_FORM_BODY_BYTES = 64 * 1024;
 
 /**
- * Reads a JSON request body (DESIGN §5).
+ * Reads a JSON request body (design.md §5).
  * @throws {GatewayError} UNSUPPORTED_MEDIA_TYPE (415) unless Content-Type is application/json;
  *   BODY_TOO_LARGE (413) past {@link MAX_JSON_BODY_BYTES}; INVALID_JSON (400) when it does not
  *   parse; REQUEST_TIMEOUT (408) as {@link readBody}.
@@ -47,7 +47,7 @@ function mediaType(req: IncomingMessage): string | undefined {
 /**
  * The whole body, up to `maxBytes`. A client that stops sending for `ctx.bodyPauseMs` (the
  * UPSTREAM_TIMEOUT that also bounds a proxied upload's pauses) gets 408 `Request timeout` and the
- * connection is closed, so a stalled body never holds a request open (issue 8 §3).
+ * connection is closed, so a stalled body never holds a request open (design.md §5).
  * @throws {GatewayError} BODY_TOO_LARGE (413); REQUEST_TIMEOUT (408, with `Connection: close`).
  */
 function readBody(ctx: RequestContext, maxBytes: number): Promise<Buffer> {

@@ -15,12 +15,12 @@ export interface RouteHandlers {
 }
 
 /**
- * Every gateway-owned endpoint an origin serves and its guards, in one table (spec §4.1–4.3,
- * DESIGN §4/§5). Sign-in is on every origin; the admin API and the console only where
- * `origin.servesConsole` (everywhere unless ADMIN_URL is set, then only there: issue 8 §2). `/` is
+ * Every gateway-owned endpoint an origin serves and its guards, in one table (interface.md §4.1–4.3,
+ * design.md §4/§5). Sign-in is on every origin; the admin API and the console only where
+ * `origin.servesConsole` (everywhere unless ADMIN_URL is set, then only there: design.md §4.5). `/` is
  * the home page, or the console on ADMIN_URL's origin; `/favicon.ico` the gateway's icon on both.
  * Admin mutations check the session, then admin rights, then the CSRF token, in that order.
- * Console pages (issue 4) send anonymous visitors to the login page and non-admins a 403 page;
+ * Console pages (design.md §4.6) send anonymous visitors to the login page and non-admins a 403 page;
  * their assets are public. Pages under `/dashboard` never take `/dashboard/stats`, `logs` or
  * `traffic`, which answer JSON.
  */

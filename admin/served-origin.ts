@@ -5,7 +5,7 @@ import { PUBLIC_HANDOFF_HEADER } from '../shared/gateway-paths.js';
 import { GatewayCookies } from './gateway-cookies.js';
 
 /**
- * One of the origins the admin plane answers on (issue 8 §2). Browsers isolate origins, not paths:
+ * One of the origins the admin plane answers on (design.md §4.5). Browsers isolate origins, not paths:
  * every proxied app's page runs on the public origin, so whatever the public origin serves, such a
  * page can read and drive. With ADMIN_URL set, the console and admin API live on their own origin
  * with their own session cookie (and so their own CSRF token), and the public origin serves only

@@ -22,7 +22,7 @@ interface ServiceRow {
 /** Named parameters of the insert and update statements. */
 type ServiceParams = Omit<Service, 'requireAuth' | 'enabled'> & { requireAuth: number; enabled: number };
 
-/** Before and after of each changed field, the details of `SERVICE_UPDATED` (DESIGN §5). */
+/** Before and after of each changed field, the details of `SERVICE_UPDATED` (design.md §5). */
 export type ServiceChanges = Partial<Record<keyof ServicePatch, { before: unknown; after: unknown }>>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -31,7 +31,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isServiceId = (text: string): boolean => UUID.test(text);
 
 /**
- * The service registry (spec §2.1, §3): the `services` table, its audit trail and the snapshot the
+ * The service registry (interface.md §2.1, §3): the `services` table, its audit trail and the snapshot the
  * data plane routes by. Each write validates its body, then changes the row and records its audit
  * entry in one SQLite transaction, then publishes the whole registry on the event bus.
  */
@@ -86,7 +86,7 @@ export class ServiceRegistry {
   }
 
   /**
-   * Creates a service from a POST body (spec §4.2): new UUID, `enabled` true, both timestamps now.
+   * Creates a service from a POST body (interface.md §4.2): new UUID, `enabled` true, both timestamps now.
    * Audited as `SERVICE_CREATED` with details `{ service }`.
    * @throws {GatewayError} 400 from {@link parseServiceCreate}; PATH_IN_USE (409) for a path taken in any case.
    */
@@ -104,7 +104,7 @@ export class ServiceRegistry {
   }
 
   /**
-   * Applies a PUT body (any subset of the writable fields, spec §4.2). Audited as `SERVICE_UPDATED`
+   * Applies a PUT body (any subset of the writable fields, interface.md §4.2). Audited as `SERVICE_UPDATED`
    * with details `{ name, path, changes: { <field>: { before, after } } }` (the name and path after
    * the change, so the audit names the service as it then was; changed fields only). A body that
    * changes nothing returns the service as it is: no audit entry, `updatedAt` kept.
@@ -128,7 +128,7 @@ export class ServiceRegistry {
   }
 
   /**
-   * Deletes a service (spec §3). Its access-log records stay. Audited as `SERVICE_DELETED` with
+   * Deletes a service (interface.md §3). Its access-log records stay. Audited as `SERVICE_DELETED` with
    * details `{ service }`, the service as it was.
    * @throws {GatewayError} SERVICE_NOT_FOUND (404).
    */
@@ -142,7 +142,7 @@ export class ServiceRegistry {
   }
 
   /**
-   * Applies a toggle body `{ "enabled": <boolean> }` (spec §3). Audited as `SERVICE_ENABLED` or
+   * Applies a toggle body `{ "enabled": <boolean> }` (interface.md §3). Audited as `SERVICE_ENABLED` or
    * `SERVICE_DISABLED` with details `{ name, path }`; setting the current state again is a no-op
    * (no audit entry, `updatedAt` kept).
    * @throws {GatewayError} SERVICE_NOT_FOUND (404); 400 from {@link parseToggle}.
@@ -163,7 +163,7 @@ export class ServiceRegistry {
     return result.service;
   }
 
-  /** How many services there are, and how many of them are enabled or disabled (spec §2.5). */
+  /** How many services there are, and how many of them are enabled or disabled (interface.md §2.5). */
   counts(): { total: number; enabled: number; disabled: number } {
     const { total, enabled } = this.#counts.get()!;
     return { total, enabled, disabled: total - enabled };
@@ -191,7 +191,7 @@ export class ServiceRegistry {
   }
 
   /**
-   * Paths are unique case-insensitively (DESIGN §5), because the data plane routes on a lowercased
+   * Paths are unique case-insensitively (design.md §5), because the data plane routes on a lowercased
    * key: `/App` beside `/app` would be one route. Run inside the write's transaction.
    * @throws {GatewayError} PATH_IN_USE (409) when another service has `path` in any case.
    */

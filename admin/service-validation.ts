@@ -3,21 +3,21 @@ import { GatewayError } from '../shared/errors.js';
 import { GATEWAY_PREFIXES, isGatewayPath } from '../shared/gateway-paths.js';
 
 /**
- * Validation of the admin API's service bodies (spec §4.2, DESIGN §5). Pure functions: they read
+ * Validation of the admin API's service bodies (interface.md §4.2, design.md §5). Pure functions: they read
  * an already-parsed JSON value and either return a typed value or throw a {@link GatewayError}.
  */
 
-/** Longest `path`, in characters (DESIGN §5). */
+/** Longest `path`, in characters (design.md §5). */
 export const MAX_PATH_LENGTH = 200;
-/** Longest `targetUrl`, in characters (DESIGN §5). */
+/** Longest `targetUrl`, in characters (design.md §5). */
 export const MAX_TARGET_URL_LENGTH = 2048;
-/** Longest `name` after trimming, in characters (DESIGN §5). */
+/** Longest `name` after trimming, in characters (design.md §5). */
 export const MAX_NAME_LENGTH = 100;
-/** Longest `description`, in characters (DESIGN §5). */
+/** Longest `description`, in characters (design.md §5). */
 export const MAX_DESCRIPTION_LENGTH = 1000;
 
 const REQUIRED_ON_CREATE = ['name', 'path', 'targetUrl'] as const;
-/** Fields a PUT body may carry but that are set by the service; ignored, not errors (DESIGN §5). */
+/** Fields a PUT body may carry but that are set by the service; ignored, not errors (design.md §5). */
 const READ_ONLY = ['id', 'createdAt', 'updatedAt'] as const;
 const SEGMENT = /^[A-Za-z0-9._~-]+$/;
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f]/;
@@ -100,11 +100,11 @@ const toggleSchema = v.object({ enabled: booleanSchema });
 export type ServiceCreateInput = v.InferOutput<typeof createSchema>;
 /** A validated PUT body: only the fields present, each valid; read-only fields dropped. */
 export type ServicePatch = v.InferOutput<typeof updateSchema>;
-/** A validated toggle body (spec §4.2 PATCH /api/services/:id/toggle). */
+/** A validated toggle body (interface.md §4.2 PATCH /api/services/:id/toggle). */
 export type ToggleInput = v.InferOutput<typeof toggleSchema>;
 
 /**
- * Validates a POST /api/services body (spec §4.2, DESIGN §5).
+ * Validates a POST /api/services body (interface.md §4.2, design.md §5).
  * @throws {GatewayError} BAD_REQUEST `Body must be a JSON object` for arrays, null and primitives;
  *   MISSING_FIELDS (exact spec message, `fields` naming what is absent) when `name`, `path` or
  *   `targetUrl` is absent or null; BAD_REQUEST with `fields` for every invalid or unknown field.
@@ -120,7 +120,7 @@ export function parseServiceCreate(body: unknown): ServiceCreateInput {
 
 /**
  * Validates a PUT /api/services/:id body: any subset of the writable fields, `enabled` included
- * (DESIGN §5). `id`, `createdAt` and `updatedAt` are ignored; an empty object is a valid no-op.
+ * (design.md §5). `id`, `createdAt` and `updatedAt` are ignored; an empty object is a valid no-op.
  * @throws {GatewayError} BAD_REQUEST `Body must be a JSON object`, or with `fields` for every
  *   invalid or unknown field.
  */
@@ -130,7 +130,7 @@ export function parseServiceUpdate(body: unknown): ServicePatch {
 }
 
 /**
- * Validates a PATCH /api/services/:id/toggle body, `{ "enabled": <boolean> }` (spec §4.2).
+ * Validates a PATCH /api/services/:id/toggle body, `{ "enabled": <boolean> }` (interface.md §4.2).
  * @throws {GatewayError} BAD_REQUEST `Body must be a JSON object`, or with `fields` when `enabled`
  *   is missing or not a boolean, or another field is present.
  */

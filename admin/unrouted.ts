@@ -8,7 +8,7 @@ const CONSOLE_PREFIXES = ['/api', '/dashboard'];
 
 /**
  * Answers a request no route of its origin takes. On the public origin while ADMIN_URL is set
- * (issue 8 §2, DESIGN §5 "admin origin"), the console and the admin API are not there: a browser
+ * (design.md §4.5, design.md §5 "admin origin"), the console and the admin API are not there: a browser
  * asking for a console page (`GET`/`HEAD` under `/dashboard`, accepting `text/html`) is sent to the
  * same page on ADMIN_URL (302), anything else under `/api` or `/dashboard` gets 404
  * `Service not found`, as for a path no service is registered at.

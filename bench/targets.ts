@@ -1,5 +1,5 @@
 /**
- * The issue's targets (issue 3, item 5), each a ratio or difference within the same run, judged
+ * The speed targets of bench/README.md, each a ratio or difference within the same run, judged
  * PASS or FAIL with the numbers it was judged on.
  */
 import type { AccessLogCheck } from './access-log-check.js';

@@ -13,7 +13,7 @@ const kRecord = Symbol('gatehouse.accessRecord');
 type RecordCarrier = ServerResponse & { [kRecord]?: AccessRecord };
 
 /**
- * Step 9 of the data plane (DESIGN §3.9): the access-log record of one request matched to a
+ * Step 9 of the data plane (design.md §3.9): the access-log record of one request matched to a
  * service, whatever its outcome. Opened as soon as the service is known; written to the sink
  * exactly once, when the response closes (Node emits `close` after `finish`, and also when the
  * client disconnects first).

@@ -3,7 +3,7 @@ import { serviceEntryPath } from '../shared/service-entry.js';
 import type { Route } from './route-table.js';
 
 /**
- * A request for exactly a service's prefix, such as `GET /spa` (DESIGN §5 "bare prefix"), that
+ * A request for exactly a service's prefix, such as `GET /spa` (design.md §5 "bare prefix"), that
  * gets a redirect to `/spa/` instead of the target's base path, as nginx does for a prefix
  * location. Forwarded, `/spa` would give the app's index page a URL whose relative links
  * (`app.js`) resolve outside the service (`/app.js`, RFC 3986 §5.2.3).

@@ -1,5 +1,5 @@
 /**
- * Step 1 of the data plane (DESIGN §3.1): refuses a request-target that no safe routing or
+ * Step 1 of the data plane (design.md §3.1): refuses a request-target that no safe routing or
  * forwarding can be derived from. Routing then compares a routing key of the path (routing-key.ts)
  * and forwards the raw remainder after the matched prefix, so a raw path that an upstream could
  * decode into something climbing out of its base path is refused here instead: a `.` or `..`

@@ -61,7 +61,7 @@ export interface ForwarderOptions {
 }
 
 /**
- * Step 7 of the data plane (DESIGN §3.6): sends a request to its target with undici and streams
+ * Step 7 of the data plane (design.md §3.6): sends a request to its target with undici and streams
  * the response back, never buffering either body. One keep-alive `Pool` per target origin. The
  * split-mode hand-off of gateway-owned paths to the admin process goes through it too
  * (admin-handoff.ts), with a forwarder of its own.

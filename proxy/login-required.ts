@@ -5,7 +5,7 @@ import { html } from '../shared/html.js';
 import { page } from '../shared/pages/layout.js';
 
 /**
- * The 401 for a protected service without a session (DESIGN §3.5): `{"error":"Not authenticated"}`,
+ * The 401 for a protected service without a session (design.md §3.5): `{"error":"Not authenticated"}`,
  * or, when the request accepts `text/html`, a page in the gateway's look (still 401) linking to the
  * login that returns to `target`, the raw request-target (path and query) the caller asked for.
  */

@@ -1,6 +1,6 @@
 /**
  * Moving a path between the public side (`/prefix/rest`) and the target side (`/base/rest`),
- * DESIGN §3.6–3.7. Prefixes and base paths never end in `/` (`''` stands for the root), so joining
+ * design.md §3.6–3.7. Prefixes and base paths never end in `/` (`''` stands for the root), so joining
  * them with a remainder that starts with `/` puts exactly one `/` between them.
  */
 

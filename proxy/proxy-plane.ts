@@ -57,7 +57,7 @@ export interface ProxyPlane {
   close(): Promise<void>;
 }
 
-/** The data plane (DESIGN §3): routes, checks and forwards every request on the public port. */
+/** The data plane (design.md §3): routes, checks and forwards every request on the public port. */
 export function createProxyPlane(deps: ProxyPlaneDeps): ProxyPlane {
   return new GatewayProxyPlane(deps);
 }
@@ -93,10 +93,10 @@ class GatewayProxyPlane implements ProxyPlane {
     await this.#forwarder.close();
   }
 
-  /** DESIGN §3, in order; a failing step throws the {@link GatewayError} the client gets. */
+  /** design.md §3, in order; a failing step throws the {@link GatewayError} the client gets. */
   async #pipeline(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // §3.1 a request-target we can route and forward safely; §3.2 gateway-owned paths, then the
-    // route, both decided on the path's routing key (DESIGN §5)
+    // route, both decided on the path's routing key (design.md §5)
     const target = req.url ?? '';
     const pathEnd = pathLength(target);
     if (!isCanonicalPath(target, pathEnd)) throw new GatewayError('BAD_REQUEST');
@@ -124,7 +124,7 @@ class GatewayProxyPlane implements ProxyPlane {
     if (res.destroyed) return; // the client left while we were deciding
     if (!service.enabled) return sendServiceDisabled(res, service, inbound.accept);
     if (user === undefined && service.requireAuth) return sendNotAuthenticated(res, target, inbound.accept);
-    // DESIGN §5 "bare prefix": past every check, as the app's own answer would be
+    // design.md §5 "bare prefix": past every check, as the app's own answer would be
     const mode = forwardMode(req, inbound);
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));
     // §3.6–3.8 forward, map the response, map failures
@@ -179,7 +179,7 @@ class GatewayProxyPlane implements ProxyPlane {
 }
 
 /**
- * What follows the matched prefix in `target`, as forwarded (DESIGN §3.6): what is forwarded is
+ * What follows the matched prefix in `target`, as forwarded (design.md §3.6): what is forwarded is
  * what was matched, so it is the raw rest after the prefix's raw spelling (routing-key.ts
  * `remainderAfter`), then the query. On the fast path the key is the path itself, and a slice does.
  */

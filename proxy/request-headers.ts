@@ -18,7 +18,7 @@ import type { Route } from './route-table.js';
 export type HeaderPolicy = 'public' | 'admin';
 
 /**
- * Fields never forwarded besides the hop-by-hop ones (DESIGN §3.6; `Trailer` among them: undici
+ * Fields never forwarded besides the hop-by-hop ones (design.md §3.6; `Trailer` among them: undici
  * cannot send a request's trailer section, it always ends a chunked body with an empty one, so
  * the client's trailer fields are dropped, as RFC 9112 §7.1.2 lets a recipient do, and so is the
  * `Trailer` that announced them), compared after lowercasing and reading `_` as `-`:
@@ -28,7 +28,7 @@ export type HeaderPolicy = 'public' | 'admin';
  * - identity and forwarding fields a client could spoof: the proxy sets its own.
  *   Every `x-forwarded-*` is removed as well (see {@link isRemoved});
  * - path overrides some frameworks believe (`X-Original-URL`, `X-Rewrite-URL`): the upstream must
- *   see exactly the path that was routed and authorised (DESIGN §3.1).
+ *   see exactly the path that was routed and authorised (design.md §3.1).
  */
 const REMOVED = [
   ...HOP_BY_HOP,
@@ -60,7 +60,7 @@ const REMOVED_BY_POLICY: Record<HeaderPolicy, ReadonlySet<string>> = {
 const FORWARDED_PREFIX = 'x-forwarded-';
 
 /**
- * Builds the header list sent to a target (DESIGN §3.6): the proxy's own
+ * Builds the header list sent to a target (design.md §3.6): the proxy's own
  * `X-Forwarded-For/Proto/Host`, then with the `public` policy `X-Forwarded-Prefix` and, with a
  * session, `X-Forwarded-User/Email`, with the `admin` policy the public-origin mark
  * (`PUBLIC_HANDOFF_HEADER`, always `1`); then the client's fields minus the removed ones

@@ -10,7 +10,7 @@ const PATH_ATTRIBUTE = /;\s*path\s*=/i;
 const LEADING_SLASHES = /^[/\\\t]+/;
 
 /**
- * Maps a target's response header fields to the client's (DESIGN §3.7), as a flat
+ * Maps a target's response header fields to the client's (design.md §3.7), as a flat
  * `[name, value, …]` list for `res.writeHead`: hop-by-hop fields and those named in `Connection`
  * are dropped (RFC 9110 §7.6.1), `Location` pointing at the target is moved under the public
  * prefix, `Set-Cookie` is scoped to the prefix and gateway cookies are dropped.

@@ -25,9 +25,9 @@ export type InvalidTargetListener = (service: Service, error: unknown) => void;
 const SLASH = 0x2f;
 
 /**
- * Longest-prefix match on whole path segments (DESIGN §3.2): `/app` matches `/app`, `/app/`,
+ * Longest-prefix match on whole path segments (design.md §3.2): `/app` matches `/app`, `/app/`,
  * `/app/x`, never `/apple`; a service at `/` matches whatever nothing else does. Matching compares
- * routing keys (routing-key.ts, DESIGN §5): lowercased prefixes against the request path's key, so
+ * routing keys (routing-key.ts, design.md §5): lowercased prefixes against the request path's key, so
  * `/APP/x`, `/%61pp/x` and `/app%2Fx` all match `/app`.
  *
  * Prefixes live in a Map; a lookup probes the key's own prefixes from the longest down

@@ -1,5 +1,5 @@
 /**
- * The routing key (DESIGN §5 "routing key", §3.1–3.2): the form of a request path that the route
+ * The routing key (design.md §5 "routing key", §3.1–3.2): the form of a request path that the route
  * table and the gateway-path check compare, so that a request goes to the most protective service
  * that any common upstream reading of its path could reach. Upstreams disagree on paths: Python's
  * http.server percent-decodes and collapses `//`, WHATWG URL parsers (Node's `new URL`) read `\` as

@@ -6,7 +6,7 @@ import { page } from '../shared/pages/layout.js';
 import type { Service } from '../shared/types.js';
 
 /**
- * The 503 for a disabled service (DESIGN §3.4, §5): `{"error":"Service is disabled"}`, or, when
+ * The 503 for a disabled service (design.md §3.4, §5): `{"error":"Service is disabled"}`, or, when
  * the request accepts `text/html` (a person in a browser), a page in the gateway's look, still 503,
  * that says the service is turned off rather than broken.
  */

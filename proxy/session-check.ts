@@ -6,7 +6,7 @@ import type { SessionUser } from '../shared/types.js';
 import { errorCode } from '../shared/error-code.js';
 
 /**
- * Step 5 of the data plane (DESIGN §3.5): who the caller is, from the gateway's session cookie.
+ * Step 5 of the data plane (design.md §3.5): who the caller is, from the gateway's session cookie.
  * The data plane only reads sessions; the admin plane creates and destroys them.
  */
 export class SessionCheck {
@@ -32,7 +32,7 @@ export class SessionCheck {
     if (!sessionId) return undefined;
     try {
       const session = await this.#store.get(sessionId);
-      // An admin-origin session (issue 8 §2) is the console's alone, never a proxied service's.
+      // An admin-origin session (design.md §4.5) is the console's alone, never a proxied service's.
       return session !== null && session.expiresAt > Date.now() && session.scope === undefined ? session.user : undefined;
     } catch (error) {
       // Only the error's kind is logged: a store's message could quote the key looked up.

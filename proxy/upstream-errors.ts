@@ -2,7 +2,7 @@ import { errorCode } from '../shared/error-code.js';
 import { GatewayError } from '../shared/errors.js';
 
 /**
- * Failures that mean the target could not be reached at all (DESIGN §3.8 → 503): refused, no
+ * Failures that mean the target could not be reached at all (design.md §3.8 → 503): refused, no
  * route, name not resolved, connect timeout. Matched on stable `code`s (undici's `UND_ERR_*` and
  * Node's system error codes), never on message text.
  */
@@ -18,7 +18,7 @@ const UNREACHABLE: ReadonlySet<string> = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
-/** No response headers within UPSTREAM_TIMEOUT (DESIGN §3.8 → 504). */
+/** No response headers within UPSTREAM_TIMEOUT (design.md §3.8 → 504). */
 const TIMED_OUT: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT']);
 
 /**

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TrustedProxies } from './trusted-proxies.js';
 
 /**
- * Resolves a request's client address (DESIGN §5): the socket's peer, unless that peer is a proxy
+ * Resolves a request's client address (design.md §5): the socket's peer, unless that peer is a proxy
  * listed in TRUST_PROXY, in which case `X-Forwarded-For` is walked right to left (proxy-addr) to
  * the first untrusted hop. IPv4-mapped IPv6 addresses are shown as IPv4.
  */

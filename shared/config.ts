@@ -3,7 +3,7 @@ import { parseDuration, parseRateLimit, type RateLimit } from './durations.js';
 import { TrustedProxies } from './trusted-proxies.js';
 
 /**
- * Gatehouse configuration, read once from the environment (DESIGN §6) and validated with valibot.
+ * Gatehouse configuration, read once from the environment (design.md §6) and validated with valibot.
  * Each variable's default and meaning is written once, in {@link VARIABLES}; the README's table is
  * checked against it by a test.
  */
@@ -15,7 +15,7 @@ export interface Config {
   /** The origin users reach the gateway at; decides cookie names and `Secure`. No trailing slash. */
   publicUrl: URL;
   /**
-   * The console's and admin API's own origin (issue 8 §2), served by the admin port; undefined:
+   * The console's and admin API's own origin (design.md §4.5), served by the admin port; undefined:
    * they share PUBLIC_URL's origin with the proxied services (the interface's single origin).
    */
   adminUrl: URL | undefined;

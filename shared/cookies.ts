@@ -1,7 +1,7 @@
 import { parse } from 'cookie';
 
 /**
- * The gateway's own cookies (DESIGN §4). On an https PUBLIC_URL they carry the `__Host-` prefix
+ * The gateway's own cookies (design.md §4). On an https PUBLIC_URL they carry the `__Host-` prefix
  * (RFC 6265bis §4.1.3.2: Secure, Path=/, no Domain), which browsers refuse to let a sibling host set.
  */
 export interface GatewayCookieNames {
@@ -24,7 +24,7 @@ export const GATEWAY_COOKIE_NAMES: ReadonlySet<string> = new Set(
 /**
  * Cookie names for the origin `url` (PUBLIC_URL, or ADMIN_URL with `kind` `admin`): each origin
  * has its own session, so a page of a proxied app, which shares the public origin, never holds
- * the admin origin's session or its CSRF token (issue 8 §2).
+ * the admin origin's session or its CSRF token (design.md §4.5).
  */
 export function gatewayCookieNames(url: URL, kind: 'public' | 'admin' = 'public'): GatewayCookieNames {
   const prefix = url.protocol === 'https:' ? '__Host-' : '';

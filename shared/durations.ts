@@ -1,5 +1,5 @@
 /**
- * Parsers for the human forms used in configuration (DESIGN §6): durations such as `500ms`, `30s`,
+ * Parsers for the human forms used in configuration (design.md §6): durations such as `500ms`, `30s`,
  * `15m`, `8h`, `7d`, and rate limits such as `100/15m` (`0` turns a limiter off).
  */
 

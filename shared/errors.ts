@@ -1,6 +1,6 @@
 /**
  * The gateway's client-facing failures: one stable `code` each, the HTTP status, and the exact
- * message of the interface (spec §7) or of DESIGN.md §5 where the spec leaves it open.
+ * message of the interface (interface.md §7) or of design.md §5 where the interface leaves it open.
  * Callers match on `code`, never on message text.
  */
 
@@ -33,7 +33,7 @@ export type ErrorCode = keyof typeof ERRORS;
 
 /**
  * A failure the client may see. `message` defaults to the table's; `fields` carries per-field
- * validation reasons (DESIGN §5: `{ error, fields }`); `headers` are added to the response
+ * validation reasons (design.md §5: `{ error, fields }`); `headers` are added to the response
  * (for example `Allow` on 405, `Retry-After` on 429).
  */
 export class GatewayError extends Error {

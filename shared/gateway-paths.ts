@@ -1,5 +1,5 @@
 /**
- * Paths the gateway serves itself (DESIGN §2): the data plane hands them to the admin plane, and
+ * Paths the gateway serves itself (design.md §2): the data plane hands them to the admin plane, and
  * no service may be registered at or under them. `/` is the gateway's home page only while no
  * service is registered at `/`.
  */

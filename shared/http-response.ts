@@ -21,7 +21,7 @@ export function sendJson(
   res.end(payload);
 }
 
-/** Writes a {@link GatewayError} as `{ "error": message }` (spec §2.6) with its status and headers. */
+/** Writes a {@link GatewayError} as `{ "error": message }` (interface.md §2.6) with its status and headers. */
 export function sendError(res: ServerResponse, error: GatewayError): void {
   sendJson(res, error.status, error.toJSON(), error.headers);
 }
@@ -56,7 +56,7 @@ export function sendHtml(
   res.end(html);
 }
 
-/** Sends a 302 to `location` (spec §4.1 uses 302 for every redirect). */
+/** Sends a 302 to `location` (interface.md §4.1 uses 302 for every redirect). */
 export function redirect(res: ServerResponse, location: string, headers: Record<string, string | string[]> = {}): void {
   res.writeHead(302, { ...headers, location, 'content-length': 0, 'cache-control': 'no-store' });
   res.end();

@@ -2,7 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkingRequestHead, MAX_HEADER_FIELDS } from './request-head.js';
 
-/** How long a stopping server lets in-flight requests finish, in ms (issue 3: up to 10 s). */
+/** How long a stopping server lets in-flight requests finish, in ms (README.md, "Stopping": up to 10 s). */
 export const DRAIN_TIMEOUT_MS = 10_000;
 
 /**

@@ -2,7 +2,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 
 /**
  * The configuration of a process about to start, or an exit with status 1 and one line per
- * problem (DESIGN §6). `requireRedis`: split-mode processes share state only through Redis.
+ * problem (design.md §6). `requireRedis`: split-mode processes share state only through Redis.
  * `requireOidc`: a process that signs users in needs an OpenID Provider.
  */
 export function readProcessConfig(role: string, needs: { requireRedis: boolean; requireOidc: boolean }): Config {

@@ -43,7 +43,7 @@ export function requestHeadError(req: IncomingMessage, maxFields = MAX_HEADER_FI
 
 /**
  * `listener` behind {@link requestHeadError}: a refused request gets the error's JSON answer
- * (spec §2.6) and never reaches `listener`.
+ * (interface.md §2.6) and never reaches `listener`.
  */
 export function checkingRequestHead(listener: RequestListener, maxFields = MAX_HEADER_FIELDS): RequestListener {
   return (req, res) => {

@@ -1,13 +1,13 @@
 /**
  * Domain types shared by the data plane (proxy/) and the control plane (admin/).
- * Field names follow the interface (spec §2); timestamps inside the process are epoch ms.
+ * Field names follow the interface (interface.md §2); timestamps inside the process are epoch ms.
  */
 
-/** A registry entry (spec §2.1). Timestamps are ISO 8601 UTC strings, as the API returns them. */
+/** A registry entry (interface.md §2.1). Timestamps are ISO 8601 UTC strings, as the API returns them. */
 export interface Service {
   id: string;
   name: string;
-  /** Public path prefix: `/` or `/seg(/seg)*`, no trailing slash (DESIGN §5). */
+  /** Public path prefix: `/` or `/seg(/seg)*`, no trailing slash (design.md §5). */
   path: string;
   /** Upstream base URL: absolute http(s), may carry a base path, no query or fragment. */
   targetUrl: string;
@@ -18,7 +18,7 @@ export interface Service {
   updatedAt: string;
 }
 
-/** The signed-in user as the API shows it (spec §2.4). */
+/** The signed-in user as the API shows it (interface.md §2.4). */
 export interface SessionUser {
   /** Subject identifier from the issuer. */
   sub: string;
@@ -30,7 +30,7 @@ export interface SessionUser {
 /** A server-side session. Never sent to clients or upstreams as a whole. */
 export interface Session {
   user: SessionUser;
-  /** Per-session CSRF token (DESIGN §4), 256 random bits, base64url. */
+  /** Per-session CSRF token (design.md §4), 256 random bits, base64url. */
   csrfToken: string;
   /** The ID token, kept only as `id_token_hint` for RP-initiated logout. Secret: never logged. */
   idToken: string | null;
@@ -39,13 +39,13 @@ export interface Session {
   /** Epoch ms; the session is absolute, not sliding (SESSION_TTL). */
   expiresAt: number;
   /**
-   * `admin`: signed in on ADMIN_URL's origin, and valid only there (issue 8 §2): neither the data
+   * `admin`: signed in on ADMIN_URL's origin, and valid only there (design.md §4.5): neither the data
    * plane nor the public origin accepts it, whatever cookie carries it. Absent: the public origin's.
    */
   scope?: 'admin';
 }
 
-/** One access-log record as the data plane produces it (spec §2.2, before it gets its row id). */
+/** One access-log record as the data plane produces it (interface.md §2.2, before it gets its row id). */
 export interface AccessLogEntry {
   /** Unique id per record (a UUIDv7, see event-id.ts), so a re-delivered batch inserts nothing twice. */
   eventId: string;

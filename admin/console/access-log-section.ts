@@ -30,7 +30,7 @@ export interface AccessLogSectionOptions {
 }
 
 /**
- * A service's access log (issue 4 §3): a filter form (GET, so a filtered view is a link), the
+ * A service's access log (design.md §4.6): a filter form (GET, so a filtered view is a link), the
  * records newest first and a pager. The records sit in a live region that refreshes on the first
  * page, so new requests appear without a reload.
  */

@@ -8,7 +8,7 @@ import { pager } from './fragments.js';
 export const CONSOLE_AUDIT_PAGE_SIZE = 50;
 
 /**
- * `GET /dashboard/audit?offset=`: the audit log, newest first and paged (issue 4 §4): every action
+ * `GET /dashboard/audit?offset=`: the audit log, newest first and paged (design.md §4.6): every action
  * with who, when and from where, and each update's changed fields before and after.
  */
 export function auditPage(

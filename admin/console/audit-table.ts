@@ -36,7 +36,7 @@ export interface AuditNames {
 }
 
 /**
- * The audit log as a table (issue 4 §4): when, what, who, from where, which service, and the
+ * The audit log as a table (design.md §4.6): when, what, who, from where, which service, and the
  * details; for an update, each changed field before and after.
  */
 export function auditTable(records: AuditRecord[], names: AuditNames, caption: string): Html {
@@ -87,7 +87,7 @@ function nameAtTheTime(details: Details): string | undefined {
 
 /**
  * Names of services from the entries on the page that recorded one, newest first: for entries
- * written before updates recorded the name (issue 9 §10), whose services may since be deleted.
+ * written before updates recorded the name (design.md §4.6), whose services may since be deleted.
  */
 function namesFromDetails(records: AuditRecord[], details: Details[]): Map<string, string> {
   const names = new Map<string, string>();
@@ -99,7 +99,7 @@ function namesFromDetails(records: AuditRecord[], details: Details[]): Map<strin
 }
 
 /**
- * The service as it was when the entry happened (issue 9 §10): the name its details recorded
+ * The service as it was when the entry happened (design.md §4.6): the name its details recorded
  * (else today's, else one recorded nearby), linked to the service's page while it still exists.
  */
 function serviceCell(record: AuditRecord, details: Details, current: Map<string, string>, fallback: Map<string, string>): Html | string {

@@ -13,7 +13,7 @@ export interface ConsoleView {
   servicesOrigin: string;
 }
 
-/** The hidden CSRF input every form of the console carries (spec §5.6). */
+/** The hidden CSRF input every form of the console carries (interface.md §5.6). */
 export const csrfInput = (view: ConsoleView): Html => html`<input type="hidden" name="_csrf" value="${view.csrfToken}">`;
 
 /** The console's sections, for the navigation's `aria-current`. */

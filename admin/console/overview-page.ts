@@ -18,7 +18,7 @@ export interface OverviewData {
 }
 
 /**
- * `GET /dashboard`: the console's home (issue 4 §1, §2, §5). The spec's counts and recent
+ * `GET /dashboard`: the console's home (design.md §4.6). The interface's counts and recent
  * activity, traffic charts for all services, and the services table; counts, table and activity
  * are live regions that refresh every few seconds, the charts refresh themselves.
  */

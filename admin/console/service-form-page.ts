@@ -4,7 +4,7 @@ import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from '../service-validation.j
 import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
 
 /**
- * `GET /dashboard/services/new` and `/dashboard/services/:id/edit` (issue 4 §2): the service form.
+ * `GET /dashboard/services/new` and `/dashboard/services/:id/edit` (design.md §4.6): the service form.
  * service-form.js sends it to `POST /api/services` or `PUT /api/services/:id` and shows each of the
  * API's per-field messages (`fields` of the 400 answer) next to its field.
  */

@@ -8,7 +8,7 @@ import { serviceActions } from './services-table.js';
 import { trafficPanel } from './traffic-panel.js';
 
 /**
- * `GET /dashboard/services/:id`: one service (issue 4 §2, §3, §5): its settings and actions, its
+ * `GET /dashboard/services/:id`: one service (design.md §4.6): its settings and actions, its
  * traffic charts, and its access log with filters.
  */
 export function servicePage(view: ConsoleView, data: AccessLogSectionOptions & { requestsLastHour: number }): string {

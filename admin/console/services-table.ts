@@ -20,7 +20,7 @@ ${options.edit === false ? '' : html`<a class="button small secondary" href="/da
 }
 
 /**
- * The services table (issue 4 §2): name, path as a link, target, whether sign-in is required,
+ * The services table (design.md §4.6): name, path as a link, target, whether sign-in is required,
  * enabled, last change, requests in the last hour, and the row's actions.
  */
 export function servicesTable(services: Service[], requestsLastHour: Map<string, number>, servicesOrigin: string): Html {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { isWellFormedSecret } from '../../shared/secrets.js';
 
 /**
- * Binds a login to the browser that started it (issue 8 §3). The `state` travels in URLs (the
+ * Binds a login to the browser that started it (design.md §4.1). The `state` travels in URLs (the
  * authorization request, the callback), so on its own it proves nothing: whoever holds an unused
  * callback URL could finish the victim's login in their own browser. The browser therefore also
  * holds a random key in its login-transaction cookie, which never appears in a URL, and the

@@ -4,11 +4,11 @@ const UNSAFE = /[\u0000-\u001f\u007f\\]/;
 const SCHEME_RELATIVE = /^[/\\]{2}/;
 
 /**
- * Where a login may send the browser back to (DESIGN §4): only a same-origin relative path,
+ * Where a login may send the browser back to (design.md §4): only a same-origin relative path,
  * judged on its normalised form (WHATWG URL: dot segments, `%2e`, resolved), since that form is
  * what the `Location` carries. Anything else (`//host`, `/\host`, `https://host`, `javascript:`,
  * control characters that URL parsers strip, or a path such as `/.//host` or `/a/..//host` that
- * normalises to `//host`; issue 8 §3) becomes `/`, so a crafted login link can never be an open
+ * normalises to `//host`; design.md §4.1) becomes `/`, so a crafted login link can never be an open
  * redirect.
  */
 export function safeReturnTo(value: string | null | undefined): string {

@@ -3,9 +3,9 @@ import type { SessionUser } from '../../shared/types.js';
 
 /**
  * The session user from verified ID token (and userinfo) claims (OIDC Core 1.0 §5.1). `email` is
- * the claim only when `email_verified` is true, else `''` (issue 8 §3): an address the identity
+ * the claim only when `email_verified` is true, else `''` (design.md §4.2): an address the identity
  * provider has not verified may be anyone's, so it is never forwarded as `X-Forwarded-Email`,
- * audited, shown, or used as the name. `isAdmin` (DESIGN §4) is true when `sub` is in
+ * audited, shown, or used as the name. `isAdmin` (design.md §4) is true when `sub` is in
  * ADMIN_SUBJECTS, or the verified email is in ADMIN_EMAILS, or the groups claim
  * (OIDC_GROUPS_CLAIM) names a group in ADMIN_GROUPS.
  */

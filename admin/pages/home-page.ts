@@ -11,12 +11,12 @@ export interface HomePageOptions {
   services: Service[];
   /** The session's CSRF token (for the sign-out form); required with `user`. */
   csrfToken?: string;
-  /** Where the console is: `''` (this origin) or ADMIN_URL's origin (issue 8 §2). */
+  /** Where the console is: `''` (this origin) or ADMIN_URL's origin (design.md §4.5). */
   consoleOrigin: string;
 }
 
 /**
- * The gateway's home page at `/` while no service is registered there (DESIGN §5): who you are,
+ * The gateway's home page at `/` while no service is registered there (design.md §5): who you are,
  * sign in or out, the enabled services, and for admins the console and the admin endpoints.
  */
 export function homePage(options: HomePageOptions): string {

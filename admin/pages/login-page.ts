@@ -2,7 +2,7 @@ import { html } from '../../shared/html.js';
 import { page } from '../../shared/pages/layout.js';
 
 /**
- * The login page (spec §4.1 `GET /auth/login-page`): one button that starts the OpenID Connect
+ * The login page (interface.md §4.1 `GET /auth/login-page`): one button that starts the OpenID Connect
  * login, carrying `returnTo` through.
  */
 export function loginPage(options: { returnTo: string; issuerHost: string | null; error?: string }): string {

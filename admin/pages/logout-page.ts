@@ -3,7 +3,7 @@ import { page } from '../../shared/pages/layout.js';
 
 /**
  * The sign-out control of every gateway page: a form that POSTs `/auth/logout` with the
- * session's CSRF token as `_csrf` (issue 8 §3), so no cross-site link or image can sign anyone
+ * session's CSRF token as `_csrf` (design.md §5 "logout methods"), so no cross-site link or image can sign anyone
  * out. `className` styles the button (`button secondary`, or `link-button` in the console's header).
  */
 export function logoutForm(csrfToken: string, className = 'button secondary'): Html {
@@ -11,7 +11,7 @@ export function logoutForm(csrfToken: string, className = 'button secondary'): H
 }
 
 /**
- * `GET /auth/logout` from another site (DESIGN §5 "logout methods"): a link elsewhere must not sign
+ * `GET /auth/logout` from another site (design.md §5 "logout methods"): a link elsewhere must not sign
  * the user out, so they confirm here, with the form that POSTs.
  */
 export function logoutConfirmPage(csrfToken: string): string {

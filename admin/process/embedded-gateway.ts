@@ -15,7 +15,7 @@ import type { Database } from '../database.js';
 import { openAdminStorage } from './admin-storage.js';
 import { startAdminPlane } from './start-admin-plane.js';
 
-/** A running gateway: both planes in this process (the embedded default, DESIGN §2). */
+/** A running gateway: both planes in this process (the embedded default, design.md §2). */
 export interface Gateway {
   readonly config: Config;
   readonly sessions: SessionStore;

@@ -5,7 +5,7 @@ import { openAdminStorage } from './admin-storage.js';
 import { startAdminPlane } from './start-admin-plane.js';
 
 /**
- * `npm run start:admin`: the control plane alone (split mode, DESIGN §2); run exactly one. Needs
+ * `npm run start:admin`: the control plane alone (split mode, design.md §2); run exactly one. Needs
  * REDIS_URL. Owns SQLite: publishes registry snapshots and session revocations over Redis, and
  * consumes the access-log stream into SQLite. Serves the admin-port API on ADMIN_PORT (which the
  * proxies reach as ADMIN_INTERNAL_URL) with `/healthz`, `/readyz` and `/metrics`. The client

@@ -47,7 +47,7 @@ export interface RunningAdminPlane {
 }
 
 /**
- * Starts the control plane (DESIGN §2) on `db` and `backends`: builds it, publishes the registry,
+ * Starts the control plane (design.md §2) on `db` and `backends`: builds it, publishes the registry,
  * and serves on ADMIN_PORT (at ADMIN_HOST) its API, pages and the internal `/healthz`, `/readyz`
  * (the backends' checks) and `/metrics`. Resolves once it listens.
  * @throws when ADMIN_PORT cannot be bound.

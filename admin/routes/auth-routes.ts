@@ -32,13 +32,13 @@ export interface AuthDeps {
 class LoginFailure extends Error {}
 
 /**
- * The authentication endpoints (spec §4.1, §5; DESIGN §4): login, callback (POST for form_post,
+ * The authentication endpoints (interface.md §4.1, §5; design.md §4): login, callback (POST for form_post,
  * GET for query), logout, profile, and the CSRF token.
  */
 export function createAuthHandlers(deps: AuthDeps) {
   const { config, sessions, audit, relyingParty, transactions } = deps;
 
-  /** Counts an authentication attempt (DESIGN §5); throws 429 past RATE_LIMIT_AUTH. */
+  /** Counts an authentication attempt (design.md §5); throws 429 past RATE_LIMIT_AUTH. */
   async function countAttempt(ctx: RequestContext): Promise<void> {
     refuseOverLimit(await deps.authLimiter.consume(rateLimitKey(ctx.clientIp)));
   }
@@ -109,7 +109,7 @@ export function createAuthHandlers(deps: AuthDeps) {
   /**
    * `POST /auth/logout` with the session's CSRF token (`X-CSRF-Token` or the form's `_csrf`), or
    * `GET /auth/logout` from the gateway's own pages, a typed address or a non-browser client
-   * (DESIGN §5 "logout methods"); a GET from another site gets a page whose form confirms it.
+   * (design.md §5 "logout methods"); a GET from another site gets a page whose form confirms it.
    * Without a session: 302 to `/` (idempotent, no token needed).
    * @throws {GatewayError} INVALID_CSRF (403) for a POST with a session and no valid token.
    */

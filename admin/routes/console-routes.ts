@@ -29,7 +29,7 @@ export interface ConsoleDeps {
   assets: ConsoleAssets;
 }
 
-/** The console's pages (issue 4); the admin-page guard is wired in routes.ts. */
+/** The console's pages (design.md §4.6); the admin-page guard is wired in routes.ts. */
 export interface ConsoleHandlers {
   overview: Handler;
   newService: Handler;

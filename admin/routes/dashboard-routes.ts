@@ -9,14 +9,14 @@ import { ALL_SERVICES, TRAFFIC_RANGES, type TrafficRange, type TrafficRollups } 
 /** How many audit entries the statistics object shows as recent activity. */
 export const RECENT_ACTIVITY_COUNT = 10;
 
-/** The dashboard endpoints (spec §4.3); the admin guard is wired in routes.ts. */
+/** The dashboard endpoints (interface.md §4.3); the admin guard is wired in routes.ts. */
 export interface DashboardHandlers {
   stats: Handler;
   logs: Handler;
   traffic: Handler;
 }
 
-/** Handlers for `/dashboard/stats`, `/dashboard/logs` (spec §4.3, §2.5) and `/dashboard/traffic`. */
+/** Handlers for `/dashboard/stats`, `/dashboard/logs` (interface.md §4.3, §2.5) and `/dashboard/traffic`. */
 export function createDashboardHandlers(deps: { registry: ServiceRegistry; audit: AuditLog; rollups: TrafficRollups }): DashboardHandlers {
   const { registry, audit, rollups } = deps;
   return {

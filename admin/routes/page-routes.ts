@@ -9,8 +9,8 @@ import type { Handler } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 
 /**
- * The HTML pages of the admin plane: home at `/` (DESIGN §5), or on ADMIN_URL's origin a redirect
- * to the console there, the login page (spec §4.1), and the gateway's icon.
+ * The HTML pages of the admin plane: home at `/` (design.md §5), or on ADMIN_URL's origin a redirect
+ * to the console there, the login page (interface.md §4.1), and the gateway's icon.
  */
 export function createPageHandlers(deps: { config: Config; registry: ServiceRegistry; relyingParty: RelyingParty }) {
   const home: Handler = (ctx) => {

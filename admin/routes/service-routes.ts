@@ -6,7 +6,7 @@ import { readJsonBody } from '../request-body.js';
 import type { Handler, RequestContext } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 
-/** The service-management endpoints (spec §4.2); admin and CSRF guards are wired in routes.ts. */
+/** The service-management endpoints (interface.md §4.2); admin and CSRF guards are wired in routes.ts. */
 export interface ServiceHandlers {
   list: Handler;
   create: Handler;
@@ -18,7 +18,7 @@ export interface ServiceHandlers {
 }
 
 /**
- * Handlers for `/api/services…` (spec §4.2, DESIGN §5). Each throws `GatewayError` for its failures
+ * Handlers for `/api/services…` (interface.md §4.2, design.md §5). Each throws `GatewayError` for its failures
  * (400/404/409/413/415), which the admin plane turns into the JSON error response.
  */
 export function createServiceHandlers(deps: { registry: ServiceRegistry; accessLogs: AccessLogStore }): ServiceHandlers {

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { readProcessConfig } from '../../shared/process-config.js';
 
 /**
- * `npm run start:proxy`: the data plane alone (split mode, DESIGN §2). Needs REDIS_URL. With
+ * `npm run start:proxy`: the data plane alone (split mode, design.md §2). Needs REDIS_URL. With
  * PROXY_WORKERS=1 it runs in this one process; with more, this primary forks that many workers
  * sharing PORT (node:cluster), restarts those that die and sums their metrics. Either way
  * `/healthz`, `/readyz` and `/metrics` are served on INTERNAL_PORT. Each part is imported only

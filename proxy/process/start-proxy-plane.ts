@@ -36,7 +36,7 @@ export interface RunningProxyPlane {
 }
 
 /**
- * Starts the data plane (DESIGN §3) on the public listener at PORT over `backends`; resolves once
+ * Starts the data plane (design.md §3) on the public listener at PORT over `backends`; resolves once
  * it listens. Every finished request is one access-log record and one observation in `metrics`.
  * @throws when PORT cannot be bound (the message names PORT).
  */

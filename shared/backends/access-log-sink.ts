@@ -2,7 +2,7 @@ import type { Logger } from '../logger.js';
 import type { AccessLogEntry } from '../types.js';
 
 /**
- * Where the data plane hands access-log records (DESIGN §3.9). `write` never blocks the request
+ * Where the data plane hands access-log records (design.md §3.9). `write` never blocks the request
  * and never throws; records are shipped in batches. A bounded buffer drops (and counts) records only
  * when the pipeline behind it is down.
  */

@@ -21,7 +21,7 @@ export interface SqliteStorage {
 }
 
 /**
- * The four cross-plane dependencies of DESIGN §2, from one implementation: embedded (one process,
+ * The four cross-plane dependencies of design.md §2, from one implementation: embedded (one process,
  * SQLite and memory) or Redis (split mode, or one process with REDIS_URL). Nothing in proxy/ or
  * admin/ knows which one it got.
  */

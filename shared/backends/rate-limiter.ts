@@ -13,7 +13,7 @@ export interface RateLimitDecision {
 }
 
 /**
- * A fixed-window counter per key (the client IP, DESIGN §5). The general and the auth limiter are
+ * A fixed-window counter per key (the client IP, design.md §5). The general and the auth limiter are
  * two instances. A limiter whose `limit` is null is off and allows everything.
  */
 export interface RateLimiter {
@@ -23,7 +23,7 @@ export interface RateLimiter {
 }
 
 /**
- * Response headers for a refused request (DESIGN §5): `Retry-After` (RFC 9110 §10.2.3, seconds)
+ * Response headers for a refused request (design.md §5): `Retry-After` (RFC 9110 §10.2.3, seconds)
  * and `RateLimit-Limit/Remaining/Reset` (draft-ietf-httpapi-ratelimit-headers-07, seconds).
  */
 function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {

@@ -6,7 +6,7 @@
 
 import { html, Html } from '../html.js';
 
-/** A complete page in Gatehouse's look; `csrfToken` goes into `<meta name="csrf-token">` (DESIGN §4). */
+/** A complete page in Gatehouse's look; `csrfToken` goes into `<meta name="csrf-token">` (design.md §4). */
 export function page(title: string, body: Html, csrfToken?: string): string {
   return html`<!doctype html>
 <html lang="en">

@@ -1,5 +1,5 @@
 // Gatehouse console: calls to the gateway's JSON API from the page.
-// Every state-changing call carries the session's CSRF token in X-CSRF-Token (spec §5.6), read from
+// Every state-changing call carries the session's CSRF token in X-CSRF-Token (interface.md §5.6), read from
 // <meta name="csrf-token"> unless the caller passes the token of its form's hidden input.
 (function () {
   'use strict';

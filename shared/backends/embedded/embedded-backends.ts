@@ -13,7 +13,7 @@ export interface EmbeddedBackendsOptions {
 }
 
 /**
- * Embedded {@link Backends} (DESIGN §2): sessions in `storage.db` (the gateway's SQLite file), an
+ * Embedded {@link Backends} (design.md §2): sessions in `storage.db` (the gateway's SQLite file), an
  * in-process event bus, in-memory rate limits, and an access-log sink whose batches go straight to
  * `storage.storeAccessLogs` (the batch writer).
  */

@@ -12,7 +12,7 @@ export interface RedisEventBusOptions {
 }
 
 /**
- * Split-mode {@link EventBus} (issue 3): a versioned registry snapshot in Redis plus a pub/sub
+ * Split-mode {@link EventBus} (design.md §2.1): a versioned registry snapshot in Redis plus a pub/sub
  * notice per change.
  * - Publishing ({@link RegistryPublisher}): one Lua script INCRs `gatehouse:registry:version`,
  *   SETs `gatehouse:registry` = `{version, epoch, services}` and PUBLISHes the version on

@@ -21,7 +21,7 @@ export interface RedisSessionStoreOptions {
 }
 
 /**
- * Split-mode {@link SessionStore} (issue 3): each session is a JSON string at
+ * Split-mode {@link SessionStore} (design.md §2.1): each session is a JSON string at
  * `gatehouse:session:<sha256(id)>` with `PX` = its remaining lifetime, so Redis expires it.
  * Reads go through a small local {@link SessionCache} so the data plane does not hit Redis per
  * request; only live sessions are cached (a session created elsewhere is visible at once).
