@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { startEchoUpstream, type EchoUpstream } from './fixtures/upstream.js';
+import { startEchoUpstream, type EchoUpstream } from './support/upstream.js';
 import { apiClient } from './support/api-client.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { signIn, type SignedIn } from './support/sessions.js';

@@ -11,7 +11,7 @@ import { openDatabase } from '../admin/database.js';
 import { ServiceRegistry } from '../admin/service-registry.js';
 import { MemoryEventBus } from '../shared/embedded/memory-event-bus.js';
 import { STOP_DEADLINE_MS } from '../shared/graceful-stop.js';
-import { startEchoUpstream, type EchoUpstream } from './fixtures/upstream.js';
+import { startEchoUpstream, type EchoUpstream } from './support/upstream.js';
 import { freePort } from './support/free-port.js';
 import { eventually, statusOf } from './support/gatehouse-process.js';
 import { startRedis } from './support/redis.js';

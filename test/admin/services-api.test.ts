@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';

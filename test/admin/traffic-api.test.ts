@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { AccessLogStore } from '../../admin/access-log-store.js';
 import type { Database } from '../../admin/database.js';
 import type { AccessLogEntry } from '../../shared/types.js';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn, type SignedIn } from '../support/sessions.js';

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { CookieJar, loginThroughProvider } from '../fixtures/browserless-login.js';
-import { DEMO_USERS } from '../fixtures/identity-provider.js';
-import { startEchoUpstream, type EchoResponse, type EchoUpstream } from '../fixtures/upstream.js';
+import { CookieJar, loginThroughProvider } from '../support/browserless-login.js';
+import { DEMO_USERS } from '../support/identity-provider.js';
+import { startEchoUpstream, type EchoResponse, type EchoUpstream } from '../support/upstream.js';
 import { freePort } from '../support/free-port.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 import { signIn, type SignedIn } from '../support/sessions.js';

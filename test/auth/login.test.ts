@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { browse, CookieJar } from '../fixtures/browserless-login.js';
-import { DEMO_USERS } from '../fixtures/identity-provider.js';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { browse, CookieJar } from '../support/browserless-login.js';
+import { DEMO_USERS } from '../support/identity-provider.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 import { signIn } from '../support/sessions.js';
 

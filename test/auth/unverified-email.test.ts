@@ -8,8 +8,8 @@ import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { sessionUserFromClaims } from '../../admin/oidc/session-user.js';
 import { loadConfig } from '../../shared/config.js';
-import { DEMO_USERS, type DemoUser } from '../fixtures/identity-provider.js';
-import { startEchoUpstream, type EchoUpstream, type EchoResponse } from '../fixtures/upstream.js';
+import { DEMO_USERS, type DemoUser } from '../support/identity-provider.js';
+import { startEchoUpstream, type EchoUpstream, type EchoResponse } from '../support/upstream.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 import { signIn } from '../support/sessions.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { launchBrowser } from '../support/browser.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { startCookieSettingApp, type CookieSettingApp } from '../fixtures/cookie-setting-app.js';
-import { startPythonFileServer, type PythonFileServer } from '../fixtures/python-file-server.js';
-import { startEchoUpstream, type EchoResponse, type EchoUpstream } from '../fixtures/upstream.js';
+import { startCookieSettingApp, type CookieSettingApp } from '../support/cookie-setting-app.js';
+import { startPythonFileServer, type PythonFileServer } from '../support/python-file-server.js';
+import { startEchoUpstream, type EchoResponse, type EchoUpstream } from '../support/upstream.js';
 import { apiClient } from '../support/api-client.js';
 import { launchBrowser } from '../support/browser.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';

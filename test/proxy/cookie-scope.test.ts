@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CookieJar } from '../fixtures/cookie-jar.js';
-import { startCookieSettingApp, type CookieSettingApp } from '../fixtures/cookie-setting-app.js';
+import { CookieJar } from '../support/cookie-jar.js';
+import { startCookieSettingApp, type CookieSettingApp } from '../support/cookie-setting-app.js';
 import { headerValues, service, startEchoUpstream, startGateway, type Echo, type EchoUpstream, type TestGateway } from './harness.js';
 
 describe('cookie scope: an app cookie without Path stays with its service', () => {

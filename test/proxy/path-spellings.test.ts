@@ -14,7 +14,7 @@ import {
   startPythonUpstream,
   startWhatwgUpstream,
   type PathReadingUpstream,
-} from '../fixtures/path-reading-upstreams.js';
+} from '../support/path-reading-upstreams.js';
 import { rawRequest, service, startEchoUpstream, startGateway, type Echo, type EchoUpstream, type RawResponse, type TestGateway } from './harness.js';
 
 /** `GET target` sent byte for byte over TCP (fetch clients would normalise `\` and `#`). */

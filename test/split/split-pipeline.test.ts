@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { headerPadding, rawRequest } from '../proxy/harness.js';
 import { MAX_HEADER_FIELDS } from '../../shared/request-head.js';
 import { eventually, statusOf } from '../support/gatehouse-process.js';

@@ -1,9 +1,9 @@
-/** The echo upstream (test/fixtures/upstream.ts): what it answers and what it records. */
+/** The echo upstream (test/support/upstream.ts): what it answers and what it records. */
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { startEchoUpstream, type EchoResponse, type EchoUpstream } from './fixtures/upstream.js';
+import { startEchoUpstream, type EchoResponse, type EchoUpstream } from './upstream.js';
 
 describe('startEchoUpstream', () => {
   let upstream: EchoUpstream;

@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { CookieJar, loginThroughProvider } from './fixtures/browserless-login.js';
-import { freePort } from './support/free-port.js';
-import { childPids, processGone } from './support/gatehouse-process.js';
+import { CookieJar, loginThroughProvider } from '../support/browserless-login.js';
+import { freePort } from '../support/free-port.js';
+import { childPids, processGone } from '../support/gatehouse-process.js';
 
-const DEMO = new URL('./fixtures/demo.js', import.meta.url).pathname;
-const ROOT = new URL('../../', import.meta.url).pathname;
+const DEMO = new URL('./demo.js', import.meta.url).pathname;
+const ROOT = new URL('../../../', import.meta.url).pathname;
 
 /** The demo's settings on free ports, its database in `dir`. */
 async function demoEnv(dir: string): Promise<{ env: NodeJS.ProcessEnv; ports: number[] }> {
