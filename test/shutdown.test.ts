@@ -11,10 +11,11 @@ import { openDatabase } from '../admin/database.js';
 import { ServiceRegistry } from '../admin/service-registry.js';
 import { MemoryEventBus } from '../shared/embedded/memory-event-bus.js';
 import { STOP_DEADLINE_MS } from '../shared/graceful-stop.js';
-import { startEchoUpstream, type EchoUpstream } from './support/upstream.js';
+import { eventually } from './support/eventually.js';
 import { freePort } from './support/free-port.js';
-import { eventually, statusOf } from './support/gatehouse-process.js';
+import { statusOf } from './support/gatehouse-process.js';
 import { startRedis } from './support/redis.js';
+import { startEchoUpstream, type EchoUpstream } from './support/upstream.js';
 
 const MAIN = new URL('../shared/main.js', import.meta.url).pathname;
 const REQUESTS = 300;

@@ -24,7 +24,7 @@ import { SqliteSessionStore } from '../../shared/embedded/sqlite-session-store.j
 import { createLogger } from '../../shared/logger.js';
 import { GatewayMetrics } from '../../shared/metrics.js';
 import type { AccessLogEntry, Service, SessionUser } from '../../shared/types.js';
-import { parseHead, type RawHead } from './raw-connection.js';
+import { parseHead, type RawHead } from '../support/raw-connection.js';
 
 export interface Upstream {
   /** `http://127.0.0.1:<port>` */

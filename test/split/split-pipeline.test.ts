@@ -5,7 +5,8 @@ import { request } from 'undici';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { headerPadding, rawRequest } from '../proxy/harness.js';
 import { MAX_HEADER_FIELDS } from '../../shared/request-head.js';
-import { eventually, statusOf } from '../support/gatehouse-process.js';
+import { eventually } from '../support/eventually.js';
+import { statusOf } from '../support/gatehouse-process.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
 
 let split: SplitGateway;

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { CookieJar, loginThroughProvider } from '../support/browserless-login.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
+import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/free-port.js';
-import { eventually, statusOf } from '../support/gatehouse-process.js';
+import { statusOf } from '../support/gatehouse-process.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 let split: SplitGateway;
 let upstream: EchoUpstream;

@@ -10,9 +10,10 @@ import { after, before, test, type TestContext } from 'node:test';
 import { request } from 'undici';
 import { PRIMARY_STOP_DEADLINE_MS } from '../../proxy/proxy-primary.js';
 import { STOP_DEADLINE_MS } from '../../shared/graceful-stop.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
-import { childPids, eventually, processGone, statusOf, type GatehouseProcess } from '../support/gatehouse-process.js';
+import { eventually } from '../support/eventually.js';
+import { childPids, processGone, statusOf, type GatehouseProcess } from '../support/gatehouse-process.js';
 import { startSplitGateway, type ProxyProcess, type SplitGateway } from '../support/split-gateway.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 let split: SplitGateway;
 let upstream: EchoUpstream;
