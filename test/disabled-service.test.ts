@@ -23,7 +23,7 @@ before(async () => {
   call = apiClient(gw.baseUrl);
   const created = await call('POST', '/api/services', {
     as: admin,
-    json: { name: 'Internal <wiki>', path: '/wiki', targetUrl: upstream.url, requireAuth: true },
+    json: { name: 'Internal <wiki>', path: '/wiki', targetUrl: upstream.origin, requireAuth: true },
   });
   assert.equal(created.status, 201, created.text);
   serviceId = created.json.id;

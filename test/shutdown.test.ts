@@ -36,7 +36,7 @@ after(async () => {
 async function registerEcho(databasePath: string): Promise<string> {
   const db = openDatabase(databasePath);
   const registry = new ServiceRegistry(db, new AuditLog(db), new MemoryEventBus());
-  const service = await registry.create({ name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false }, { userId: 'test', ipAddress: null });
+  const service = await registry.create({ name: 'Echo', path: '/echo', targetUrl: upstream.origin, requireAuth: false }, { userId: 'test', ipAddress: null });
   db.close();
   return service.id;
 }

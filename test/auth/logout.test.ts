@@ -16,7 +16,7 @@ before(async () => {
   const created = await request(`${env.gw.baseUrl}/api/services`, {
     method: 'POST',
     headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Private', path: '/private', targetUrl: upstream.url, requireAuth: true }),
+    body: JSON.stringify({ name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true }),
   });
   assert.equal(created.statusCode, 201);
   await created.body.dump();

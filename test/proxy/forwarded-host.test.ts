@@ -9,7 +9,10 @@ import { createAdminHandoff, type AdminHandoff } from '../../proxy/admin-handoff
 import { clientIpResolver } from '../../shared/client-ip.js';
 import { TrustedProxies } from '../../shared/trusted-proxies.js';
 import { createLogger } from '../../shared/logger.js';
-import { echo, headerValues, rawRequest, service, startGateway, startUpstream, type Echo, type TestGateway, type Upstream } from './harness.js';
+import { rawRequest } from '../support/raw-connection.js';
+import { service } from '../support/samples.js';
+import { echo, headerValues, startUpstream, type Echo, type Upstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 const PUBLIC_URL = 'https://gateway.example';
 

@@ -1,18 +1,14 @@
 /**
- * Shared setup for the data-plane tests: real upstream servers, and a gateway made of the real
- * proxy plane (with its 'upgrade' listener) and the real embedded dependencies (MemoryEventBus, SqliteSessionStore on a
- * temporary file, MemoryRateLimiter, BatchingAccessLogSink shipping into an array).
+ * The data-plane tests' gateway: the real proxy plane (with its 'upgrade' listener) and the real
+ * embedded dependencies (MemoryEventBus, SqliteSessionStore on a migrated in-memory database,
+ * MemoryRateLimiter, BatchingAccessLogSink shipping into an array).
  */
-import Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
 import { EventEmitter, once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Agent, type Dispatcher } from 'undici';
+import { openDatabase } from '../../admin/database.js';
 import { createProxyPlane, type ProxyPlane } from '../../proxy/proxy-plane.js';
 import { createUpgradeHandler, type UpgradeHandler } from '../../proxy/upgrade.js';
 import { BatchingAccessLogSink } from '../../shared/batching-access-log-sink.js';
@@ -24,114 +20,7 @@ import { SqliteSessionStore } from '../../shared/embedded/sqlite-session-store.j
 import { createLogger } from '../../shared/logger.js';
 import { GatewayMetrics } from '../../shared/metrics.js';
 import type { AccessLogEntry, Service, SessionUser } from '../../shared/types.js';
-import { parseHead, type RawHead } from '../support/raw-connection.js';
-
-export interface Upstream {
-  /** `http://127.0.0.1:<port>` */
-  origin: string;
-  port: number;
-  server: http.Server;
-  close(): Promise<void>;
-}
-
-/** Starts a real HTTP server on a free port with `handler`. */
-export async function startUpstream(handler: RequestListener): Promise<Upstream> {
-  const server = http.createServer(handler);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    port,
-    server,
-    close: () => closeServer(server),
-  };
-}
-
-/** A TCP server standing in for an upstream that does not speak proper HTTP. */
-export interface RawUpstream {
-  /** `http://127.0.0.1:<port>` */
-  origin: string;
-  close(): Promise<void>;
-}
-
-/**
- * Starts a {@link RawUpstream} that answers every connection's first bytes with `reply` as it is
- * (UTF-8) and closes it: for replies node:http would never write.
- */
-export async function rawUpstream(reply: string): Promise<RawUpstream> {
-  const server = net.createServer((socket) => {
-    socket.once('data', () => socket.end(reply));
-    socket.on('error', () => {});
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** An upstream that answers every request with {@link echo} and counts them. */
-export interface EchoUpstream extends Upstream {
-  /** Requests received so far. */
-  readonly requests: number;
-}
-
-/** Starts an {@link EchoUpstream}: for tests that check what reached the target, and how often. */
-export async function startEchoUpstream(): Promise<EchoUpstream> {
-  let requests = 0;
-  const upstream = await startUpstream((req, res) => {
-    requests++;
-    echo(req, res);
-  });
-  return {
-    ...upstream,
-    get requests() {
-      return requests;
-    },
-  };
-}
-
-/** What {@link echo} answers: the request as the upstream saw it. */
-export interface Echo {
-  method: string;
-  url: string;
-  /** The raw header list, as `[name, value]` pairs in arrival order. */
-  headers: [string, string][];
-  bodyBytes: number;
-}
-
-/** An upstream handler that reads the whole body and answers 200 with an {@link Echo}. */
-export function echo(req: IncomingMessage, res: ServerResponse): void {
-  let bodyBytes = 0;
-  req.on('data', (chunk: Buffer) => (bodyBytes += chunk.length));
-  req.on('end', () => {
-    const headers: [string, string][] = [];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i]!, req.rawHeaders[i + 1]!]);
-    const body = JSON.stringify({ method: req.method ?? '', url: req.url ?? '', headers, bodyBytes } satisfies Echo);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-  });
-}
-
-/** Every value of header `name` (any case) in an {@link Echo}. */
-export function headerValues(received: Echo, name: string): string[] {
-  const wanted = name.toLowerCase();
-  return received.headers.filter(([key]) => key.toLowerCase() === wanted).map(([, value]) => value);
-}
-
-/** A registry entry with test defaults: public, enabled. */
-export function service(fields: Partial<Service> & Pick<Service, 'path' | 'targetUrl'>): Service {
-  const now = new Date().toISOString();
-  return {
-    id: randomUUID(),
-    name: fields.path,
-    requireAuth: false,
-    description: '',
-    enabled: true,
-    createdAt: now,
-    updatedAt: now,
-    ...fields,
-  };
-}
+import { closeServer } from '../support/listen.js';
 
 export interface GatewayOptions {
   /** Environment for loadConfig; RATE_LIMIT_GENERAL defaults to `0` (off) here. */
@@ -184,9 +73,7 @@ export const TEST_USER: SessionUser = { sub: 'user-123', name: 'Ada Lovelace', e
 /** Starts a gateway on a free port, with the services published when given. */
 export async function startGateway(options: GatewayOptions = {}): Promise<TestGateway> {
   const config = loadConfig({ RATE_LIMIT_GENERAL: '0', LOG_LEVEL: 'silent', ...options.env });
-  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-proxy-'));
-  const db = new Database(join(dir, 'sessions.db'));
-  db.exec('CREATE TABLE sessions (key TEXT PRIMARY KEY, data TEXT NOT NULL, expires_at INTEGER NOT NULL)');
+  const db = openDatabase(':memory:');
   const sessions = new SqliteSessionStore(db);
   const records: AccessLogEntry[] = [];
   const shipped = new EventEmitter();
@@ -265,7 +152,6 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
       await sessions.close();
       await bus.close();
       db.close();
-      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -293,32 +179,4 @@ async function send(agent: Agent, origin: string, target: string, options: Clien
     text,
     json: <T>() => JSON.parse(text) as T,
   };
-}
-
-/** A raw HTTP/1.1 exchange over TCP, for requests undici will not send; returns the whole reply. */
-export async function rawRequest(port: number, text: string): Promise<RawResponse> {
-  const socket = net.connect(port, '127.0.0.1');
-  socket.write(text); // not end(): a half-closed client counts as gone for node:http
-  const chunks: Buffer[] = [];
-  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-  await once(socket, 'close');
-  const reply = Buffer.concat(chunks).toString('latin1');
-  const blank = reply.indexOf('\r\n\r\n');
-  const head = blank === -1 ? reply : reply.slice(0, blank);
-  return { ...parseHead(head), body: blank === -1 ? '' : reply.slice(blank + 4) };
-}
-
-/** `count` raw header lines with distinct names (`X-Pad-0: 0`, …), so no stack folds them into fewer fields. */
-export function headerPadding(count: number): string[] {
-  return Array.from({ length: count }, (_, i) => `X-Pad-${i}: ${i}`);
-}
-
-/** A response read until the connection closed: its head, then everything after it as it came. */
-export interface RawResponse extends RawHead {
-  body: string;
-}
-
-async function closeServer(server: http.Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
 }

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { apiClient } from '../support/api-client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn } from '../support/sessions.js';
-import { startUpstream, type Upstream } from './harness.js';
+import { startUpstream, type Upstream } from '../support/upstream.js';
 import { openRawConnection } from '../support/raw-connection.js';
 
 /** What the target saw of a request. */

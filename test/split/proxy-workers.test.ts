@@ -21,7 +21,7 @@ before(async () => {
   upstream = await startEchoUpstream();
   split = await startSplitGateway();
   admin = await split.signIn();
-  serviceId = await split.createService(admin, { name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false });
+  serviceId = await split.createService(admin, { name: 'Echo', path: '/echo', targetUrl: upstream.origin, requireAuth: false });
 });
 after(async () => {
   await split?.close();

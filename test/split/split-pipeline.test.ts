@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
-import { headerPadding, rawRequest } from '../proxy/harness.js';
+import { headerPadding, rawRequest } from '../support/raw-connection.js';
 import { MAX_HEADER_FIELDS } from '../../shared/request-head.js';
 import { eventually } from '../support/eventually.js';
 import { statusOf } from '../support/gatehouse-process.js';
@@ -20,7 +20,7 @@ before(async () => {
   // one test's requests never count against another's limit.
   split = await startSplitGateway({ RATE_LIMIT_GENERAL: '40/1m', TRUST_PROXY: 'loopback' });
   admin = await split.signIn();
-  serviceId = await split.createService(admin, { name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false });
+  serviceId = await split.createService(admin, { name: 'Echo', path: '/echo', targetUrl: upstream.origin, requireAuth: false });
   await eventually('the route on both proxies', async () => (await Promise.all(split.proxies.map((p) => statusOf(`${p.url}/echo/`)))).every((s) => s === 200));
 });
 after(async () => {

@@ -21,7 +21,7 @@ let upstream: EchoUpstream;
 before(async () => {
   upstream = await startEchoUpstream();
   split = await startSplitGateway();
-  await split.createService(await split.signIn(), { name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false });
+  await split.createService(await split.signIn(), { name: 'Echo', path: '/echo', targetUrl: upstream.origin, requireAuth: false });
 });
 after(async () => {
   await split?.close();

@@ -33,6 +33,21 @@ export function sampleService(n: number, overrides: Partial<Service> = {}): Serv
   };
 }
 
+/** A registry entry with test defaults (a fresh id, named after its path, public, enabled), for a gateway's registry. */
+export function service(fields: Partial<Service> & Pick<Service, 'path' | 'targetUrl'>): Service {
+  const now = new Date().toISOString();
+  return {
+    id: randomUUID(),
+    name: fields.path,
+    requireAuth: false,
+    description: '',
+    enabled: true,
+    createdAt: now,
+    updatedAt: now,
+    ...fields,
+  };
+}
+
 export const LOG_SERVICE = '11111111-1111-4111-8111-111111111111';
 
 /** An access-log record for request `n` of {@link LOG_SERVICE}, with a fresh event id. */
