@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { startEchoUpstream, type EchoUpstream } from './fixtures/upstream.js';
+import { startEchoUpstream, type EchoUpstream } from './support/upstream.js';
 import { apiClient } from './support/api-client.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { signIn, type SignedIn } from './support/sessions.js';
@@ -23,7 +23,7 @@ before(async () => {
   call = apiClient(gw.baseUrl);
   const created = await call('POST', '/api/services', {
     as: admin,
-    json: { name: 'Internal <wiki>', path: '/wiki', targetUrl: upstream.url, requireAuth: true },
+    json: { name: 'Internal <wiki>', path: '/wiki', targetUrl: upstream.origin, requireAuth: true },
   });
   assert.equal(created.status, 201, created.text);
   serviceId = created.json.id;

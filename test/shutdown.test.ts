@@ -11,10 +11,11 @@ import { openDatabase } from '../admin/database.js';
 import { ServiceRegistry } from '../admin/service-registry.js';
 import { MemoryEventBus } from '../shared/backends/embedded/memory-event-bus.js';
 import { STOP_DEADLINE_MS } from '../shared/graceful-stop.js';
-import { startEchoUpstream, type EchoUpstream } from './fixtures/upstream.js';
+import { eventually } from './support/eventually.js';
 import { freePort } from './support/free-port.js';
-import { eventually, statusOf } from './support/gatehouse-process.js';
+import { statusOf } from './support/gatehouse-process.js';
 import { startRedis } from './support/redis.js';
+import { startEchoUpstream, type EchoUpstream } from './support/upstream.js';
 
 const MAIN = new URL('../admin/process/embedded-main.js', import.meta.url).pathname;
 const REQUESTS = 300;
@@ -35,7 +36,7 @@ after(async () => {
 async function registerEcho(databasePath: string): Promise<string> {
   const db = openDatabase(databasePath);
   const registry = new ServiceRegistry(db, new AuditLog(db), new MemoryEventBus());
-  const service = await registry.create({ name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false }, { userId: 'test', ipAddress: null });
+  const service = await registry.create({ name: 'Echo', path: '/echo', targetUrl: upstream.origin, requireAuth: false }, { userId: 'test', ipAddress: null });
   db.close();
   return service.id;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';
@@ -31,7 +31,7 @@ after(async () => {
 /** A valid create body with a path no other test uses. */
 function newServiceBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   counter++;
-  return { name: `Service ${counter}`, path: `/svc-${counter}`, targetUrl: upstream.url, ...overrides };
+  return { name: `Service ${counter}`, path: `/svc-${counter}`, targetUrl: upstream.origin, ...overrides };
 }
 
 async function createService(overrides: Record<string, unknown> = {}) {
@@ -231,14 +231,14 @@ describe('PUT /api/services/:id', () => {
     await sleep(5);
     const response = await call('PUT', `/api/services/${service.id}`, {
       as: admin,
-      json: { name: 'Renamed', requireAuth: false, targetUrl: `${upstream.url}/base`, id: 'x', createdAt: 'y', updatedAt: 'z' },
+      json: { name: 'Renamed', requireAuth: false, targetUrl: `${upstream.origin}/base`, id: 'x', createdAt: 'y', updatedAt: 'z' },
     });
     assert.equal(response.status, 200, response.text);
     assert.deepEqual(response.json, {
       ...service,
       name: 'Renamed',
       requireAuth: false,
-      targetUrl: `${upstream.url}/base`,
+      targetUrl: `${upstream.origin}/base`,
       updatedAt: response.json.updatedAt,
     });
     assert.ok(response.json.updatedAt > service.updatedAt);

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { AccessLogStore } from '../../admin/access-log-store.js';
 import type { Database } from '../../admin/database.js';
 import type { AccessLogEntry } from '../../shared/types.js';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
@@ -164,7 +164,7 @@ describe('GET /dashboard/traffic', () => {
   it('counts traffic that really went through the proxy, 503s of a disabled service included', async () => {
     const upstream: EchoUpstream = await startEchoUpstream();
     try {
-      const id = await createService('/through-proxy', upstream.url);
+      const id = await createService('/through-proxy', upstream.origin);
       const anonymous = apiClient(gw.baseUrl);
       for (let i = 0; i < 6; i++) assert.equal((await anonymous('GET', `/through-proxy/${i}`, { as: admin })).status, 200);
       await call('PATCH', `/api/services/${id}/toggle`, { as: admin, json: { enabled: false } });

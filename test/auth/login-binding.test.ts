@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { browse, CookieJar } from '../fixtures/browserless-login.js';
-import { DEMO_USERS } from '../fixtures/identity-provider.js';
+import { browse, CookieJar } from '../support/browserless-login.js';
+import { DEMO_USERS } from '../support/identity-provider.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 
 let env: GatewayWithProvider;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { browse, CookieJar } from '../fixtures/browserless-login.js';
-import { DEMO_USERS } from '../fixtures/identity-provider.js';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { browse, CookieJar } from '../support/browserless-login.js';
+import { DEMO_USERS } from '../support/identity-provider.js';
+import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 import { signIn } from '../support/sessions.js';
 
@@ -177,7 +177,7 @@ test('the CSRF token from /auth/csrf-token authorises admin writes of that sessi
     request(`${env.gw.baseUrl}/api/services`, {
       method: 'POST',
       headers: { cookie, 'x-csrf-token': token, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Echo', path: `/csrf-${token.slice(0, 6).replace(/[^A-Za-z0-9]/g, 'x')}`, targetUrl: upstream.url }),
+      body: JSON.stringify({ name: 'Echo', path: `/csrf-${token.slice(0, 6).replace(/[^A-Za-z0-9]/g, 'x')}`, targetUrl: upstream.origin }),
     });
   const refused = await create(other.csrfToken);
   assert.equal(refused.statusCode, 403);
@@ -192,7 +192,7 @@ test('signed in through the provider, a protected service sees the identity head
   const created = await request(`${env.gw.baseUrl}/api/services`, {
     method: 'POST',
     headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Private echo', path: '/private', targetUrl: upstream.url, requireAuth: true }),
+    body: JSON.stringify({ name: 'Private echo', path: '/private', targetUrl: upstream.origin, requireAuth: true }),
   });
   assert.equal(created.statusCode, 201);
   await created.body.dump();
@@ -206,8 +206,8 @@ test('signed in through the provider, a protected service sees the identity head
   const cookie = sessionCookie(result.jar)!;
   const response = await request(`${env.gw.baseUrl}/private/hello`, { headers: { cookie: `${cookie}; theme=dark` } });
   assert.equal(response.statusCode, 200);
-  const echoed = (await response.body.json()) as { headers: Record<string, string> };
-  assert.equal(echoed.headers['x-forwarded-user'], 'demo-user');
-  assert.equal(echoed.headers['x-forwarded-email'], 'user@example.com');
-  assert.equal(echoed.headers.cookie, 'theme=dark');
+  const echoed = (await response.body.json()) as Echo;
+  assert.deepEqual(headerValues(echoed, 'x-forwarded-user'), ['demo-user']);
+  assert.deepEqual(headerValues(echoed, 'x-forwarded-email'), ['user@example.com']);
+  assert.deepEqual(headerValues(echoed, 'cookie'), ['theme=dark']);
 });

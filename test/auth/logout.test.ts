@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { CookieJar, logoutThroughProvider } from '../fixtures/browserless-login.js';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { CookieJar, logoutThroughProvider } from '../support/browserless-login.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 import { signIn } from '../support/sessions.js';
 
@@ -16,7 +16,7 @@ before(async () => {
   const created = await request(`${env.gw.baseUrl}/api/services`, {
     method: 'POST',
     headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Private', path: '/private', targetUrl: upstream.url, requireAuth: true }),
+    body: JSON.stringify({ name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true }),
   });
   assert.equal(created.statusCode, 201);
   await created.body.dump();

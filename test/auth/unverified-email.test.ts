@@ -8,8 +8,8 @@ import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { sessionUserFromClaims } from '../../admin/oidc/session-user.js';
 import { loadConfig } from '../../shared/config.js';
-import { DEMO_USERS, type DemoUser } from '../fixtures/identity-provider.js';
-import { startEchoUpstream, type EchoUpstream, type EchoResponse } from '../fixtures/upstream.js';
+import { DEMO_USERS, type DemoUser } from '../support/identity-provider.js';
+import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 import { signIn } from '../support/sessions.js';
 
@@ -26,7 +26,7 @@ before(async () => {
   const created = await request(`${env.gw.baseUrl}/api/services`, {
     method: 'POST',
     headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Private', path: '/private', targetUrl: upstream.url, requireAuth: true }),
+    body: JSON.stringify({ name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true }),
   });
   assert.equal(created.statusCode, 201);
   await created.body.dump();
@@ -42,9 +42,9 @@ for (const user of [UNVERIFIED, SILENT]) {
     const result = await env.login(user.email, { password: user.password });
     const cookie = `gw_session=${result.jar.get('gw_session', env.gw.baseUrl)}`;
     const echoed = await request(`${env.gw.baseUrl}/private/x`, { headers: { cookie } });
-    const seen = (await echoed.body.json()) as EchoResponse;
-    assert.equal(seen.headers['x-forwarded-user'], user.sub);
-    assert.equal(seen.headers['x-forwarded-email'], undefined);
+    const seen = (await echoed.body.json()) as Echo;
+    assert.deepEqual(headerValues(seen, 'x-forwarded-user'), [user.sub]);
+    assert.deepEqual(headerValues(seen, 'x-forwarded-email'), []);
 
     const profile = await request(`${env.gw.baseUrl}/auth/profile`, { headers: { cookie } });
     assert.deepEqual(await profile.body.json(), { user: { sub: user.sub, name: user.name, email: '', isAdmin: false } });

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { request } from 'undici';
-import { closeServer, listen } from '../fixtures/listen.js';
+import { closeServer, listen } from '../support/listen.js';
 import { launchBrowser } from '../support/browser.js';
 import { freePort } from '../support/free-port.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';

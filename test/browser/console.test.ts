@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { launchBrowser } from '../support/browser.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 
@@ -77,7 +77,7 @@ test('in Chromium: an admin signs in to the console and creates, uses, filters, 
   assert.equal(await page.locator('form[data-service-form] input[name="_csrf"]').inputValue(), token);
   await page.getByLabel('Name').fill('Console echo');
   await page.getByLabel('Path').fill('console-echo');
-  await page.getByLabel('Target URL').fill(upstream.url);
+  await page.getByLabel('Target URL').fill(upstream.origin);
   await page.getByRole('button', { name: 'Create service' }).click();
   await page.locator('#path-error').waitFor();
   assert.equal(await page.locator('#path-error').textContent(), 'Path must start with /.');
@@ -134,7 +134,7 @@ test('in Chromium: an admin signs in to the console and creates, uses, filters, 
 
   // Edit: the form starts filled in; the change is audited with before and after.
   await page.getByRole('link', { name: 'Edit Console echo' }).click();
-  assert.equal(await page.getByLabel('Target URL').inputValue(), upstream.url);
+  assert.equal(await page.getByLabel('Target URL').inputValue(), upstream.origin);
   await page.getByLabel('Description').fill('Echoes every request');
   await page.getByRole('button', { name: 'Save changes' }).click();
   await page.waitForURL(serviceUrl);

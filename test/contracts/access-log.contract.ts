@@ -6,7 +6,10 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { AccessLogSink } from '../../shared/backends/access-log-sink.js';
-import { LOG_SERVICE, sampleEntry, SUITE, type TempDatabase, tempDatabase, waitFor } from './fixtures.js';
+import { eventually } from '../support/eventually.js';
+import { SUITE } from '../support/redis.js';
+import { LOG_SERVICE, sampleEntry } from '../support/samples.js';
+import { type TempDatabase, tempDatabase } from '../support/temp-database.js';
 
 /** A sink wired to a store over `database`; `drained` resolves once everything shipped is stored. */
 export interface AccessLogPipeline {
@@ -71,7 +74,7 @@ export function accessLogContract(name: string, factory: (database: TempDatabase
 
     it('the batch timer ships records without a flush', async () => {
       pipeline.sink.write(sampleEntry(1));
-      await waitFor('the record to be shipped by the timer', () => pipeline.sink.shipped === 1, 2_000);
+      await eventually('the record to be shipped by the timer', () => pipeline.sink.shipped === 1, 2_000);
       await pipeline.drained();
       assert.equal(database.storedPaths().length, 1);
     });

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { EventBus } from '../../shared/backends/event-bus.js';
 import type { Service } from '../../shared/types.js';
-import { Recorder, sampleService, SUITE } from './fixtures.js';
+import { Recorder } from '../support/recorder.js';
+import { SUITE } from '../support/redis.js';
+import { sampleService } from '../support/samples.js';
 
 /** A publishing bus, a way to get subscribing buses (the admin's and the workers'), and disposal. */
 export interface EventBusFixture {

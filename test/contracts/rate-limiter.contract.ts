@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { RateLimit } from '../../shared/durations.js';
 import type { RateLimiter } from '../../shared/backends/rate-limiter.js';
-import { SUITE } from './fixtures.js';
+import { SUITE } from '../support/redis.js';
 
 /** Makes limiters with `limit` over a fresh, empty backing store; `close` disposes of all of them. */
 export interface RateLimiterFixture {

@@ -10,7 +10,11 @@ import { AccessLogStreamConsumer, type AccessLogStreamConsumerOptions, type Stor
 import { RedisAccessLogSink, type RedisAccessLogSinkOptions } from '../../shared/backends/redis/redis-access-log-sink.js';
 import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
 import { ACCESS_LOG_GROUP, ACCESS_LOG_STREAM } from '../../shared/backends/redis/redis-keys.js';
-import { redisForFile, sampleEntry, SUITE, type TempDatabase, tempDatabase, track, waitFor } from './fixtures.js';
+import { eventually } from '../support/eventually.js';
+import { redisForFile, SUITE } from '../support/redis.js';
+import { sampleEntry } from '../support/samples.js';
+import { type TempDatabase, tempDatabase } from '../support/temp-database.js';
+import { track } from '../support/tracked.js';
 
 const redis = redisForFile();
 let database: TempDatabase;
@@ -102,7 +106,7 @@ describe('the access-log pipeline when Redis goes away', SUITE, () => {
 
     await redis.server.restart(); // empty: the stream and the group are gone
     await worker.ready(5_000);
-    await waitFor('the buffered records to be shipped', () => sink.shipped === 60);
+    await eventually('the buffered records to be shipped', () => sink.shipped === 60);
     await consumer.drained();
     const stored = database.storedPaths();
     assert.equal(stored.length, 60);
@@ -119,7 +123,7 @@ describe('the access-log pipeline when Redis goes away', SUITE, () => {
     assert.equal(sink.dropped, 15);
     await redis.server.restart();
     await worker.ready(5_000);
-    await waitFor('the buffered records to be shipped', () => sink.shipped === 10);
+    await eventually('the buffered records to be shipped', () => sink.shipped === 10);
     await consumer.drained();
     assert.deepEqual(database.storedPaths().sort(), written.slice(15).map((entry) => entry.path).sort());
   });
@@ -167,7 +171,7 @@ describe('the access-log consumer group', SUITE, () => {
     assert.equal(consumer.stored, 40, 'delivered to the new consumer only by claiming');
     const consumerNames = async () =>
       ((await redis.raw.xinfo('CONSUMERS', ACCESS_LOG_STREAM, ACCESS_LOG_GROUP)) as string[][]).map((info) => info[1]);
-    await waitFor('the dead consumer to leave the group', async () => (await consumerNames()).length === 1);
+    await eventually('the dead consumer to leave the group', async () => (await consumerNames()).length === 1);
     assert.deepEqual(await consumerNames(), [consumer.consumerName]);
   });
 
@@ -229,7 +233,7 @@ describe('the access-log consumer group', SUITE, () => {
 
   it('stop of an idle consumer returns without waiting out its blocking read', async () => {
     const consumer = await adminConsumer({ blockMs: 30_000 });
-    await waitFor('the consumer to wait in XREADGROUP BLOCK', async () => /flags=b .*cmd=xreadgroup/.test(String(await redis.raw.client('LIST'))));
+    await eventually('the consumer to wait in XREADGROUP BLOCK', async () => /flags=b .*cmd=xreadgroup/.test(String(await redis.raw.client('LIST'))));
     const started = Date.now();
     await consumer.stop();
     assert.ok(Date.now() - started < 2_000, `${Date.now() - started} ms`);

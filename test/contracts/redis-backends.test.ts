@@ -1,22 +1,16 @@
 /** openRedisBackends: the one call that wires the Redis implementations of the four interfaces. */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createLogger } from '../../shared/logger.js';
 import { openRedisBackends } from '../../shared/backends/redis/redis-backends.js';
 import { freePort } from '../support/free-port.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
-import { closeTracked, sampleEntry, sampleService, sampleSession, SUITE, tempDatabase, track } from './fixtures.js';
+import { redisForFile, SUITE } from '../support/redis.js';
+import { sampleEntry, sampleService, sampleSession } from '../support/samples.js';
+import { tempDatabase } from '../support/temp-database.js';
+import { track } from '../support/tracked.js';
 
 const logger = createLogger('silent', 'test');
-let redis: RedisServer;
-before(async () => {
-  redis = await startRedis();
-});
-afterEach(closeTracked);
-after(async () => {
-  await closeTracked();
-  await redis.stop();
-});
+const redis = redisForFile();
 
 const check = async (checks: readonly { name: string; check(): boolean | Promise<boolean> }[], name: string) =>
   checks.find((item) => item.name === name)!.check();
@@ -24,7 +18,7 @@ const check = async (checks: readonly { name: string; check(): boolean | Promise
 describe('openRedisBackends', SUITE, () => {
   it('wires sessions, bus, both limiters, the sink and a consumer over one Redis, with readiness checks', async () => {
     const database = track(tempDatabase(), (d) => d.close());
-    const config = { redisUrl: redis.url, rateLimitGeneral: { points: 2, durationMs: 60_000 }, rateLimitAuth: { points: 1, durationMs: 60_000 } };
+    const config = { redisUrl: redis.server.url, rateLimitGeneral: { points: 2, durationMs: 60_000 }, rateLimitAuth: { points: 1, durationMs: 60_000 } };
     const admin = track(await openRedisBackends(config, logger), (b) => b.close());
     const worker = track(await openRedisBackends(config, logger), (b) => b.close());
     assert.deepEqual(admin.readiness.map((item) => item.name), ['redis', 'registry']);
@@ -57,10 +51,10 @@ describe('openRedisBackends', SUITE, () => {
 
   it('reports Redis unreachable in readiness while it is down, and ready again after a restart', async () => {
     const options = { connection: { maxReconnectDelayMs: 100 } };
-    const backends = track(await openRedisBackends({ redisUrl: redis.url, rateLimitGeneral: null, rateLimitAuth: null }, logger, options), (b) => b.close());
-    await redis.kill();
+    const backends = track(await openRedisBackends({ redisUrl: redis.server.url, rateLimitGeneral: null, rateLimitAuth: null }, logger, options), (b) => b.close());
+    await redis.server.kill();
     assert.equal(await check(backends.readiness, 'redis'), false);
-    await redis.restart();
+    await redis.server.restart();
     await backends.connections.ready(5_000);
     assert.equal(await check(backends.readiness, 'redis'), true);
   });

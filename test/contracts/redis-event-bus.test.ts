@@ -8,8 +8,12 @@ import { RedisConnections } from '../../shared/backends/redis/redis-connections.
 import { RedisEventBus, type RedisEventBusOptions } from '../../shared/backends/redis/redis-event-bus.js';
 import { REGISTRY_EPOCH_KEY, REGISTRY_KEY, REGISTRY_VERSION_KEY } from '../../shared/backends/redis/redis-keys.js';
 import type { Service } from '../../shared/types.js';
-import { redisForFile, Recorder, sampleService, SUITE, track, waitFor } from './fixtures.js';
-import { startTcpRelay } from './tcp-relay.js';
+import { eventually } from '../support/eventually.js';
+import { Recorder } from '../support/recorder.js';
+import { redisForFile, SUITE } from '../support/redis.js';
+import { sampleService } from '../support/samples.js';
+import { startTcpRelay } from '../support/tcp-relay.js';
+import { track } from '../support/tracked.js';
 
 type Snapshot = readonly Service[];
 
@@ -51,7 +55,7 @@ describe('RedisEventBus: the snapshot in Redis', SUITE, () => {
     const admin = await process_();
     await admin.bus.publishRegistry([sampleService(3)]);
     const { bus } = await process_();
-    await waitFor('the snapshot to load', () => bus.loaded);
+    await eventually('the snapshot to load', () => bus.loaded);
     assert.equal(bus.version, 1);
   });
 
@@ -107,7 +111,7 @@ describe('RedisEventBus: missed notices', SUITE, () => {
     await heard.next((s) => s.length === 1);
 
     relay.cut();
-    await waitFor('the worker to notice', () => worker.connections.command.status !== 'ready');
+    await eventually('the worker to notice', () => worker.connections.command.status !== 'ready');
     await admin.bus.publishRegistry([sampleService(1), sampleService(2)]);
     assert.equal(heard.values.length, 1, 'nothing reaches a disconnected worker');
     relay.restore();
@@ -125,7 +129,7 @@ describe('RedisEventBus when Redis goes away', SUITE, () => {
     await heard.next((s) => s.length === 2);
 
     await redis.server.kill();
-    await waitFor('the worker to notice', () => worker.connections.command.status !== 'ready');
+    await eventually('the worker to notice', () => worker.connections.command.status !== 'ready');
     await worker.bus.refresh(); // a read that fails
     assert.equal(worker.bus.loaded, true);
     const late = new Recorder<Snapshot>();
@@ -147,9 +151,9 @@ describe('RedisEventBus when Redis goes away', SUITE, () => {
     await admin.bus.publishRegistry([sampleService(5)]);
     await redis.server.restart();
     await admin.connections.ready(5_000);
-    await waitFor('the snapshot to be re-created', async () => (await redis.raw.exists(REGISTRY_KEY).catch(() => 0)) === 1);
+    await eventually('the snapshot to be re-created', async () => (await redis.raw.exists(REGISTRY_KEY).catch(() => 0)) === 1);
     const { bus } = await process_();
-    await waitFor('a new worker to load it', () => bus.loaded);
+    await eventually('a new worker to load it', () => bus.loaded);
     const heard = new Recorder<Snapshot>();
     bus.onRegistry(heard.listener);
     assert.deepEqual(names(heard.values[0]!), ['Service 5']);

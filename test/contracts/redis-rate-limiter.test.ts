@@ -3,34 +3,19 @@
  * separate limiters kept apart, and the in-memory insurance while Redis is down.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
+import { describe, it } from 'node:test';
 import type { RateLimit } from '../../shared/durations.js';
 import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
 import { RATE_LIMIT_PREFIX } from '../../shared/backends/redis/redis-keys.js';
 import { RedisRateLimiter } from '../../shared/backends/redis/redis-rate-limiter.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
-import { closeTracked, SUITE, track } from './fixtures.js';
+import { redisForFile, SUITE } from '../support/redis.js';
+import { track } from '../support/tracked.js';
 
-let redis: RedisServer;
-
-before(async () => {
-  redis = await startRedis();
-});
-after(async () => {
-  await closeTracked();
-  await redis.stop();
-});
-beforeEach(async () => {
-  const raw = track(new Redis(redis.url, { maxRetriesPerRequest: 0 }), (r) => r.disconnect());
-  raw.on('error', () => {});
-  await raw.flushall();
-});
-afterEach(closeTracked);
+const redis = redisForFile();
 
 /** A limiter on its own connections, as one worker process has it. */
 async function worker(limit: RateLimit | null, keyPrefix: string = RATE_LIMIT_PREFIX.general): Promise<{ limiter: RedisRateLimiter; connections: RedisConnections }> {
-  const connections = track(new RedisConnections(redis.url, { maxReconnectDelayMs: 100 }), (c) => c.close());
+  const connections = track(new RedisConnections(redis.server.url, { maxReconnectDelayMs: 100 }), (c) => c.close());
   await connections.ready(5_000);
   return { limiter: new RedisRateLimiter(connections, limit, { keyPrefix }), connections };
 }
@@ -89,11 +74,11 @@ describe('RedisRateLimiter', SUITE, () => {
     const [a, b] = [await worker(limit), await worker(limit)];
     assert.deepEqual(await allowed(a.limiter, 'k', 2), [true, true]);
 
-    await redis.kill();
+    await redis.server.kill();
     assert.deepEqual(await allowed(a.limiter, 'k', 4), [true, true, true, false], 'memory insurance: a fresh count, same limit');
     assert.deepEqual(await allowed(b.limiter, 'k', 4), [true, true, true, false], 'each worker counts on its own meanwhile');
 
-    await redis.restart(); // empty: counts start again
+    await redis.server.restart(); // empty: counts start again
     await Promise.all([a.connections.ready(5_000), b.connections.ready(5_000)]);
     assert.deepEqual(await allowed(a.limiter, 'fresh', 2), [true, true]);
     assert.deepEqual(await allowed(b.limiter, 'fresh', 2), [true, false], 'shared through Redis again');

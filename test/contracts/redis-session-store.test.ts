@@ -9,8 +9,11 @@ import { sessionKey } from '../../shared/backends/session-store.js';
 import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
 import { sessionRedisKey } from '../../shared/backends/redis/redis-keys.js';
 import { RedisSessionStore, type RedisSessionStoreOptions } from '../../shared/backends/redis/redis-session-store.js';
-import { redisForFile, sampleSession, SUITE, track, waitFor } from './fixtures.js';
-import { startTcpRelay } from './tcp-relay.js';
+import { eventually } from '../support/eventually.js';
+import { redisForFile, SUITE } from '../support/redis.js';
+import { sampleSession } from '../support/samples.js';
+import { startTcpRelay } from '../support/tcp-relay.js';
+import { track } from '../support/tracked.js';
 
 const redis = redisForFile();
 
@@ -67,7 +70,7 @@ describe('RedisSessionStore across workers', SUITE, () => {
     const started = Date.now();
     await a.store.destroy(id);
     // The cache TTL is a minute: only the revocation message can explain B forgetting it.
-    await waitFor('worker B to forget the session', async () => (await b.store.get(id)) === null, 1_000);
+    await eventually('worker B to forget the session', async () => (await b.store.get(id)) === null, 1_000);
     assert.ok(Date.now() - started < 1_000);
     assert.equal(await redis.raw.exists(sessionRedisKey(sessionKey(id))), 0);
   });
@@ -113,13 +116,13 @@ describe('RedisSessionStore when Redis goes away', SUITE, () => {
     const id = await a.store.create(session);
     assert.deepEqual(await b.store.get(id), session, 'the same objects work again');
     await a.store.destroy(id);
-    await waitFor('the revocation to reach B after the restart', async () => (await b.store.get(id)) === null, 1_000);
+    await eventually('the revocation to reach B after the restart', async () => (await b.store.get(id)) === null, 1_000);
   });
 
   it('a write while Redis is coming back waits for the reconnect instead of failing', async () => {
     const { store, connections } = await worker();
     await redis.server.kill();
-    await waitFor('the worker to notice', () => connections.command.status !== 'ready');
+    await eventually('the worker to notice', () => connections.command.status !== 'ready');
     const defaults = track(new RedisConnections(redis.server.url, { maxReconnectDelayMs: 100 }), (c) => c.close()); // writeWaitMs 2 s
     const patient = track(new RedisSessionStore(defaults), (s) => s.close());
     const creating = patient.create(sampleSession());
@@ -135,9 +138,9 @@ describe('RedisSessionStore when Redis goes away', SUITE, () => {
     assert.notEqual(await store.get(id), null);
     await redis.raw.del(sessionRedisKey(sessionKey(id))); // revoked while this worker is cut off
     relay.cut();
-    await waitFor('the worker to notice', () => connections.command.status !== 'ready');
+    await eventually('the worker to notice', () => connections.command.status !== 'ready');
     relay.restore();
     await connections.ready(5_000);
-    await waitFor('the cache to be dropped', async () => (await store.get(id)) === null, 1_000);
+    await eventually('the cache to be dropped', async () => (await store.get(id)) === null, 1_000);
   });
 });

@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { isWellFormedSecret, newSessionId } from '../../shared/secrets.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';
-import { sampleSession, SUITE, waitFor } from './fixtures.js';
+import { eventually } from '../support/eventually.js';
+import { SUITE } from '../support/redis.js';
+import { sampleSession } from '../support/samples.js';
 
 /** A fresh, empty store, and how to dispose of it. */
 export interface SessionStoreFixture {
@@ -69,7 +71,7 @@ export function sessionStoreContract(name: string, factory: () => Promise<Sessio
     it('a session reads as null once its expiresAt passes, even right after a read', async () => {
       const id = await store.create(sampleSession({ expiresAt: Date.now() + 300 }));
       assert.notEqual(await store.get(id), null);
-      await waitFor('the session to expire', async () => (await store.get(id)) === null, 3_000);
+      await eventually('the session to expire', async () => (await store.get(id)) === null, 3_000);
     });
 
     it('close resolves', async () => {

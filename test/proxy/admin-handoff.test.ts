@@ -11,8 +11,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { PUBLIC_HANDOFF_HEADER } from '../../shared/gateway-paths.js';
 import { startHandedOffGateway } from './handed-off-gateway.js';
-import { echo, headerValues, service, startEchoUpstream, startUpstream, type Echo, type EchoUpstream, type TestGateway, type Upstream } from './harness.js';
-import { openRawConnection } from './raw-connection.js';
+import { openRawConnection } from '../support/raw-connection.js';
+import { service } from '../support/samples.js';
+import { echo, headerValues, startEchoUpstream, startUpstream, type Echo, type EchoUpstream, type Upstream } from '../support/upstream.js';
+import type { TestGateway } from './harness.js';
 
 const PUBLIC_URL = 'https://gateway.example';
 const UPSTREAM_TIMEOUT_MS = 300;

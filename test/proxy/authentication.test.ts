@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { headerValues, service, startEchoUpstream, startGateway, type Echo, type EchoUpstream, type TestGateway } from './harness.js';
+import { service } from '../support/samples.js';
+import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 describe('authentication on protected and public services', () => {
   let upstream: EchoUpstream;
@@ -21,13 +23,13 @@ describe('authentication on protected and public services', () => {
   });
 
   it('answers 401 Not authenticated as JSON without a session, and forwards nothing', async () => {
-    const before = upstream.requests;
+    const before = upstream.requests.length;
     const response = await gateway.fetch('/private/data', { headers: { accept: 'application/json' } });
     assert.equal(response.status, 401);
     assert.match(String(response.headers['content-type']), /^application\/json/);
     assert.deepEqual(response.json(), { error: 'Not authenticated' });
     assert.equal((await gateway.fetch('/private')).status, 401);
-    assert.equal(upstream.requests, before);
+    assert.equal(upstream.requests.length, before);
   });
 
   it('answers a browser with a 401 HTML page linking to the login with the original path and query', async () => {

@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { service, startEchoUpstream, startGateway, type Echo, type EchoUpstream, type TestGateway } from './harness.js';
+import { service } from '../support/samples.js';
+import { startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 describe('bare prefix: GET and HEAD of exactly a prefix are redirected to the prefix plus /', () => {
   let upstream: EchoUpstream;
@@ -31,11 +33,11 @@ describe('bare prefix: GET and HEAD of exactly a prefix are redirected to the pr
 
   /** The `Location` of a 308 for `target`, asserting the status and that nothing reached the target. */
   async function redirectFor(target: string, method: 'GET' | 'HEAD' = 'GET', cookie?: string): Promise<string> {
-    const before = upstream.requests;
+    const before = upstream.requests.length;
     const response = await gateway.fetch(target, { method, headers: cookie ? { cookie } : {} });
     assert.equal(response.status, 308, `${method} ${target}: ${response.text}`);
     assert.equal(response.text, '');
-    assert.equal(upstream.requests, before, `${target} was not forwarded`);
+    assert.equal(upstream.requests.length, before, `${target} was not forwarded`);
     const location = String(response.headers.location);
     assert.doesNotMatch(location, /^[/\\]{2}/, `${target}: never a scheme-relative Location`);
     return location;

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isCanonicalPath, pathLength } from '../../proxy/canonical-path.js';
-import { rawRequest, service, startEchoUpstream, startGateway, type Echo, type EchoUpstream, type TestGateway } from './harness.js';
+import { rawRequest } from '../support/raw-connection.js';
+import { service } from '../support/samples.js';
+import { startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 describe('canonical path: what could climb out of the base path gets 400', () => {
   let upstream: EchoUpstream;
@@ -42,11 +45,11 @@ describe('canonical path: what could climb out of the base path gets 400', () =>
   ];
   for (const target of refused) {
     it(`refuses ${target}`, async () => {
-      const before = upstream.requests;
+      const before = upstream.requests.length;
       const response = await gateway.fetch(target);
       assert.equal(response.status, 400);
       assert.deepEqual(response.json(), { error: 'Bad request' });
-      assert.equal(upstream.requests, before, 'nothing reached the upstream');
+      assert.equal(upstream.requests.length, before, 'nothing reached the upstream');
     });
   }
 

@@ -5,9 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CookieJar } from '../fixtures/cookie-jar.js';
-import { startCookieSettingApp, type CookieSettingApp } from '../fixtures/cookie-setting-app.js';
-import { headerValues, service, startEchoUpstream, startGateway, type Echo, type EchoUpstream, type TestGateway } from './harness.js';
+import { CookieJar } from '../support/cookie-jar.js';
+import { startCookieSettingApp, type CookieSettingApp } from '../support/cookie-setting-app.js';
+import { service } from '../support/samples.js';
+import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 describe('cookie scope: an app cookie without Path stays with its service', () => {
   let app: CookieSettingApp;

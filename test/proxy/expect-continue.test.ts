@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { service, startEchoUpstream, startGateway, type Echo, type EchoUpstream, type TestGateway } from './harness.js';
+import { service } from '../support/samples.js';
+import { startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 const BODY = 'x'.repeat(64 * 1024);
 
@@ -70,7 +72,7 @@ describe('Expect: 100-continue', () => {
       assert.equal(reply.interim, undefined, path);
       assert.match(reply.final, new RegExp(`^HTTP/1.1 ${status} `), path);
     }
-    assert.equal(upstream.requests, 0);
+    assert.equal(upstream.requests.length, 0);
   });
 
   it('an upload that will be forwarded gets 100 Continue, then the target receives the whole body', async () => {

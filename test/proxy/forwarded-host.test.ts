@@ -5,8 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { rawRequest } from '../support/raw-connection.js';
+import { service } from '../support/samples.js';
+import { echo, headerValues, startUpstream, type Echo, type Upstream } from '../support/upstream.js';
 import { startHandedOffGateway } from './handed-off-gateway.js';
-import { echo, headerValues, rawRequest, service, startUpstream, type Echo, type TestGateway, type Upstream } from './harness.js';
+import { type TestGateway } from './harness.js';
 
 const PUBLIC_URL = 'https://gateway.example';
 

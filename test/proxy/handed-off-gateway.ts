@@ -8,7 +8,8 @@ import { clientIpResolver } from '../../shared/client-ip.js';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import type { Service } from '../../shared/types.js';
-import { startGateway, type TestGateway, type Upstream } from './harness.js';
+import type { Upstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 /**
  * Starts a gateway with `env` (ADMIN_INTERNAL_URL set to `admin`'s origin) and `services`, handing

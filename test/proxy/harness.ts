@@ -1,14 +1,11 @@
 /**
- * Shared setup for the data-plane tests: real upstream servers, and a gateway started as
- * production starts its data plane (`startProxyPlane`, over the embedded backends on the real
- * migrations in an in-memory SQLite database), its access-log records shipped into an array and
- * gateway-owned paths answered by a stand-in admin plane.
+ * The data-plane tests' gateway, started as production starts its data plane (`startProxyPlane`,
+ * over the embedded backends on the real migrations in an in-memory SQLite database), its
+ * access-log records shipped into an array and gateway-owned paths answered by a stand-in admin
+ * plane.
  */
-import { randomUUID } from 'node:crypto';
 import { EventEmitter, once } from 'node:events';
-import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import net from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
 import { openDatabase, type Database } from '../../admin/database.js';
 import { GatewayMetrics } from '../../proxy/gateway-metrics.js';
@@ -18,114 +15,6 @@ import { openEmbeddedBackends } from '../../shared/backends/embedded/embedded-ba
 import { loadConfig, type Config } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import type { AccessLogEntry, Service, SessionUser } from '../../shared/types.js';
-import { parseHead, type RawHead } from './raw-connection.js';
-
-export interface Upstream {
-  /** `http://127.0.0.1:<port>` */
-  origin: string;
-  port: number;
-  server: http.Server;
-  close(): Promise<void>;
-}
-
-/** Starts a real HTTP server on a free port with `handler`. */
-export async function startUpstream(handler: RequestListener): Promise<Upstream> {
-  const server = http.createServer(handler);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    port,
-    server,
-    close: () => closeServer(server),
-  };
-}
-
-/** A TCP server standing in for an upstream that does not speak proper HTTP. */
-export interface RawUpstream {
-  /** `http://127.0.0.1:<port>` */
-  origin: string;
-  close(): Promise<void>;
-}
-
-/**
- * Starts a {@link RawUpstream} that answers every connection's first bytes with `reply` as it is
- * (UTF-8) and closes it: for replies node:http would never write.
- */
-export async function rawUpstream(reply: string): Promise<RawUpstream> {
-  const server = net.createServer((socket) => {
-    socket.once('data', () => socket.end(reply));
-    socket.on('error', () => {});
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** An upstream that answers every request with {@link echo} and counts them. */
-export interface EchoUpstream extends Upstream {
-  /** Requests received so far. */
-  readonly requests: number;
-}
-
-/** Starts an {@link EchoUpstream}: for tests that check what reached the target, and how often. */
-export async function startEchoUpstream(): Promise<EchoUpstream> {
-  let requests = 0;
-  const upstream = await startUpstream((req, res) => {
-    requests++;
-    echo(req, res);
-  });
-  return {
-    ...upstream,
-    get requests() {
-      return requests;
-    },
-  };
-}
-
-/** What {@link echo} answers: the request as the upstream saw it. */
-export interface Echo {
-  method: string;
-  url: string;
-  /** The raw header list, as `[name, value]` pairs in arrival order. */
-  headers: [string, string][];
-  bodyBytes: number;
-}
-
-/** An upstream handler that reads the whole body and answers 200 with an {@link Echo}. */
-export function echo(req: IncomingMessage, res: ServerResponse): void {
-  let bodyBytes = 0;
-  req.on('data', (chunk: Buffer) => (bodyBytes += chunk.length));
-  req.on('end', () => {
-    const headers: [string, string][] = [];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i]!, req.rawHeaders[i + 1]!]);
-    const body = JSON.stringify({ method: req.method ?? '', url: req.url ?? '', headers, bodyBytes } satisfies Echo);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-  });
-}
-
-/** Every value of header `name` (any case) in an {@link Echo}. */
-export function headerValues(received: Echo, name: string): string[] {
-  const wanted = name.toLowerCase();
-  return received.headers.filter(([key]) => key.toLowerCase() === wanted).map(([, value]) => value);
-}
-
-/** A registry entry with test defaults: public, enabled. */
-export function service(fields: Partial<Service> & Pick<Service, 'path' | 'targetUrl'>): Service {
-  const now = new Date().toISOString();
-  return {
-    id: randomUUID(),
-    name: fields.path,
-    requireAuth: false,
-    description: '',
-    enabled: true,
-    createdAt: now,
-    updatedAt: now,
-    ...fields,
-  };
-}
 
 export interface GatewayOptions {
   /** Environment for loadConfig; RATE_LIMIT_GENERAL defaults to `0` (off) here. */
@@ -267,32 +156,4 @@ async function send(agent: Agent, origin: string, target: string, options: Clien
     text,
     json: <T>() => JSON.parse(text) as T,
   };
-}
-
-/** A raw HTTP/1.1 exchange over TCP, for requests undici will not send; returns the whole reply. */
-export async function rawRequest(port: number, text: string): Promise<RawResponse> {
-  const socket = net.connect(port, '127.0.0.1');
-  socket.write(text); // not end(): a half-closed client counts as gone for node:http
-  const chunks: Buffer[] = [];
-  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-  await once(socket, 'close');
-  const reply = Buffer.concat(chunks).toString('latin1');
-  const blank = reply.indexOf('\r\n\r\n');
-  const head = blank === -1 ? reply : reply.slice(0, blank);
-  return { ...parseHead(head), body: blank === -1 ? '' : reply.slice(blank + 4) };
-}
-
-/** `count` raw header lines with distinct names (`X-Pad-0: 0`, …), so no stack folds them into fewer fields. */
-export function headerPadding(count: number): string[] {
-  return Array.from({ length: count }, (_, i) => `X-Pad-${i}: ${i}`);
-}
-
-/** A response read until the connection closed: its head, then everything after it as it came. */
-export interface RawResponse extends RawHead {
-  body: string;
-}
-
-async function closeServer(server: http.Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
 }

@@ -12,8 +12,8 @@ import { promisify } from 'node:util';
 import { apiClient } from '../support/api-client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn } from '../support/sessions.js';
-import { startUpstream, type Upstream } from './harness.js';
-import { openRawConnection } from './raw-connection.js';
+import { startUpstream, type Upstream } from '../support/upstream.js';
+import { openRawConnection } from '../support/raw-connection.js';
 
 /** What the target saw of a request. */
 interface Seen {

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { echo, service, startGateway, startUpstream, type TestGateway, type Upstream } from './harness.js';
+import { service } from '../support/samples.js';
+import { echo, startUpstream, type Upstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 describe('general rate limit (RATE_LIMIT_GENERAL 3/1m)', () => {
   let upstream: Upstream;

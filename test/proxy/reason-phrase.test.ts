@@ -6,7 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { rawRequest, rawUpstream, service, startGateway, type RawResponse, type RawUpstream, type TestGateway } from './harness.js';
+import { rawRequest, type RawResponse } from '../support/raw-connection.js';
+import { service } from '../support/samples.js';
+import { rawUpstream, type RawUpstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 describe('reason phrases a target sends', { timeout: 5_000 }, () => {
   const opened: { close(): Promise<void> }[] = [];

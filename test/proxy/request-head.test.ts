@@ -9,7 +9,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { MAX_HEADER_FIELDS } from '../../shared/request-head.js';
 import { startTestGateway, type TestGateway as RunningGateway } from '../support/gateway.js';
-import { headerPadding, rawRequest, service, startGateway, startUpstream, type RawResponse, type TestGateway, type Upstream } from './harness.js';
+import { headerPadding, rawRequest, type RawResponse } from '../support/raw-connection.js';
+import { service } from '../support/samples.js';
+import { startUpstream, type Upstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 /** A raw request: `requestLine`, then `lines`, then the blank line ending the head. */
 function head(requestLine: string, lines: string[]): string {

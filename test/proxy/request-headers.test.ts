@@ -1,16 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  echo,
-  headerValues,
-  rawRequest,
-  service,
-  startGateway,
-  startUpstream,
-  type Echo,
-  type TestGateway,
-  type Upstream,
-} from './harness.js';
+import { rawRequest } from '../support/raw-connection.js';
+import { service } from '../support/samples.js';
+import { echo, headerValues, startUpstream, type Echo, type Upstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 /** Sends `GET <target>` with `lines` as raw header lines, over a connection of its own. */
 async function rawEcho(gateway: TestGateway, target: string, lines: string[], extra = ''): Promise<Echo> {

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { rawRequest, service, startGateway, startUpstream, type TestGateway, type Upstream } from './harness.js';
+import { rawRequest } from '../support/raw-connection.js';
+import { service } from '../support/samples.js';
+import { startUpstream, type Upstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 /**
  * An upstream whose answer the query decides: `location=<url>` → 302 with that Location;

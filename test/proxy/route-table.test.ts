@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RouteTable } from '../../proxy/route-table.js';
 import { routingKey } from '../../proxy/routing-key.js';
-import { service } from './harness.js';
+import { service } from '../support/samples.js';
 
 describe('RouteTable: legacy paths that differ only in case', () => {
   const open = service({ path: '/Secret', targetUrl: 'http://127.0.0.1:1/open' });

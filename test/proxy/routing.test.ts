@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { echo, service, startGateway, startUpstream, type Echo, type TestGateway, type Upstream } from './harness.js';
+import { service } from '../support/samples.js';
+import { echo, startUpstream, type Echo, type Upstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 describe('routing: longest whole-segment prefix', () => {
   let upstream: Upstream;

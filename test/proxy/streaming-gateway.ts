@@ -7,7 +7,8 @@
  * Messages in: `'rss'` and `'reset'`, each answered with `{ rss, peak }` in bytes (the peak since
  * the last reset; `'reset'` then starts a new one); `'close'`. Message out at start: `{ port }`.
  */
-import { service, startGateway } from './harness.js';
+import { service } from '../support/samples.js';
+import { startGateway } from './harness.js';
 
 const SAMPLE_MS = 10;
 

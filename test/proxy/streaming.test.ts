@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
-import { startUpstream, type Upstream } from './harness.js';
+import { startUpstream, type Upstream } from '../support/upstream.js';
 
 const MiB = 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 0x61);

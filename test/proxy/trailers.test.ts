@@ -7,8 +7,11 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { rawRequest, rawUpstream, service, startGateway, startUpstream, type RawUpstream, type TestGateway, type Upstream } from './harness.js';
-import { openRawConnection, type RawExchange } from './raw-connection.js';
+import { rawRequest } from '../support/raw-connection.js';
+import { openRawConnection, type RawExchange } from '../support/raw-connection.js';
+import { service } from '../support/samples.js';
+import { rawUpstream, startUpstream, type RawUpstream, type Upstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 const BODY = 'streamed body, then its digest in a trailer';
 const SHA256 = createHash('sha256').update(BODY).digest('hex');

@@ -9,7 +9,9 @@ import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { echo, service, startGateway, startUpstream, type Echo, type TestGateway, type Upstream } from './harness.js';
+import { service } from '../support/samples.js';
+import { echo, startUpstream, type Echo, type Upstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 const TIMEOUT_MS = 300;
 const CHUNK = 'y'.repeat(1024);

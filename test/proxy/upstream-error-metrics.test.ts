@@ -5,7 +5,7 @@ import { apiClient } from '../support/api-client.js';
 import { freePort } from '../support/free-port.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn } from '../support/sessions.js';
-import { rawUpstream, startUpstream, type RawUpstream, type Upstream } from './harness.js';
+import { rawUpstream, startUpstream, type RawUpstream, type Upstream } from '../support/upstream.js';
 
 /**
  * Issue 9 item 8: `gatehouse_upstream_errors_total{service,kind}` counts target failures, read the

@@ -4,7 +4,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
-import { rawUpstream, service, startGateway, startUpstream, type RawUpstream, type TestGateway, type Upstream } from './harness.js';
+import { service } from '../support/samples.js';
+import { rawUpstream, startUpstream, type RawUpstream, type Upstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 /** A port nothing listens on: bound once, then released. */
 async function closedPort(): Promise<number> {

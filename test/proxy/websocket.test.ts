@@ -5,8 +5,10 @@ import type { IncomingMessage } from 'node:http';
 import net, { type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { service, startGateway, startUpstream, type TestGateway, type Upstream } from './harness.js';
-import { openRawConnection } from './raw-connection.js';
+import { openRawConnection } from '../support/raw-connection.js';
+import { service } from '../support/samples.js';
+import { startUpstream, type Upstream } from '../support/upstream.js';
+import { startGateway, type TestGateway } from './harness.js';
 
 const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';

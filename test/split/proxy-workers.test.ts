@@ -7,9 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
-import { childPids, eventually, startGatehouseProcess, statusOf } from '../support/gatehouse-process.js';
+import { eventually } from '../support/eventually.js';
+import { childPids, startGatehouseProcess, statusOf } from '../support/gatehouse-process.js';
 import { startSplitGateway, type ProxyProcess, type SplitGateway } from '../support/split-gateway.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 let split: SplitGateway;
 let upstream: EchoUpstream;
@@ -20,7 +21,7 @@ before(async () => {
   upstream = await startEchoUpstream();
   split = await startSplitGateway();
   admin = await split.signIn();
-  serviceId = await split.createService(admin, { name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false });
+  serviceId = await split.createService(admin, { name: 'Echo', path: '/echo', targetUrl: upstream.origin, requireAuth: false });
 });
 after(async () => {
   await split?.close();

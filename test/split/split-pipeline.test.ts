@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
-import { headerPadding, rawRequest } from '../proxy/harness.js';
-import { openRawConnection } from '../proxy/raw-connection.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
+import { headerPadding, openRawConnection, rawRequest } from '../support/raw-connection.js';
 import { MAX_HEADER_FIELDS } from '../../shared/request-head.js';
-import { eventually, statusOf } from '../support/gatehouse-process.js';
+import { eventually } from '../support/eventually.js';
+import { statusOf } from '../support/gatehouse-process.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
 
 let split: SplitGateway;
@@ -20,7 +20,7 @@ before(async () => {
   // one test's requests never count against another's limit.
   split = await startSplitGateway({ RATE_LIMIT_GENERAL: '40/1m', TRUST_PROXY: 'loopback' });
   admin = await split.signIn();
-  serviceId = await split.createService(admin, { name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false });
+  serviceId = await split.createService(admin, { name: 'Echo', path: '/echo', targetUrl: upstream.origin, requireAuth: false });
   await eventually('the route on both proxies', async () => (await Promise.all(split.proxies.map((p) => statusOf(`${p.url}/echo/`)))).every((s) => s === 200));
 });
 after(async () => {
@@ -74,7 +74,7 @@ test(`a request of ${MAX_HEADER_FIELDS} header fields passes a proxy and its han
 });
 
 test('a POST to the admin API with Expect: 100-continue through a proxy gets 100, then the admin process creates the service', async () => {
-  const body = JSON.stringify({ name: 'Continued', path: '/continued', targetUrl: upstream.url, requireAuth: false });
+  const body = JSON.stringify({ name: 'Continued', path: '/continued', targetUrl: upstream.origin, requireAuth: false });
   const connection = await openRawConnection(Number(new URL(split.proxies[0].url).port));
   try {
     connection.write(

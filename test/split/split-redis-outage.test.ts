@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { CookieJar, loginThroughProvider } from '../fixtures/browserless-login.js';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
-import { eventually, statusOf } from '../support/gatehouse-process.js';
+import { CookieJar, loginThroughProvider } from '../support/browserless-login.js';
+import { eventually } from '../support/eventually.js';
+import { statusOf } from '../support/gatehouse-process.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 let split: SplitGateway;
 let upstream: EchoUpstream;
@@ -21,7 +22,7 @@ after(async () => {
 test('Redis killed and restarted: routing, sessions, logins and access logs recover without restarting anything', async () => {
   const [a, b] = split.proxies;
   const admin = await split.signIn();
-  const create = (body: Record<string, unknown>) => split.createService(admin, { targetUrl: upstream.url, ...body });
+  const create = (body: Record<string, unknown>) => split.createService(admin, { targetUrl: upstream.origin, ...body });
   const publicId = await create({ name: 'Public', path: '/public', requireAuth: false });
   await create({ name: 'Private', path: '/private', requireAuth: true });
   await eventually('routes on both proxies', async () => (await statusOf(`${b.url}/public/`)) === 200 && (await statusOf(`${b.url}/private/`)) === 401);
@@ -64,7 +65,7 @@ test('Redis killed and restarted: routing, sessions, logins and access logs reco
   const afterOutage = await request(`${split.adminUrl}/api/services`, {
     method: 'POST',
     headers: { cookie: adminAgain.cookie, 'x-csrf-token': adminAgain.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'After outage', path: '/after', targetUrl: upstream.url, requireAuth: false }),
+    body: JSON.stringify({ name: 'After outage', path: '/after', targetUrl: upstream.origin, requireAuth: false }),
   });
   assert.equal(afterOutage.statusCode, 201);
   await afterOutage.body.dump();

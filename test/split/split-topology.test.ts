@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { CookieJar, loginThroughProvider } from '../fixtures/browserless-login.js';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
+import { CookieJar, loginThroughProvider } from '../support/browserless-login.js';
+import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/free-port.js';
-import { eventually, statusOf } from '../support/gatehouse-process.js';
+import { statusOf } from '../support/gatehouse-process.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 let split: SplitGateway;
 let upstream: EchoUpstream;
@@ -41,7 +42,7 @@ async function seenByBoth(path: string, status: number, headers: Record<string, 
 
 test('a service created, changed, disabled and deleted through one proxy is seen by both within 1 s', async () => {
   const [a] = split.proxies;
-  const created = await api(a.url, 'POST', '/api/services', { name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false });
+  const created = await api(a.url, 'POST', '/api/services', { name: 'Echo', path: '/echo', targetUrl: upstream.origin, requireAuth: false });
   assert.equal(created.status, 201);
   assert.ok((await seenByBoth('/echo/x', 200)) < 1000);
 
@@ -58,7 +59,7 @@ test('a service created, changed, disabled and deleted through one proxy is seen
 
 test('a session made through one proxy works on the other; logout on one revokes it on the other within 1 s', async () => {
   const [a, b] = split.proxies;
-  const created = await api(a.url, 'POST', '/api/services', { name: 'Private', path: '/private', targetUrl: upstream.url, requireAuth: true });
+  const created = await api(a.url, 'POST', '/api/services', { name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true });
   assert.equal(created.status, 201);
   await seenByBoth('/private/x', 401);
 
@@ -105,7 +106,7 @@ test('a proxy counts a refusing target per service on INTERNAL_PORT; the admin p
 
 test('admin process down: gateway-owned paths get 503, proxied traffic is unaffected', async () => {
   const [a, b] = split.proxies;
-  const created = await api(a.url, 'POST', '/api/services', { name: 'Still up', path: '/still-up', targetUrl: upstream.url, requireAuth: false });
+  const created = await api(a.url, 'POST', '/api/services', { name: 'Still up', path: '/still-up', targetUrl: upstream.origin, requireAuth: false });
   assert.equal(created.status, 201);
   await seenByBoth('/still-up/', 200);
 

@@ -10,9 +10,10 @@ import { after, before, test, type TestContext } from 'node:test';
 import { request } from 'undici';
 import { PRIMARY_STOP_DEADLINE_MS } from '../../proxy/process/proxy-primary.js';
 import { STOP_DEADLINE_MS } from '../../shared/graceful-stop.js';
-import { startEchoUpstream, type EchoUpstream } from '../fixtures/upstream.js';
-import { childPids, eventually, processGone, statusOf, type GatehouseProcess } from '../support/gatehouse-process.js';
+import { eventually } from '../support/eventually.js';
+import { childPids, processGone, statusOf, type GatehouseProcess } from '../support/gatehouse-process.js';
 import { startSplitGateway, type ProxyProcess, type SplitGateway } from '../support/split-gateway.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 let split: SplitGateway;
 let upstream: EchoUpstream;
@@ -20,7 +21,7 @@ let upstream: EchoUpstream;
 before(async () => {
   upstream = await startEchoUpstream();
   split = await startSplitGateway();
-  await split.createService(await split.signIn(), { name: 'Echo', path: '/echo', targetUrl: upstream.url, requireAuth: false });
+  await split.createService(await split.signIn(), { name: 'Echo', path: '/echo', targetUrl: upstream.origin, requireAuth: false });
 });
 after(async () => {
   await split?.close();

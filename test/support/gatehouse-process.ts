@@ -52,19 +52,6 @@ export function processGone(pid: number): boolean {
   }
 }
 
-/**
- * Resolves when `condition` holds, checking every `intervalMs`; rejects after `timeoutMs` with
- * `what`. For conditions no event announces (another process's state).
- */
-export async function eventually(what: string, condition: () => Promise<boolean>, timeoutMs = 10_000, intervalMs = 25): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await condition().catch(() => false)) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 /** The status of a GET (body discarded). */
 export async function statusOf(url: string, headers: Record<string, string> = {}): Promise<number> {
   const response = await request(url, { headers });

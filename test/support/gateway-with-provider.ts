@@ -1,5 +1,5 @@
-import { CookieJar, loginThroughProvider, type BrowseResult } from '../fixtures/browserless-login.js';
-import { DEMO_USERS, startIdentityProvider, type IdentityProvider, type IdentityProviderOptions } from '../fixtures/identity-provider.js';
+import { CookieJar, loginThroughProvider, type BrowseResult } from './browserless-login.js';
+import { DEMO_USERS, startIdentityProvider, type IdentityProvider, type IdentityProviderOptions } from './identity-provider.js';
 import { freePort } from './free-port.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
 

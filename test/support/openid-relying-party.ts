@@ -10,7 +10,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import * as client from 'openid-client';
-import { closeServer, listen } from '../fixtures/listen.js';
+import { closeServer, listen } from './listen.js';
 
 export interface RelyingPartyOptions {
   issuer: string;

@@ -1,11 +1,15 @@
 /**
  * A real `redis-server` for tests (DESIGN.md §7: real Redis on a free port), in memory only:
  * `redis-server --port <free> --save "" --appendonly no --bind 127.0.0.1`. Readiness is its
- * "Ready to accept connections" log line, never a sleep.
+ * "Ready to accept connections" log line, never a sleep. `redisForFile` is the setup every Redis
+ * test file registers (one server, a flushed database before each test, tracked clients closed).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { after, afterEach, before, beforeEach } from 'node:test';
+import { Redis } from 'ioredis';
 import { freePort } from './free-port.js';
+import { closeTracked, track } from './tracked.js';
 
 export interface RedisServer {
   /** `redis://127.0.0.1:PORT`. */
@@ -104,4 +108,30 @@ export async function startRedis(): Promise<RedisServer> {
       process.on('exit', killOnExit);
     },
   };
+}
+
+/** Options of every suite that talks to Redis: a hang (an awaited event that never comes) fails instead of stalling the run. */
+export const SUITE = { timeout: 30_000 };
+
+/**
+ * Registers what every Redis test file needs: one redis-server for the file; before each test a
+ * flushed database and a raw client (`raw`) to inspect it; after each test every tracked resource
+ * closed (so a failing test leaves no reconnecting client behind).
+ */
+export function redisForFile(): { readonly server: RedisServer; readonly raw: Redis } {
+  const state = {} as { server: RedisServer; raw: Redis };
+  before(async () => {
+    state.server = await startRedis();
+  });
+  after(async () => {
+    await closeTracked();
+    await state.server.stop();
+  });
+  beforeEach(async () => {
+    state.raw = track(new Redis(state.server.url, { maxRetriesPerRequest: 0 }), (r) => r.disconnect());
+    state.raw.on('error', () => {});
+    await state.raw.flushall();
+  });
+  afterEach(closeTracked);
+  return state;
 }

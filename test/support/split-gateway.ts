@@ -7,9 +7,10 @@ import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
 import type { SessionUser } from '../../shared/types.js';
-import { startIdentityProvider, type IdentityProvider } from '../fixtures/identity-provider.js';
+import { startIdentityProvider, type IdentityProvider } from './identity-provider.js';
+import { eventually } from './eventually.js';
 import { freePort } from './free-port.js';
-import { eventually, startGatehouseProcess, statusOf, type GatehouseProcess } from './gatehouse-process.js';
+import { startGatehouseProcess, statusOf, type GatehouseProcess } from './gatehouse-process.js';
 import { startRedis, type RedisServer } from './redis.js';
 
 /** One `npm run start:proxy` process. */

@@ -1,15 +1,15 @@
 /**
- * The test identity provider (test/fixtures/identity-provider.ts): discovery, keys, PKCE, its login
+ * The test identity provider (test/support/identity-provider.ts): discovery, keys, PKCE, its login
  * and consent pages, ID token claims, each tamper kind, and RP-initiated logout — driven by a tiny
  * openid-client relying party and the browserless driver.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { CookieJar, loginThroughProvider, logoutThroughProvider } from './fixtures/browserless-login.js';
-import { parseForms } from './fixtures/html-forms.js';
-import { DEMO_USERS, startIdentityProvider, type IdentityProvider, type IdTokenTamperKind } from './fixtures/identity-provider.js';
-import { startTestRelyingParty, type TestRelyingParty } from './support/openid-relying-party.js';
+import { CookieJar, loginThroughProvider, logoutThroughProvider } from './browserless-login.js';
+import { parseForms } from './html-forms.js';
+import { DEMO_USERS, startIdentityProvider, type IdentityProvider, type IdTokenTamperKind } from './identity-provider.js';
+import { startTestRelyingParty, type TestRelyingParty } from './openid-relying-party.js';
 
 const CLIENT = { clientId: 'fixture-rp', clientSecret: 'fixture-secret' };
 const [ADMIN] = DEMO_USERS;

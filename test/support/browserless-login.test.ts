@@ -1,13 +1,13 @@
 /**
- * The browserless login driver (test/fixtures/browserless-login.ts) end to end against the real test
+ * The browserless login driver (test/support/browserless-login.ts) end to end against the real test
  * identity provider and a tiny openid-client relying party: form_post and query response modes,
  * a wrong password, single sign-on with a kept jar, and a cross-site (localhost ↔ 127.0.0.1) login.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CookieJar, loginThroughProvider } from './fixtures/browserless-login.js';
-import { DEMO_USERS, startIdentityProvider, type IdentityProvider } from './fixtures/identity-provider.js';
-import { startTestRelyingParty, type TestRelyingParty } from './support/openid-relying-party.js';
+import { CookieJar, loginThroughProvider } from './browserless-login.js';
+import { DEMO_USERS, startIdentityProvider, type IdentityProvider } from './identity-provider.js';
+import { startTestRelyingParty, type TestRelyingParty } from './openid-relying-party.js';
 
 const [ADMIN, USER] = DEMO_USERS;
 if (ADMIN === undefined || USER === undefined) throw new Error('DEMO_USERS needs two users');

@@ -1,7 +1,7 @@
-/** Form parsing of the HTTP-driven tests (test/fixtures/html-forms.ts). */
+/** Form parsing of the HTTP-driven tests (test/support/html-forms.ts). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { encodeForm, parseForms } from './fixtures/html-forms.js';
+import { encodeForm, parseForms } from './html-forms.js';
 
 // oidc-provider's OAuth 2.0 Form Post Response Mode page, as v9 renders it.
 const FORM_POST_PAGE = `<!DOCTYPE html>

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { connect as tcpConnect } from 'node:net';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
-import { startRedis } from './support/redis.js';
+import { startRedis } from './redis.js';
 
 /** A client that fails fast instead of retrying, so an outage shows as an error. */
 function connect(url: string): Redis {

@@ -124,3 +124,26 @@ function field(line: string): string[] {
   const colon = line.indexOf(':');
   return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
 }
+
+/** A raw HTTP/1.1 exchange over TCP, for requests undici will not send; returns the whole reply. */
+export async function rawRequest(port: number, text: string): Promise<RawResponse> {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.write(text); // not end(): a half-closed client counts as gone for node:http
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  await once(socket, 'close');
+  const reply = Buffer.concat(chunks).toString('latin1');
+  const blank = reply.indexOf('\r\n\r\n');
+  const head = blank === -1 ? reply : reply.slice(0, blank);
+  return { ...parseHead(head), body: blank === -1 ? '' : reply.slice(blank + 4) };
+}
+
+/** `count` raw header lines with distinct names (`X-Pad-0: 0`, …), so no stack folds them into fewer fields. */
+export function headerPadding(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `X-Pad-${i}: ${i}`);
+}
+
+/** A response read until the connection closed: its head, then everything after it as it came. */
+export interface RawResponse extends RawHead {
+  body: string;
+}

@@ -7,12 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { CookieJar, loginThroughProvider } from './fixtures/browserless-login.js';
-import { freePort } from './support/free-port.js';
-import { childPids, processGone } from './support/gatehouse-process.js';
+import { CookieJar, loginThroughProvider } from '../support/browserless-login.js';
+import { freePort } from '../support/free-port.js';
+import { childPids, processGone } from '../support/gatehouse-process.js';
+import { headerValues, type Echo } from '../support/upstream.js';
 
-const DEMO = new URL('./fixtures/demo.js', import.meta.url).pathname;
-const ROOT = new URL('../../', import.meta.url).pathname;
+const DEMO = new URL('./demo.js', import.meta.url).pathname;
+const ROOT = new URL('../../../', import.meta.url).pathname;
 
 /** The demo's settings on free ports, its database in `dir`. */
 async function demoEnv(dir: string): Promise<{ env: NodeJS.ProcessEnv; ports: number[] }> {
@@ -46,8 +47,8 @@ test('npm run demo: sign in as the demo admin, use the protected demo service, s
     const cookie = jar.header(`${base}/echo/`);
     const echo = await request(`${base}/echo/`, { headers: { cookie } });
     assert.equal(echo.statusCode, 200);
-    const body = (await echo.body.json()) as { headers: Record<string, string> };
-    assert.equal(body.headers['x-forwarded-email'], 'admin@example.com');
+    const body = (await echo.body.json()) as Echo;
+    assert.deepEqual(headerValues(body, 'x-forwarded-email'), ['admin@example.com']);
     const open = await request(`${base}/public-echo/`);
     assert.equal(open.statusCode, 200);
     await open.body.dump();

@@ -1,7 +1,7 @@
-/** The browser-like cookie jar of the HTTP-driven tests (test/fixtures/cookie-jar.ts). */
+/** The browser-like cookie jar of the HTTP-driven tests (test/support/cookie-jar.ts). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CookieJar } from './fixtures/cookie-jar.js';
+import { CookieJar } from './cookie-jar.js';
 
 const IDP = 'http://127.0.0.1:4000';
 const GW = 'http://localhost:8080';
