@@ -1,5 +1,5 @@
 /**
- * Issue 8 §4: the admin port answers only on the loopback address unless ADMIN_HOST opens it; the
+ * design.md §5: the admin port answers only on the loopback address unless ADMIN_HOST opens it; the
  * public port answers on every address.
  */
 import assert from 'node:assert/strict';

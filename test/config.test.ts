@@ -16,7 +16,7 @@ function problems(env: Record<string, string>): string[] {
   assert.fail('expected a ConfigError');
 }
 
-test('defaults follow DESIGN §6', () => {
+test('defaults follow design.md §6', () => {
   const config = loadConfig({});
   assert.equal(config.port, 8080);
   assert.equal(config.adminPort, 8081);

@@ -1,6 +1,6 @@
 /**
  * A disabled service through the running gateway: a page for people, the exact JSON for API
- * clients (issue 9 §5), and an access-log record that names the signed-in user (issue 9 §11).
+ * clients (design.md §3.4), and an access-log record that names the signed-in user (design.md §3.9).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

@@ -7,7 +7,7 @@ import { apiClient, type ApiResponse } from '../support/api-client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
 
-/** Issue 4 §3: the filters of `GET /api/services/:id/logs` through the running gateway. */
+/** design.md §4.6: the filters of `GET /api/services/:id/logs` through the running gateway. */
 
 const T0 = Date.parse('2025-03-01T12:00:00.000Z');
 

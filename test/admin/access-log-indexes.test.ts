@@ -8,7 +8,7 @@ import { AccessLogStore, RESIDUAL_SCAN_LIMIT } from '../../admin/access-log-stor
 import { openDatabase, type Database } from '../../admin/database.js';
 
 /**
- * Issue 4 §3: a page of a service's access log stays cheap at a million records, because every
+ * design.md §4.6: a page of a service's access log stays cheap at a million records, because every
  * query walks an index (checked with EXPLAIN QUERY PLAN, never with a timer).
  */
 

@@ -44,7 +44,7 @@ function entry(n: number, overrides: Partial<AccessLogEntry> = {}): AccessLogEnt
 }
 
 describe('AccessLogStore', () => {
-  it('stores a batch and shows records in the spec §2.2 shape with ISO timestamps', () => {
+  it('stores a batch and shows records in the interface.md §2.2 shape with ISO timestamps', () => {
     store.insertBatch([entry(1, { userId: null, method: 'POST', statusCode: 401 })]);
     const { logs, total } = store.listForService(SERVICE, 100, 0);
     assert.equal(total, 1);

@@ -9,7 +9,7 @@ import { apiClient } from '../support/api-client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
 
-/** Issue 4 §1 and §6 over HTTP: who may see the console's pages, their CSRF token, and the assets. */
+/** design.md §4.6 over HTTP: who may see the console's pages, their CSRF token, and the assets. */
 
 let gw: TestGateway;
 let admin: SignedIn;

@@ -94,7 +94,7 @@ describe('GET /dashboard/logs', () => {
     assert.deepEqual(response.json, { logs: [], total: 0 });
   });
 
-  it('lists audit records newest first in the spec §2.3 shape, with the total of all records', async () => {
+  it('lists audit records newest first in the interface.md §2.3 shape, with the total of all records', async () => {
     const [service] = await createServices(state, 3);
     const updated = await state.call('PUT', `/api/services/${service!.id}`, { as: state.admin, json: { name: 'Renamed' } });
     assert.equal(updated.status, 200);

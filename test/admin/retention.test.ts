@@ -10,7 +10,7 @@ import { prune, ROLLUP_RETENTION_DAYS } from '../../admin/retention.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 
-/** Issue 4 §8: raw access logs past ACCESS_LOG_RETENTION_DAYS and rollups past 400 days are deleted in batches. */
+/** Retention (README, ACCESS_LOG_RETENTION_DAYS): raw access logs past ACCESS_LOG_RETENTION_DAYS and rollups past 400 days are deleted in batches. */
 
 const DAY = 86_400_000;
 const NOW = Date.parse('2025-06-01T00:00:00Z');

@@ -111,7 +111,7 @@ describe('parseServiceCreate: body shape and required fields', () => {
   });
 });
 
-describe('parseServiceCreate: path (DESIGN §5)', () => {
+describe('parseServiceCreate: path (design.md §5)', () => {
   const accepted = ['/', '/orders', '/a/b/c', '/A-Z_a-z.0-9~', '/v1.2', '/a..b', '/.well-known', '/authx', '/apis', '/dashboards', '/x/auth', '/' + 'a'.repeat(199)];
   for (const path of accepted) {
     it(`accepts ${path.length > 40 ? `a ${path.length}-character path` : path}`, () => {
@@ -159,7 +159,7 @@ describe('parseServiceCreate: path (DESIGN §5)', () => {
   }
 });
 
-describe('parseServiceCreate: targetUrl (DESIGN §5)', () => {
+describe('parseServiceCreate: targetUrl (design.md §5)', () => {
   const accepted = [
     'http://localhost:3000',
     'https://example.com',
@@ -211,7 +211,7 @@ describe('parseServiceCreate: targetUrl (DESIGN §5)', () => {
   }
 });
 
-describe('parseServiceCreate: name, description, requireAuth (DESIGN §5)', () => {
+describe('parseServiceCreate: name, description, requireAuth (design.md §5)', () => {
   it('stores the name trimmed', () => {
     assert.equal(parseServiceCreate({ ...valid, name: '  Orders API \n' }).name, 'Orders API');
   });

@@ -6,7 +6,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';
 
-/** Spec §4.2 and §7 through the running gateway's public listener (DESIGN §5 for the open points). */
+/** interface.md §4.2 and §7 through the running gateway's public listener (design.md §5 for the open points). */
 
 let gw: TestGateway;
 let upstream: EchoUpstream;
@@ -50,7 +50,7 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('POST /api/services', () => {
-  it('201 with the service object (spec §2.1), enabled, requireAuth defaulting to true', async () => {
+  it('201 with the service object (interface.md §2.1), enabled, requireAuth defaulting to true', async () => {
     const body = newServiceBody({ description: 'An echo' });
     const response = await call('POST', '/api/services', { as: admin, json: body });
     assert.equal(response.status, 201, response.text);
@@ -352,7 +352,7 @@ describe('PATCH /api/services/:id/toggle', () => {
 });
 
 describe('GET /api/services/:id/logs', () => {
-  /** Polls the logs endpoint until `total` reaches `count` (records are batched, DESIGN §3.9). */
+  /** Polls the logs endpoint until `total` reaches `count` (records are batched, design.md §3.9). */
   async function waitForLogs(id: string, count: number): Promise<void> {
     for (let attempt = 0; attempt < 50; attempt++) {
       const response = await call('GET', `/api/services/${id}/logs`, { as: admin });
@@ -369,7 +369,7 @@ describe('GET /api/services/:id/logs', () => {
     assert.deepEqual(response.json, { logs: [], total: 0 });
   });
 
-  it('lists proxied requests newest first in the spec §2.2 shape, paged by limit and offset', async () => {
+  it('lists proxied requests newest first in the interface.md §2.2 shape, paged by limit and offset', async () => {
     const service = await createService({ requireAuth: false });
     for (const n of [1, 2, 3]) {
       const proxied = await call('GET', `${service.path}/item-${n}?q=${n}`);

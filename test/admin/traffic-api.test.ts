@@ -9,7 +9,7 @@ import { apiClient, type ApiResponse } from '../support/api-client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
 
-/** Issue 4 §5: `GET /dashboard/traffic` and the per-minute rollups behind it. */
+/** design.md §4.6: `GET /dashboard/traffic` and the per-minute rollups behind it. */
 
 const CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 type Counts = Record<(typeof CLASSES)[number], number>;

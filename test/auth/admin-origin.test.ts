@@ -1,5 +1,5 @@
 /**
- * Issue 8 §2: with ADMIN_URL set, the console and the admin API live on their own origin, with
+ * design.md §4.5: with ADMIN_URL set, the console and the admin API live on their own origin, with
  * their own sign-in and session cookie, and the public origin (shared with every proxied app)
  * serves neither. Both origins here are on one host (127.0.0.1, two ports), the hardest case:
  * cookies ignore ports, so the browser sends each origin's cookies to the other.

@@ -1,5 +1,5 @@
 /**
- * Issue 8 §3: a login is bound to the browser that started it. The `state` travels in URLs, so a
+ * design.md §4.1: a login is bound to the browser that started it. The `state` travels in URLs, so a
  * leaked, still unused callback URL (Referer, proxy logs, a screenshot) must not sign its holder in
  * as the victim, and must not spoil the victim's own login either.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 8 §3: a request body the client stops sending never holds an admin-plane request open.
+ * design.md §5: a request body the client stops sending never holds an admin-plane request open.
  * Body reads get UPSTREAM_TIMEOUT as their pause limit, as proxied uploads do: 408 `Request
  * timeout`, and the connection is closed.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 8 §3: an email the identity provider has not verified may be anyone's, so it is never
+ * design.md §4.2: an email the identity provider has not verified may be anyone's, so it is never
  * forwarded as `X-Forwarded-Email`, shown as the user's email, audited, or matched against
  * ADMIN_EMAILS.
  */

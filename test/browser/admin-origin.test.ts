@@ -1,5 +1,5 @@
 /**
- * Issue 8 §2 in a real browser: a proxied app's page, on the public origin, tries everything a
+ * design.md §4.5 in a real browser: a proxied app's page, on the public origin, tries everything a
  * script can to act with the admin's session, while the admin is signed in on both origins. Both
  * are on one host (127.0.0.1, two ports): cookies ignore ports, so the browser attaches the admin
  * origin's cookies to the script's requests, and the CSRF token and the origin are the only walls.

@@ -7,7 +7,7 @@ import { launchBrowser } from '../support/browser.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 
 /**
- * Issue 4 in Chromium: the admin console, driven like a person would, after a real sign-in through
+ * design.md §4.6 in Chromium: the admin console, driven like a person would, after a real sign-in through
  * the OpenID Provider's forms. Screenshots of the main pages go to test-output/.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Issue 9 §1, §2 and §5 in Chromium: unmodified apps under a prefix, used the way a person does.
+ * design.md §3.4, §3.5 and §3.7 in Chromium: unmodified apps under a prefix, used the way a person does.
  * A static site served by `python3 -m http.server` whose page loads its script relatively; an
  * Express 5 app that sets a cookie without `Path` beside a service that shows the cookies it gets;
  * and the gateway's own pages (disabled service, sign-in required, the icon).

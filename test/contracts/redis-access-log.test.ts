@@ -1,5 +1,5 @@
 /**
- * The Redis access-log pipeline beyond the contract (issue 3 items 1 and 4): the stream's shape
+ * The Redis access-log pipeline beyond the contract (design.md §2.1): the stream's shape
  * and bound, records buffered while Redis is down, dead consumers' pending entries, store
  * failures, malformed entries, and stopping.
  */

@@ -1,5 +1,5 @@
 /**
- * RedisEventBus beyond the contract (issue 3 items 1 and 4): the versioned snapshot in Redis,
+ * RedisEventBus beyond the contract (design.md §2.1): the versioned snapshot in Redis,
  * recovery of missed notices (reconnect, periodic version check), and Redis going away.
  */
 import assert from 'node:assert/strict';

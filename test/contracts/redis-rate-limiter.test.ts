@@ -1,5 +1,5 @@
 /**
- * RedisRateLimiter beyond the contract (issue 3 items 1 and 4): counts shared between workers,
+ * RedisRateLimiter beyond the contract (design.md §2.1): counts shared between workers,
  * separate limiters kept apart, and the in-memory insurance while Redis is down.
  */
 import assert from 'node:assert/strict';

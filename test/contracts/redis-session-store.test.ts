@@ -1,5 +1,5 @@
 /**
- * RedisSessionStore beyond the contract (issue 3 items 1 and 4): several instances (workers) over
+ * RedisSessionStore beyond the contract (design.md §2.1): several instances (workers) over
  * one real redis-server, the local cache, revocation over pub/sub, and Redis going away.
  */
 import assert from 'node:assert/strict';

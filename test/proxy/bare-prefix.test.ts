@@ -1,5 +1,5 @@
 /**
- * Issue 9 §1, DESIGN §5 "bare prefix": `GET /spa` forwarded as the target's `/` gave the app's
+ * design.md §3.5 and §5 "bare prefix": `GET /spa` forwarded as the target's `/` gave the app's
  * index page a URL whose relative links (`app.js`) left the service. GET and HEAD of exactly a
  * prefix now get 308 to the prefix plus `/` (the page in a browser: test/browser/prefix-apps.test.ts).
  */

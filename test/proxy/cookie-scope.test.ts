@@ -1,5 +1,5 @@
 /**
- * Issue 9 §2: a cookie an app sets without `Path` is scoped by the browser to the request's
+ * design.md §3.7: a cookie an app sets without `Path` is scoped by the browser to the request's
  * default path (RFC 6265 §5.1.4), `/` for a request to `/a`, so it reached every other service.
  * The gateway now gives it `Path=<prefix>` (in Chromium: test/browser/prefix-apps.test.ts).
  */

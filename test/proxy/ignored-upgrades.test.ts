@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 4: an upgrade the gateway does not take (`h2c` from `curl --http2`, RFC 7540 §3.2;
+ * design.md §3.6: an upgrade the gateway does not take (`h2c` from `curl --http2`, RFC 7540 §3.2;
  * any token but `websocket`) is ignored, as RFC 9110 §7.8 lets a server do: the request is served
  * as a plain one with its body, and the connection stays open for the next request. Against the
  * embedded gateway's real public listener.

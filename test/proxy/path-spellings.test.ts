@@ -1,5 +1,5 @@
 /**
- * Issue 8 §1: a protected service can't be reached through its public parent, whatever the
+ * design.md §3.2 (the routing key): a protected service can't be reached through its public parent, whatever the
  * spelling. Each upstream below serves a secret at `/secret/x`; the gateway has a public service
  * at its root and a protected one at `/secret`, e.g. `/py` → python and `/py/secret` →
  * python`/secret`. Before the routing key, every spelling here reached the secret anonymously

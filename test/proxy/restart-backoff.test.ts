@@ -1,5 +1,5 @@
 /**
- * The cluster primary's restart delays (issue 9 item 7): 100 ms doubling to 10 s, back to 100 ms
+ * The cluster primary's restart delays (README, "Workers that die"): 100 ms doubling to 10 s, back to 100 ms
  * after a minute without a restart. The clock is a plain number the test moves.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 3: trailer fields (RFC 9110 §6.5) through the gateway, over raw TCP so the trailer
+ * design.md §3.7: trailer fields (RFC 9110 §6.5) through the gateway, over raw TCP so the trailer
  * section is seen as it is on the wire. A target's trailers reach the client with the `Trailer`
  * header that announced them whenever the client's response is chunked; a request's trailers
  * cannot be relayed (undici ends every chunked request body with an empty trailer section).

@@ -8,7 +8,7 @@ import { signIn } from '../support/sessions.js';
 import { rawUpstream, startUpstream, type RawUpstream, type Upstream } from '../support/upstream.js';
 
 /**
- * Issue 9 item 8: `gatehouse_upstream_errors_total{service,kind}` counts target failures, read the
+ * README, "Health": `gatehouse_upstream_errors_total{service,kind}` counts target failures, read the
  * way an operator reads it: the embedded gateway's `/metrics` on the admin port.
  */
 

@@ -1,5 +1,5 @@
 /**
- * `npm run start:proxy` and PROXY_WORKERS (issue 3 item 2, issue 9 item 7): one process when it is
+ * `npm run start:proxy` and PROXY_WORKERS (README, "Workers that die"): one process when it is
  * 1; a node:cluster primary with N workers on one port otherwise, which exits 1 when a worker cannot
  * start, replaces (and counts) a worker that dies after starting, sums the workers' metrics and
  * stops them all gracefully.

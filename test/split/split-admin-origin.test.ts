@@ -1,5 +1,5 @@
 /**
- * Issue 8 §2 in split mode: a proxy process hands the public origin's gateway-owned paths to the
+ * design.md §4.5 in split mode: a proxy process hands the public origin's gateway-owned paths to the
  * admin process, which must answer them as the public origin (no console, public sign-in), while
  * the admin port itself is ADMIN_URL's origin.
  */

@@ -1,5 +1,5 @@
 /**
- * Stopping is bounded whatever Redis does (issue 9 item 6): with Redis frozen (its host gone
+ * Stopping is bounded whatever Redis does (README, "Stopping"): with Redis frozen (its host gone
  * without closing connections) or killed, SIGTERM stops a 2-worker proxy (primary and workers),
  * a single-process proxy and the admin process with exit code 0 within the documented bounds, and
  * the workers log how many access-log records they could not ship. The tests run in order on one

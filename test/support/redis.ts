@@ -1,5 +1,5 @@
 /**
- * A real `redis-server` for tests (DESIGN.md §7: real Redis on a free port), in memory only:
+ * A real `redis-server` for tests (design.md §7: real Redis on a free port), in memory only:
  * `redis-server --port <free> --save "" --appendonly no --bind 127.0.0.1`. Readiness is its
  * "Ready to accept connections" log line, never a sleep. `redisForFile` is the setup every Redis
  * test file registers (one server, a flushed database before each test, tracked clients closed).
