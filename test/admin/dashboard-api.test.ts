@@ -4,7 +4,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';
 
-/** Spec §4.3, §2.3 and §2.5 through the running gateway; each describe starts its own gateway. */
+/** interface.md §4.3, §2.3 and §2.5 through the running gateway; each describe starts its own gateway. */
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
