@@ -12,6 +12,7 @@ import { DEMO_USERS } from '../support/identity-provider.js';
 import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
 import { freePort } from '../support/free-port.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { createService } from '../support/api-client.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
 
 let env: GatewayWithProvider;
@@ -27,13 +28,7 @@ before(async () => {
   publicOrigin = env.gw.baseUrl;
   upstream = await startEchoUpstream();
   admin = await signIn(env.gw, {}, 'admin');
-  const created = await request(`${adminOrigin}/api/services`, {
-    method: 'POST',
-    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'App', path: '/app', targetUrl: upstream.origin, requireAuth: false }),
-  });
-  assert.equal(created.statusCode, 201);
-  await created.body.dump();
+  await createService(`${adminOrigin}`, admin, { name: 'App', path: '/app', targetUrl: upstream.origin, requireAuth: false });
 });
 after(async () => {
   await env.close();

@@ -5,6 +5,7 @@ import { browse, CookieJar } from '../support/browserless-login.js';
 import { DEMO_USERS } from '../support/identity-provider.js';
 import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { createService } from '../support/api-client.js';
 import { signIn } from '../support/sessions.js';
 
 let env: GatewayWithProvider;
@@ -189,13 +190,7 @@ test('the CSRF token from /auth/csrf-token authorises admin writes of that sessi
 
 test('signed in through the provider, a protected service sees the identity headers but not the cookie', async () => {
   const admin = await signIn(env.gw);
-  const created = await request(`${env.gw.baseUrl}/api/services`, {
-    method: 'POST',
-    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Private echo', path: '/private', targetUrl: upstream.origin, requireAuth: true }),
-  });
-  assert.equal(created.statusCode, 201);
-  await created.body.dump();
+  await createService(`${env.gw.baseUrl}`, admin, { name: 'Private echo', path: '/private', targetUrl: upstream.origin, requireAuth: true });
 
   const anonymous = await request(`${env.gw.baseUrl}/private/hello`);
   assert.equal(anonymous.statusCode, 401);

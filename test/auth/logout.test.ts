@@ -4,6 +4,7 @@ import { request } from 'undici';
 import { CookieJar, logoutThroughProvider } from '../support/browserless-login.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { createService } from '../support/api-client.js';
 import { signIn } from '../support/sessions.js';
 
 let env: GatewayWithProvider;
@@ -13,13 +14,7 @@ before(async () => {
   env = await startGatewayWithProvider();
   upstream = await startEchoUpstream();
   const admin = await signIn(env.gw);
-  const created = await request(`${env.gw.baseUrl}/api/services`, {
-    method: 'POST',
-    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true }),
-  });
-  assert.equal(created.statusCode, 201);
-  await created.body.dump();
+  await createService(`${env.gw.baseUrl}`, admin, { name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true });
 });
 after(async () => {
   await env.close();

@@ -11,6 +11,7 @@ import { loadConfig } from '../../shared/config.js';
 import { DEMO_USERS, type DemoUser } from '../support/identity-provider.js';
 import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { createService } from '../support/api-client.js';
 import { signIn } from '../support/sessions.js';
 
 const UNVERIFIED: DemoUser = { sub: 'claims-ceo', email: 'ceo@example.com', name: 'Not The CEO', password: 'pw', groups: [], emailVerified: false };
@@ -23,13 +24,7 @@ before(async () => {
   env = await startGatewayWithProvider({ ADMIN_EMAILS: 'admin@example.com,ceo@example.com,boss@example.com' }, { users: [...DEMO_USERS, UNVERIFIED, SILENT] });
   upstream = await startEchoUpstream();
   const admin = await signIn(env.gw);
-  const created = await request(`${env.gw.baseUrl}/api/services`, {
-    method: 'POST',
-    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true }),
-  });
-  assert.equal(created.statusCode, 201);
-  await created.body.dump();
+  await createService(`${env.gw.baseUrl}`, admin, { name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true });
 });
 after(async () => {
   await env.close();

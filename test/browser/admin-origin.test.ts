@@ -13,6 +13,7 @@ import { closeServer, listen } from '../support/listen.js';
 import { launchBrowser } from '../support/browser.js';
 import { freePort } from '../support/free-port.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { createService } from '../support/api-client.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
 
 /** What the hostile page tries; each step records what it could see. Runs in the page. */
@@ -63,13 +64,7 @@ before(async () => {
   });
   const appPort = await listen(app, 0, '127.0.0.1');
   adminSession = await signIn(env.gw, {}, 'admin');
-  const created = await request(`${adminOrigin}/api/services`, {
-    method: 'POST',
-    headers: { cookie: adminSession.cookie, 'x-csrf-token': adminSession.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'App', path: '/app', targetUrl: `http://127.0.0.1:${appPort}`, requireAuth: false }),
-  });
-  assert.equal(created.statusCode, 201);
-  await created.body.dump();
+  await createService(`${adminOrigin}`, adminSession, { name: 'App', path: '/app', targetUrl: `http://127.0.0.1:${appPort}`, requireAuth: false });
   browser = await launchBrowser();
 });
 after(async () => {
@@ -113,12 +108,7 @@ test('in Chromium, without ADMIN_URL (the single origin the interface defines): 
   try {
     const admin = await signIn(single.gw);
     const appUrl = `http://127.0.0.1:${(app.address() as { port: number }).port}`;
-    const created = await request(`${single.gw.baseUrl}/api/services`, {
-      method: 'POST',
-      headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'App', path: '/app', targetUrl: appUrl, requireAuth: false }),
-    });
-    await created.body.dump();
+    await createService(single.gw.baseUrl, admin, { name: 'App', path: '/app', targetUrl: appUrl, requireAuth: false });
     const context = await browser.newContext();
     const [name, value] = admin.cookie.split('=') as [string, string];
     await context.addCookies([{ name, value, domain: '127.0.0.1', path: '/', httpOnly: true, sameSite: 'Lax' }]);

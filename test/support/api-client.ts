@@ -1,6 +1,9 @@
 import { request } from 'undici';
 import type { SignedIn } from './sessions.js';
 
+/** What a request needs of a signed-in client: its session cookie and CSRF token. */
+type Credentials = Pick<SignedIn, 'cookie' | 'csrfToken'>;
+
 /** One HTTP answer, body read as text and parsed as JSON when it is JSON. */
 export interface ApiResponse {
   status: number;
@@ -12,7 +15,7 @@ export interface ApiResponse {
 
 export interface CallOptions {
   /** Whose session cookie to send; none when absent. */
-  as?: SignedIn;
+  as?: Credentials;
   /** The X-CSRF-Token to send; default: the session's own on POST/PUT/PATCH/DELETE; null: none. */
   csrf?: string | null;
   /** Sent as JSON with Content-Type application/json. */
@@ -45,4 +48,15 @@ export function apiClient(baseUrl: string) {
     const isJson = String(response.headers['content-type'] ?? '').startsWith('application/json');
     return { status: response.statusCode, headers: response.headers, text, json: isJson ? JSON.parse(text) : undefined };
   };
+}
+
+/**
+ * Registers a service through `baseUrl`'s admin API as `admin` (session cookie and CSRF token);
+ * returns its id.
+ * @throws when the API does not answer 201.
+ */
+export async function createService(baseUrl: string, admin: Credentials, fields: Record<string, unknown>): Promise<string> {
+  const created = await apiClient(baseUrl)('POST', '/api/services', { as: admin, json: fields });
+  if (created.status !== 201) throw new Error(`creating a service: ${created.status} ${created.text}`);
+  return created.json.id as string;
 }

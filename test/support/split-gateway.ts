@@ -1,8 +1,8 @@
 import { newCsrfToken } from '../../shared/secrets.js';
+import { createService } from './api-client.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
@@ -91,16 +91,7 @@ export async function startSplitGateway(env: Record<string, string> = {}): Promi
     adminUrl,
     proxies,
     env: common,
-    async createService(admin, fields) {
-      const response = await request(`${adminUrl}/api/services`, {
-        method: 'POST',
-        headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-        body: JSON.stringify(fields),
-      });
-      const body = (await response.body.json()) as { id?: string };
-      if (response.statusCode !== 201 || body.id === undefined) throw new Error(`creating a service: ${response.statusCode} ${JSON.stringify(body)}`);
-      return body.id;
-    },
+    createService: (admin, fields) => createService(adminUrl, admin, fields),
     startProxy: (env) => startProxy(undefined, env),
     async signIn(user = {}) {
       const csrfToken = newCsrfToken();
