@@ -6,6 +6,7 @@ import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
 import { mapResponseHeaders } from './response-headers.js';
 import type { Route } from './route-table.js';
+import { TrailerDispatcher } from './trailer-dispatch.js';
 import { relayableTrailers, trailerToAnnounce } from './trailers.js';
 import { tunnel } from './tunnel.js';
 import { errorCode } from '../shared/error-code.js';
@@ -69,6 +70,7 @@ export interface ForwarderOptions {
 export class UpstreamForwarder {
   readonly #pools = new Map<string, Pool>();
   readonly #options: ForwarderOptions;
+  #trailerDispatcher: TrailerDispatcher | undefined;
 
   constructor(options: ForwarderOptions) {
     this.#options = options;
@@ -85,8 +87,20 @@ export class UpstreamForwarder {
    * `end`), not at dispatch: undici's own headers timeout would count the upload too and cut any
    * upload slower than UPSTREAM_TIMEOUT. Until then the client's socket may not sit idle longer
    * than UPSTREAM_TIMEOUT (408, connection closed, upstream request aborted).
+   *
+   * `trailerNames` (a chunked body's announced trailer fields that may go along, from
+   * `RequestHeaderBuilder.trailerNames`) sends the request with its trailer section through
+   * trailer-dispatch.ts instead of undici, which cannot send one.
    */
-  forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, path: string, headers: string[], mode: ForwardMode): void {
+  forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: ForwardTarget,
+    path: string,
+    headers: string[],
+    mode: ForwardMode,
+    trailerNames?: string[],
+  ): void {
     const exchange = new UpstreamExchange(res, target, this.#options);
     (res as ExchangeCarrier)[kExchange] = exchange;
     res.on('close', onClientClose);
@@ -101,7 +115,13 @@ export class UpstreamForwarder {
       headersTimeout: withBody ? 0 : null, // 0: off; the exchange times the response instead
     };
     if (withBody) exchange.timeUpload(req, this.#options.headersTimeoutMs);
-    this.#pool(target.origin).dispatch(options, exchange);
+    if (withBody && trailerNames !== undefined) {
+      const request = { origin: target.origin, method: options.method, path, headers, body: req, trailerNames };
+      this.#trailerDispatcher ??= new TrailerDispatcher(CONNECTIONS_PER_ORIGIN, this.#connectTimeoutMs());
+      this.#trailerDispatcher.dispatch(request, exchange);
+    } else {
+      this.#pool(target.origin).dispatch(options, exchange);
+    }
   }
 
   /** Closes the pools of origins no route points at any more; in-flight requests finish first. */
@@ -117,18 +137,22 @@ export class UpstreamForwarder {
   async close(): Promise<void> {
     const pools = [...this.#pools.values()];
     this.#pools.clear();
+    this.#trailerDispatcher?.close();
     await Promise.all(pools.map((pool) => pool.close()));
+  }
+
+  #connectTimeoutMs(): number {
+    return Math.min(this.#options.headersTimeoutMs, MAX_CONNECT_TIMEOUT_MS);
   }
 
   #pool(origin: string): Pool {
     let pool = this.#pools.get(origin);
     if (pool === undefined) {
-      const timeout = this.#options.headersTimeoutMs;
       pool = new Pool(origin, {
         connections: CONNECTIONS_PER_ORIGIN,
         pipelining: 1,
-        headersTimeout: timeout,
-        connect: { timeout: Math.min(timeout, MAX_CONNECT_TIMEOUT_MS) },
+        headersTimeout: this.#options.headersTimeoutMs,
+        connect: { timeout: this.#connectTimeoutMs() },
       });
       this.#pools.set(origin, pool);
     }

@@ -5,7 +5,7 @@
  * and `Proxy-Authenticate` (RFC 9110 §11.7) are consumed by the proxy they address. `Trailer` is
  * end-to-end (RFC 9110 §6.6.2) but announces fields of a chunked body, and each hop frames its
  * body itself: it is removed here and sent again only where the trailer fields go along
- * (trailers.ts for responses; requests never carry it, see request-headers.ts).
+ * (trailers.ts for responses, trailer-dispatch.ts for requests).
  */
 export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'connection',

@@ -19,6 +19,13 @@ export interface InboundHeaders {
   upgrade: string | undefined;
   /** True when the request has a body to stream (RFC 9112 §6.3: chunked, or Content-Length > 0). */
   hasBody: boolean;
+  /**
+   * True when the body is chunked (a `Transfer-Encoding` field; Node refuses one beside
+   * `Content-Length`), the only framing that can carry trailer fields (RFC 9112 §7.1.2).
+   */
+  chunked: boolean;
+  /** Every `Trailer` field joined with `, `: the trailer fields the client announces (RFC 9110 §6.6.2). */
+  trailer: string | undefined;
 }
 
 /** Reads the fields of {@link InboundHeaders} from `raw` (`req.rawHeaders`). */
@@ -32,6 +39,8 @@ export function readInboundHeaders(raw: readonly string[]): InboundHeaders {
     connection: undefined,
     upgrade: undefined,
     hasBody: false,
+    chunked: false,
+    trailer: undefined,
   };
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
@@ -63,6 +72,10 @@ function remember(inbound: InboundHeaders, name: string, value: string): void {
       break;
     case 'transfer-encoding':
       inbound.hasBody = true;
+      inbound.chunked = true;
+      break;
+    case 'trailer':
+      inbound.trailer = inbound.trailer === undefined ? value : `${inbound.trailer}, ${value}`;
       break;
     case 'content-length':
       if (Number(value) > 0) inbound.hasBody = true;

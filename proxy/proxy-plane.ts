@@ -129,9 +129,10 @@ class GatewayProxyPlane implements ProxyPlane {
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));
     // §3.6–3.8 forward, map the response, map failures
     const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user);
+    const trailerNames = mode === 'body' ? this.#requestHeaders.trailerNames(inbound) : undefined;
     const upstreamPath = joinPath(route.basePath, restAfterPrefix(target, path, key, route));
     sendContinueIfExpected(req, res);
-    this.#forwarder.forward(req, res, route, upstreamPath, headers, mode);
+    this.#forwarder.forward(req, res, route, upstreamPath, headers, mode, trailerNames);
   }
 
   /**

@@ -18,10 +18,9 @@ import type { Route } from './route-table.js';
 export type HeaderPolicy = 'public' | 'admin';
 
 /**
- * Fields never forwarded besides the hop-by-hop ones (design.md §3.6; `Trailer` among them: undici
- * cannot send a request's trailer section, it always ends a chunked body with an empty one, so
- * the client's trailer fields are dropped, as RFC 9112 §7.1.2 lets a recipient do, and so is the
- * `Trailer` that announced them), compared after lowercasing and reading `_` as `-`:
+ * Fields never forwarded besides the hop-by-hop ones (design.md §3.6; `Trailer` among them: it is
+ * set afresh for the trailer fields that go along, see {@link RequestHeaderBuilder.trailerNames}),
+ * compared after lowercasing and reading `_` as `-`:
  * - `host`: undici sets the target's own (RFC 9110 §7.2);
  * - `expect`: the gateway answers `100-continue` itself once it forwards (see proxy-plane.ts), and
  *   undici refuses the field;
@@ -58,6 +57,29 @@ const REMOVED_BY_POLICY: Record<HeaderPolicy, ReadonlySet<string>> = {
 };
 
 const FORWARDED_PREFIX = 'x-forwarded-';
+
+/**
+ * Fields a request's trailer section must not carry besides the removed ones (RFC 9110 §6.5.1:
+ * framing, routing, request modifiers, authentication, content metadata). The gateway decides on
+ * `Authorization` and `Cookie` from the header section; a trailer must not bring other values
+ * past it to an upstream that merges trailers into its headers.
+ */
+const NOT_IN_TRAILERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'cookie',
+  'content-length',
+  'content-type',
+  'content-encoding',
+  'content-range',
+  'cache-control',
+  'max-forwards',
+  'range',
+  'if-match',
+  'if-none-match',
+  'if-modified-since',
+  'if-unmodified-since',
+  'if-range',
+]);
 
 /**
  * Builds the header list sent to a target (design.md §3.6): the proxy's own
@@ -121,6 +143,25 @@ export class RequestHeaderBuilder {
     }
     this.#copyAllowed(req.rawHeaders, inbound, out);
     return out;
+  }
+
+  /**
+   * The trailer fields of a chunked request to forward to a service (RFC 9110 §6.6.2), lowercased:
+   * those its `Trailer` announces that a header of that name could be forwarded too and that
+   * RFC 9110 §6.5.1 allows in trailers. Undefined when none is left (or the body is not chunked):
+   * the request then goes without trailers. The same fields are picked from the trailer section
+   * when it arrives (see trailer-dispatch.ts).
+   */
+  trailerNames(inbound: InboundHeaders): string[] | undefined {
+    if (!inbound.chunked || inbound.trailer === undefined || this.#forAdmin) return undefined;
+    const options = connectionOptions(inbound.connection);
+    let names: string[] | undefined;
+    for (const token of inbound.trailer.split(',')) {
+      const name = token.trim().toLowerCase();
+      if (name === '' || NOT_IN_TRAILERS.has(comparableName(name)) || isRemoved(name, this.#removed, options)) continue;
+      if (!names?.includes(name)) (names ??= []).push(name);
+    }
+    return names;
   }
 
   /** Appends to `out` the client's fields that may be forwarded; a service's without the gateway's cookies. */

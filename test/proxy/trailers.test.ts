@@ -1,12 +1,14 @@
 /**
  * design.md §3.7: trailer fields (RFC 9110 §6.5) through the gateway, over raw TCP so the trailer
  * section is seen as it is on the wire. A target's trailers reach the client with the `Trailer`
- * header that announced them whenever the client's response is chunked; a request's trailers
- * cannot be relayed (undici ends every chunked request body with an empty trailer section).
+ * header that announced them whenever the client's response is chunked; a chunked request's
+ * announced trailers reach the target, except those that could carry past the gateway what it
+ * decides on (credentials, identity, framing).
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { freePort } from '../support/free-port.js';
 import { rawRequest } from '../support/raw-connection.js';
 import { openRawConnection, type RawExchange } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
@@ -63,6 +65,7 @@ describe('trailer fields', () => {
     gateway = await startGateway({
       services: [
         service({ path: '/app', targetUrl: target.origin }),
+        service({ path: '/gone', targetUrl: `http://127.0.0.1:${await freePort()}` }),
         ...Object.entries(announcing).map(([path, upstream]) => service({ path, targetUrl: upstream.origin })),
       ],
     });
@@ -101,17 +104,50 @@ describe('trailer fields', () => {
     assert.equal(old.headers.find(([name]) => name === 'trailer'), undefined);
   });
 
-  it("forwards a chunked request body whole, without the client's trailer fields or the Trailer header announcing them", async () => {
+  /** Sends a chunked upload of BODY to `path` with `head` fields and the `trailer` section. */
+  async function upload(path: string, head: string, trailer: string): Promise<RawExchange> {
     const connection = await openRawConnection(gateway.port);
     const chunks = [BODY.slice(0, 7), BODY.slice(7)].map((chunk) => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('');
-    connection.write(
-      'POST /app/upload HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTrailer: x-body-sha256\r\n\r\n' +
-        `${chunks}0\r\nx-body-sha256: ${SHA256}\r\n\r\n`,
-    );
+    connection.write(`POST ${path} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n${head}\r\n${chunks}0\r\n${trailer}\r\n`);
     const response = await connection.next();
-    assert.equal(response.status, 200);
-    // undici cannot send request trailers; announcing them would promise fields that never come.
-    assert.deepEqual(JSON.parse(response.body), { trailers: {}, bodySha256: SHA256 } satisfies Received);
     connection.close();
+    return response;
+  }
+
+  it("forwards a chunked request body whole with the trailer fields its Trailer announced, and that Trailer", async () => {
+    const response = await upload('/app/upload', 'Trailer: x-body-sha256\r\n', `x-body-sha256: ${SHA256}\r\n`);
+    assert.equal(response.status, 200);
+    assert.deepEqual(JSON.parse(response.body), {
+      trailerHeader: 'x-body-sha256',
+      trailers: { 'x-body-sha256': SHA256 },
+      bodySha256: SHA256,
+    } satisfies Received);
+  });
+
+  it('never lets a request trailer carry credentials, identity or framing past the gateway, nor an unannounced field', async () => {
+    const response = await upload(
+      '/app/upload',
+      'Trailer: authorization, cookie, x-forwarded-user, X_Forwarded_Email, content-type, x-csrf-token, x-body-sha256\r\n',
+      'authorization: Bearer forged\r\ncookie: gw_session=stolen\r\nx-forwarded-user: admin\r\nx_forwarded_email: root@example.com\r\n' +
+        `content-type: text/html\r\nx-csrf-token: t\r\nx-unannounced: 1\r\nx-body-sha256: ${SHA256}\r\n`,
+    );
+    assert.equal(response.status, 200);
+    assert.deepEqual(JSON.parse(response.body), {
+      trailerHeader: 'x-body-sha256',
+      trailers: { 'x-body-sha256': SHA256 },
+      bodySha256: SHA256,
+    } satisfies Received);
+  });
+
+  it('forwards a chunked request without trailers when nothing it announced may go along', async () => {
+    const response = await upload('/app/upload', 'Trailer: authorization\r\n', 'authorization: Bearer forged\r\n');
+    assert.equal(response.status, 200);
+    assert.deepEqual(JSON.parse(response.body), { trailers: {}, bodySha256: SHA256 } satisfies Received);
+  });
+
+  it('answers a trailer-carrying request to an unreachable target 503, as any other', async () => {
+    const response = await upload('/gone/upload', 'Trailer: x-body-sha256\r\n', `x-body-sha256: ${SHA256}\r\n`);
+    assert.equal(response.status, 503);
+    assert.deepEqual(JSON.parse(response.body), { error: 'Service unavailable' });
   });
 });

@@ -1,0 +1,176 @@
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { errors, type Dispatcher } from 'undici';
+
+/** What a request sent by {@link TrailerDispatcher} consists of. */
+export interface TrailerRequest {
+  /** The target's origin, `http(s)://host:port`. */
+  origin: string;
+  method: string;
+  /** Target-side path and query. */
+  path: string;
+  /** The flat `[name, value, …]` list from request-headers.ts, without `Trailer`. */
+  headers: string[];
+  /** The client's request, streamed as the chunked body; its trailer section arrives at `end`. */
+  body: IncomingMessage;
+  /** The trailer fields to relay, lowercased (`RequestHeaderBuilder.trailerNames`). */
+  trailerNames: string[];
+}
+
+/**
+ * Sends the requests whose client announced trailer fields (RFC 9110 §6.6.2) with node:http:
+ * undici, which sends every other request, always ends a chunked body with an empty trailer
+ * section, while node:http's `addTrailers` writes one (RFC 9112 §7.1.2). It drives the same
+ * undici dispatch handler (forward.ts's exchange), so such a response is relayed, timed and its
+ * failures answered and counted exactly as any other. Rare (digests, gRPC-web), so it keeps plain
+ * keep-alive agents beside undici's pools; connections are capped per origin like those.
+ */
+export class TrailerDispatcher {
+  readonly #http: HttpAgent;
+  readonly #https: HttpsAgent;
+  readonly #connectTimeoutMs: number;
+
+  /** `connectionsPerOrigin`: most sockets to one origin; `connectTimeoutMs`: longest TCP/TLS connect. */
+  constructor(connectionsPerOrigin: number, connectTimeoutMs: number) {
+    this.#http = new HttpAgent({ keepAlive: true, maxSockets: connectionsPerOrigin });
+    this.#https = new HttpsAgent({ keepAlive: true, maxSockets: connectionsPerOrigin });
+    this.#connectTimeoutMs = connectTimeoutMs;
+  }
+
+  /** Sends `request` and reports its progress to `handler` as undici would. */
+  dispatch(request: TrailerRequest, handler: Dispatcher.DispatchHandler): void {
+    const url = new URL(request.origin);
+    const secure = url.protocol === 'https:';
+    const headers = headerObject(request.headers);
+    headers['transfer-encoding'] = 'chunked';
+    headers.trailer = request.trailerNames.join(', ');
+    const outgoing = (secure ? httpsRequest : httpRequest)({
+      agent: secure ? this.#https : this.#http,
+      hostname: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port,
+      method: request.method,
+      path: request.path,
+      headers,
+    });
+    const exchange = new NodeExchange(outgoing, handler);
+    exchange.timeConnect(this.#connectTimeoutMs);
+    handler.onRequestStart?.(exchange, {});
+    sendBody(request.body, outgoing, request.trailerNames);
+  }
+
+  /** Closes every kept-alive connection. */
+  close(): void {
+    this.#http.destroy();
+    this.#https.destroy();
+  }
+}
+
+/** Streams `body` into `outgoing` with backpressure, then its relayable trailer fields. */
+function sendBody(body: IncomingMessage, outgoing: ClientRequest, names: string[]): void {
+  body.pipe(outgoing, { end: false });
+  body.once('end', () => {
+    const trailers: OutgoingHttpHeaders = {};
+    for (const name of names) {
+      const value = body.trailers[name];
+      if (value !== undefined) trailers[name] = value;
+    }
+    outgoing.addTrailers(trailers);
+    outgoing.end();
+  });
+}
+
+/** A flat `[name, value, …]` list as node:http's header object; repeated names become arrays. */
+function headerObject(flat: readonly string[]): OutgoingHttpHeaders {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i < flat.length; i += 2) {
+    const name = flat[i]!.toLowerCase();
+    const value = flat[i + 1]!;
+    const seen = headers[name];
+    if (seen === undefined) headers[name] = value;
+    else if (Array.isArray(seen)) seen.push(value);
+    else headers[name] = [seen, value];
+  }
+  return headers;
+}
+
+/** A response's raw header list in undici's parsed form: lowercased names, arrays for repeats. */
+function parsedHeaders(raw: readonly string[]): IncomingHttpHeaders {
+  return headerObject(raw) as IncomingHttpHeaders;
+}
+
+/** One node:http request seen through undici's dispatch controller. */
+class NodeExchange implements Dispatcher.DispatchController {
+  readonly #outgoing: ClientRequest;
+  readonly #handler: Dispatcher.DispatchHandler;
+  #response: IncomingMessage | undefined;
+  #reason: Error | null = null;
+  #paused = false;
+  /** The handler has been told the outcome (end or error): nothing more is reported. */
+  #settled = false;
+
+  constructor(outgoing: ClientRequest, handler: Dispatcher.DispatchHandler) {
+    this.#outgoing = outgoing;
+    this.#handler = handler;
+    outgoing.on('response', (response) => this.#respond(response));
+    outgoing.on('error', (error) => this.#fail(error));
+  }
+
+  get aborted(): boolean {
+    return this.#reason !== null;
+  }
+
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  get reason(): Error | null {
+    return this.#reason;
+  }
+
+  abort(reason: Error): void {
+    if (this.#settled) return;
+    this.#reason = reason;
+    this.#fail(reason);
+    this.#outgoing.destroy();
+  }
+
+  pause(): void {
+    this.#paused = true;
+    this.#response?.pause();
+  }
+
+  resume(): void {
+    this.#paused = false;
+    this.#response?.resume();
+  }
+
+  /** A connect longer than `timeoutMs` fails as undici's does (`UND_ERR_CONNECT_TIMEOUT`: 503). */
+  timeConnect(timeoutMs: number): void {
+    this.#outgoing.once('socket', (socket) => {
+      if (!socket.connecting) return; // a kept-alive connection
+      const timer = setTimeout(() => this.abort(new errors.ConnectTimeoutError()), timeoutMs);
+      socket.once('connect', () => clearTimeout(timer));
+      socket.once('close', () => clearTimeout(timer));
+    });
+  }
+
+  #respond(response: IncomingMessage): void {
+    if (this.#settled) return;
+    this.#response = response;
+    response.on('data', (chunk: Buffer) => this.#handler.onResponseData?.(this, chunk));
+    response.on('end', () => {
+      if (this.#settled) return;
+      this.#settled = true;
+      this.#handler.onResponseEnd?.(this, response.trailers);
+    });
+    response.on('error', (error) => this.#fail(error));
+    this.#handler.onResponseStart?.(this, response.statusCode ?? 0, parsedHeaders(response.rawHeaders), response.statusMessage);
+    if (this.#paused) response.pause();
+  }
+
+  #fail(error: Error): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#handler.onResponseError?.(this, error);
+  }
+}
