@@ -1,6 +1,6 @@
 import type { SessionUser } from '../../shared/types.js';
 import { html, type Html } from '../../shared/html.js';
-import { logoutForm } from '../pages/logout-page.js';
+import { logoutForm } from '../../shared/pages/logout-page.js';
 import type { ConsoleAssets } from './console-assets.js';
 
 /** What every console page needs about the request. */

@@ -1,7 +1,7 @@
 import type { SessionUser } from '../../shared/types.js';
 import { html } from '../../shared/html.js';
 import { page } from '../../shared/pages/layout.js';
-import { logoutForm } from '../pages/logout-page.js';
+import { logoutForm } from '../../shared/pages/logout-page.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 
 /**

@@ -13,8 +13,8 @@ import type { LoginTransaction, LoginTransactions } from '../oidc/login-transact
 import type { RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';
 import { sessionUserFromClaims } from '../oidc/session-user.js';
-import { loginFailedPage } from '../pages/login-page.js';
-import { logoutConfirmPage } from '../pages/logout-page.js';
+import { loginFailedPage } from '../../shared/pages/login-page.js';
+import { logoutConfirmPage } from '../../shared/pages/logout-page.js';
 import { isFormBody, readFormBody } from '../request-body.js';
 import type { Handler, RequestContext } from '../request-context.js';
 

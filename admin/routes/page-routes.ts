@@ -2,9 +2,9 @@ import type { Config } from '../../shared/config.js';
 import { redirect, sendHtml } from '../../shared/http-response.js';
 import type { RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';
-import { favicon } from '../pages/favicon.js';
-import { homePage } from '../pages/home-page.js';
-import { loginPage } from '../pages/login-page.js';
+import { favicon } from './favicon.js';
+import { homePage } from '../../shared/pages/home-page.js';
+import { loginPage } from '../../shared/pages/login-page.js';
 import type { Handler } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 

@@ -1,7 +1,9 @@
 /**
- * The gateway's own HTML pages, one look for both planes: the admin plane's home, sign-in and
- * console pages, and the data plane's answers for people (sign-in required, service disabled).
- * Lives in shared/ because the data plane imports nothing from admin/.
+ * The layout of the gateway's own HTML pages, one look for both planes. This folder holds every
+ * such page: the admin plane's home, sign-in failure and sign-out confirmation, the data plane's
+ * answers for people (sign-in required, service disabled), and the console's error pages use it
+ * too. It lives in shared/ because the data plane imports nothing from admin/; the console's own
+ * pages, an application shell with scripts, are admin/console/.
  */
 
 import { html, Html } from '../html.js';

@@ -1,5 +1,5 @@
-import { html } from '../../shared/html.js';
-import { page } from '../../shared/pages/layout.js';
+import { html } from '../html.js';
+import { page } from './layout.js';
 
 /**
  * The login page (interface.md §4.1 `GET /auth/login-page`): one button that starts the OpenID Connect

@@ -1,7 +1,7 @@
-import type { Service, SessionUser } from '../../shared/types.js';
-import { html } from '../../shared/html.js';
-import { page } from '../../shared/pages/layout.js';
-import { serviceEntryPath } from '../../shared/service-entry.js';
+import type { Service, SessionUser } from '../types.js';
+import { html } from '../html.js';
+import { page } from './layout.js';
+import { serviceEntryPath } from '../service-entry.js';
 import { logoutForm } from './logout-page.js';
 
 /** What the home page shows. */

@@ -1,5 +1,5 @@
-import { html, type Html } from '../../shared/html.js';
-import { page } from '../../shared/pages/layout.js';
+import { html, type Html } from '../html.js';
+import { page } from './layout.js';
 
 /**
  * The sign-out control of every gateway page: a form that POSTs `/auth/logout` with the
