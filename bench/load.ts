@@ -17,25 +17,33 @@ export interface LoadOptions {
   headers?: Record<string, string>;
 }
 
-/** What one run measured. Latencies have autocannon's resolution of 1 ms. */
-export interface LoadResult {
+/** What both load generators count in a run. */
+export interface LoadCounts {
   url: string;
+  /** Responses received per second. */
+  requestsPerSecond: number;
+  /** Latency percentiles, in ms. */
+  latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  /** Responses received, by class. */
+  responses2xx: number;
+  responsesNon2xx: number;
+  /** Requests written. */
+  requestsSent: number;
+  /** Connection errors and timeouts. */
+  errors: number;
+}
+
+/**
+ * What one autocannon run measured: {@link LoadCounts} with latencies of 2xx responses at
+ * autocannon's resolution of 1 ms, `requestsPerSecond` = (2xx + non-2xx) / duration, and
+ * `requestsSent` including those still in flight when the run stopped (and were cut off).
+ */
+export interface LoadResult extends LoadCounts {
   connections: number;
   /** Offered rate in requests/s, or null for a closed-loop (as fast as possible) run. */
   rate: number | null;
   /** Measured run length, in s. */
   durationS: number;
-  /** Responses received per second: (2xx + non-2xx) / duration. */
-  requestsPerSecond: number;
-  /** Latency percentiles of 2xx responses, in ms. */
-  latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
-  /** Responses received, by class. */
-  responses2xx: number;
-  responsesNon2xx: number;
-  /** Requests written, including those still in flight when the run stopped (and were cut off). */
-  requestsSent: number;
-  /** Connection errors and timeouts. */
-  errors: number;
   timeouts: number;
 }
 

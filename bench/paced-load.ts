@@ -11,6 +11,7 @@
  * so the latencies it records are those of a saturated server (bursts), not of one at half load.
  */
 import { Pool, type Dispatcher } from 'undici';
+import type { LoadCounts } from './load.js';
 
 export interface PacedLoadOptions {
   url: string;
@@ -23,19 +24,14 @@ export interface PacedLoadOptions {
   headers?: Record<string, string>;
 }
 
-export interface PacedLoadResult {
-  url: string;
+/**
+ * What one paced run measured: {@link LoadCounts} with every response's latency (any status) to
+ * 0.01 ms, `requestsPerSecond` over the run including the drain at the end, and every request sent
+ * answered or failed before the run ends.
+ */
+export interface PacedLoadResult extends LoadCounts {
   /** Offered rate, requests/s. */
   rate: number;
-  /** Responses received per second over the run, including the drain at the end. */
-  requestsPerSecond: number;
-  /** Percentiles of every response's latency (any status), in ms, to 0.01 ms. */
-  latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
-  responses2xx: number;
-  responsesNon2xx: number;
-  /** Requests sent (all of them are answered or failed before the run ends). */
-  requestsSent: number;
-  errors: number;
   /** Requests that were due but sent late because this process was busy, as a share of all (0–1). */
   lateShare: number;
 }

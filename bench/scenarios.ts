@@ -9,7 +9,7 @@
  * meanwhile, and a round during which they took too much is run again (see `quietRound`).
  */
 import type { ClientLedger } from './access-log-check.js';
-import { runLoad, type LoadResult } from './load.js';
+import { runLoad, type LoadCounts, type LoadResult } from './load.js';
 import { runPacedLoad, type PacedLoadResult } from './paced-load.js';
 import { cpuBetween, readCpu, sampleTreeMemory, treeMemory, waitForQuietMachine, type CpuUse } from './process-stats.js';
 import type { BenchSettings } from './settings.js';
@@ -247,34 +247,36 @@ async function pacedRun(
 
 function combineAutocannon(target: Target, connections: number, rate: number | null, runs: Run<LoadResult>[], discardedRounds: number): Measurement {
   const durationS = runs.reduce((sum, run) => sum + run.result.durationS, 0);
-  const responses = runs.reduce((sum, run) => sum + run.result.responses2xx + run.result.responsesNon2xx, 0);
-  const rounds = runs.map(({ result, cpu }) => ({
-    requestsPerSecond: result.requestsPerSecond,
-    p50Ms: result.latencyMs.p50,
-    p99Ms: result.latencyMs.p99,
-    ownCores: cpu.ownCores,
-    otherCores: cpu.otherCores,
-  }));
+  const { responses, shared } = combineRuns(runs, discardedRounds);
   return {
     name: target.name,
     workers: target.workers,
     connections,
     rate,
     tool: 'autocannon',
-    cpuMicrosPerRequest: cpuPerRequest(runs.map((run) => run.cpu), responses),
     durationS: round2(durationS),
     requestsPerSecond: Math.round(responses / durationS),
-    p50Ms: median(rounds.map((r) => r.p50Ms)),
-    p99Ms: median(rounds.map((r) => r.p99Ms)),
-    non2xx: runs.reduce((sum, run) => sum + run.result.responsesNon2xx, 0),
-    errors: runs.reduce((sum, run) => sum + run.result.errors, 0),
-    otherCores: mean(rounds.map((r) => r.otherCores)),
-    discardedRounds,
-    rounds,
+    ...shared,
   };
 }
 
 function combinePaced(target: Target, connections: number, rate: number, runs: Run<PacedLoadResult>[], discardedRounds: number): Measurement {
+  const { shared } = combineRuns(runs, discardedRounds);
+  return {
+    name: target.name,
+    workers: target.workers,
+    connections,
+    rate,
+    tool: 'paced',
+    durationS: round2(runs.reduce((sum, run) => sum + run.result.requestsSent, 0) / rate),
+    requestsPerSecond: Math.round(mean(shared.rounds.map((r) => r.requestsPerSecond))),
+    ...shared,
+    generatorLateShare: mean(runs.map((run) => run.result.lateShare)),
+  };
+}
+
+/** What both load generators' rounds of one target add up to: the responses counted, and the per-round figures, medians, totals and CPU of a {@link Measurement}. */
+function combineRuns(runs: Run<LoadCounts>[], discardedRounds: number) {
   const rounds = runs.map(({ result, cpu }) => ({
     requestsPerSecond: result.requestsPerSecond,
     p50Ms: result.latencyMs.p50,
@@ -283,24 +285,17 @@ function combinePaced(target: Target, connections: number, rate: number, runs: R
     otherCores: cpu.otherCores,
   }));
   const responses = runs.reduce((sum, run) => sum + run.result.responses2xx + run.result.responsesNon2xx, 0);
-  return {
-    name: target.name,
-    workers: target.workers,
-    connections,
-    rate,
-    tool: 'paced',
+  const shared = {
     cpuMicrosPerRequest: cpuPerRequest(runs.map((run) => run.cpu), responses),
-    durationS: round2(runs.reduce((sum, run) => sum + run.result.requestsSent, 0) / rate),
-    requestsPerSecond: Math.round(mean(rounds.map((r) => r.requestsPerSecond))),
     p50Ms: median(rounds.map((r) => r.p50Ms)),
     p99Ms: median(rounds.map((r) => r.p99Ms)),
     non2xx: runs.reduce((sum, run) => sum + run.result.responsesNon2xx, 0),
     errors: runs.reduce((sum, run) => sum + run.result.errors, 0),
     otherCores: mean(rounds.map((r) => r.otherCores)),
     discardedRounds,
-    generatorLateShare: mean(runs.map((run) => run.result.lateShare)),
     rounds,
   };
+  return { responses, shared };
 }
 
 /** CPU time per response by role over `uses`, in µs (roles under 0.5 µs left out). */

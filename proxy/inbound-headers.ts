@@ -53,19 +53,19 @@ export function readInboundHeaders(raw: readonly string[]): InboundHeaders {
 function remember(inbound: InboundHeaders, name: string, value: string): void {
   switch (name) {
     case 'cookie':
-      inbound.cookie = inbound.cookie === undefined ? value : `${inbound.cookie}; ${value}`;
+      inbound.cookie = joined(inbound.cookie, value, '; ');
       break;
     case 'accept':
       inbound.accept ??= value;
       break;
     case 'x-forwarded-for':
-      inbound.forwardedFor = inbound.forwardedFor === undefined ? value : `${inbound.forwardedFor}, ${value}`;
+      inbound.forwardedFor = joined(inbound.forwardedFor, value, ', ');
       break;
     case 'x-forwarded-proto':
       inbound.forwardedProto ??= value;
       break;
     case 'connection':
-      inbound.connection = inbound.connection === undefined ? value : `${inbound.connection}, ${value}`;
+      inbound.connection = joined(inbound.connection, value, ', ');
       break;
     case 'upgrade':
       inbound.upgrade ??= value;
@@ -75,10 +75,15 @@ function remember(inbound: InboundHeaders, name: string, value: string): void {
       inbound.chunked = true;
       break;
     case 'trailer':
-      inbound.trailer = inbound.trailer === undefined ? value : `${inbound.trailer}, ${value}`;
+      inbound.trailer = joined(inbound.trailer, value, ', ');
       break;
     case 'content-length':
       if (Number(value) > 0) inbound.hasBody = true;
       break;
   }
+}
+
+/** `value` after the fields of that name seen before, if any, with `separator` between. */
+function joined(seen: string | undefined, value: string, separator: string): string {
+  return seen === undefined ? value : `${seen}${separator}${value}`;
 }

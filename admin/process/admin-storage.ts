@@ -4,6 +4,7 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { openAccessLogWriter } from '../access-log-writer.js';
 import { openDatabase, type Database } from '../database.js';
+import { closeInOrder } from '../../shared/close-in-order.js';
 
 /**
  * What a process with the admin plane runs on (the embedded gateway, the admin process): the
@@ -34,10 +35,6 @@ export async function openAdminStorage(config: Config, logger: Logger): Promise<
   return {
     db,
     backends,
-    async close() {
-      await backends.close();
-      await writer.close();
-      db.close();
-    },
+    close: () => closeInOrder(backends, writer, db),
   };
 }

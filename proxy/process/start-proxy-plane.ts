@@ -7,6 +7,7 @@ import type { Logger } from '../../shared/logger.js';
 import { meteredSink, type GatewayMetrics } from '../gateway-metrics.js';
 import { createProxyPlane } from '../proxy-plane.js';
 import { createPublicServer, type PublicServer } from './public-server.js';
+import { closeInOrder } from '../../shared/close-in-order.js';
 
 export interface ProxyPlaneOptions {
   config: Config;
@@ -59,10 +60,6 @@ export async function startProxyPlane(options: ProxyPlaneOptions): Promise<Runni
   return {
     port,
     server,
-    async close() {
-      await server.close();
-      await plane.close();
-      await accessLog.close();
-    },
+    close: () => closeInOrder(server, plane, accessLog),
   };
 }

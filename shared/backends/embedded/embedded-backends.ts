@@ -5,6 +5,7 @@ import type { Logger } from '../../logger.js';
 import { MemoryEventBus } from './memory-event-bus.js';
 import { MemoryRateLimiter } from './memory-rate-limiter.js';
 import { SqliteSessionStore } from './sqlite-session-store.js';
+import { closeInOrder } from '../../close-in-order.js';
 
 /** Tuning of the embedded backends; every field is optional. */
 export interface EmbeddedBackendsOptions {
@@ -32,10 +33,6 @@ export function openEmbeddedBackends(config: Config, storage: SqliteStorage, log
         onError: (err) => logger.error({ err }, 'storing access-log batch failed; will retry'),
       })),
     readiness: [],
-    async close() {
-      await sink?.close();
-      await sessions.close();
-      await bus.close();
-    },
+    close: () => closeInOrder(sink, sessions, bus),
   };
 }
