@@ -16,6 +16,25 @@ export interface Service {
   enabled: boolean;
   createdAt: string;
   updatedAt: string;
+  /** Who may use the service once signed in (design.md §4.7); null or absent: any signed-in caller. */
+  access?: AccessPolicy | null;
+  /** Forward a verified `Authorization: Bearer` token to the target (design.md §4.7); default false. */
+  forwardAuthorization?: boolean;
+}
+
+/**
+ * A service's access policy (design.md §4.7): a caller matching any entry of any list is allowed;
+ * all lists empty means any signed-in caller.
+ */
+export interface AccessPolicy {
+  /** Group names, matched exactly against the caller's groups (OIDC_GROUPS_CLAIM). */
+  groups: string[];
+  /** Email addresses, matched case-insensitively against the caller's verified email. */
+  emails: string[];
+  /** Domains (no `@`), matched case-insensitively against the verified email's domain, exactly. */
+  emailDomains: string[];
+  /** Subject identifiers (`sub`), matched exactly. */
+  subjects: string[];
 }
 
 /** The signed-in user as the API shows it (interface.md §2.4). */
@@ -23,8 +42,11 @@ export interface SessionUser {
   /** Subject identifier from the issuer. */
   sub: string;
   name: string;
+  /** The verified email, or `''` (design.md §4.2). */
   email: string;
   isAdmin: boolean;
+  /** The groups claim (OIDC_GROUPS_CLAIM) at sign-in (design.md §4.7); absent in sessions made before. */
+  groups?: string[];
 }
 
 /** A server-side session. Never sent to clients or upstreams as a whole. */
