@@ -12,7 +12,7 @@ import { browserKeyFrom, browserKeyHash } from '../oidc/browser-binding.js';
 import type { LoginTransaction, LoginTransactions } from '../oidc/login-transactions.js';
 import type { RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';
-import { sessionUserFromClaims } from '../oidc/session-user.js';
+import { userFromClaims } from '../../shared/identity-claims.js';
 import { loginFailedPage } from '../../shared/pages/login-page.js';
 import { logoutConfirmPage } from '../../shared/pages/logout-page.js';
 import { isFormBody, readFormBody } from '../request-body.js';
@@ -80,7 +80,7 @@ export function createAuthHandlers(deps: AuthDeps) {
       await failLogin(ctx, error);
       return;
     }
-    const user = sessionUserFromClaims(completed.claims, config);
+    const user = userFromClaims(completed.claims, config);
     if (ctx.sessionId) await sessions.destroy(ctx.sessionId);
     const now = Date.now();
     const scope = ctx.origin.sessionScope;
@@ -131,7 +131,11 @@ export function createAuthHandlers(deps: AuthDeps) {
     redirect(ctx.res, location, { 'set-cookie': origin.cookies.clearSession() });
   };
 
-  const profile: Handler = (ctx) => sendJson(ctx.res, 200, { user: ctx.session!.user });
+  // The session user of interface.md §2.4, exactly: groups stay server-side (design.md §4.7).
+  const profile: Handler = (ctx) => {
+    const { sub, name, email, isAdmin } = ctx.session!.user;
+    sendJson(ctx.res, 200, { user: { sub, name, email, isAdmin } });
+  };
   const csrfToken: Handler = (ctx) => sendJson(ctx.res, 200, { csrfToken: ctx.session!.csrfToken });
 
   return { login, callback, logout, profile, csrfToken };

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { sessionUserFromClaims } from '../../admin/oidc/session-user.js';
+import { userFromClaims } from '../../shared/identity-claims.js';
 import { loadConfig } from '../../shared/config.js';
 import { DEMO_USERS, type DemoUser } from '../support/identity-provider.js';
 import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
@@ -55,8 +55,8 @@ for (const user of [UNVERIFIED, SILENT]) {
 
 test('a verified email is kept; without a name the user is named by preferred_username or subject, not by an unverified email', () => {
   const config = loadConfig({});
-  assert.equal(sessionUserFromClaims({ sub: 's', email: 'a@example.com', email_verified: true }, config).email, 'a@example.com');
-  assert.equal(sessionUserFromClaims({ sub: 's', email: 'a@example.com', email_verified: 'true' }, config).email, '', 'a string is not a verification');
-  assert.equal(sessionUserFromClaims({ sub: 's', email: 'a@example.com' }, config).name, 's');
-  assert.equal(sessionUserFromClaims({ sub: 's', email: 'a@example.com', preferred_username: 'ann' }, config).name, 'ann');
+  assert.equal(userFromClaims({ sub: 's', email: 'a@example.com', email_verified: true }, config).email, 'a@example.com');
+  assert.equal(userFromClaims({ sub: 's', email: 'a@example.com', email_verified: 'true' }, config).email, '', 'a string is not a verification');
+  assert.equal(userFromClaims({ sub: 's', email: 'a@example.com' }, config).name, 's');
+  assert.equal(userFromClaims({ sub: 's', email: 'a@example.com', preferred_username: 'ann' }, config).name, 'ann');
 });

@@ -1,24 +1,26 @@
-import type { Config } from '../../shared/config.js';
-import type { SessionUser } from '../../shared/types.js';
+import type { Config } from './config.js';
+import type { SessionUser } from './types.js';
 
 /**
- * The session user from verified ID token (and userinfo) claims (OIDC Core 1.0 §5.1). `email` is
+ * The caller from verified claims (OIDC Core 1.0 §5.1): an ID token's (and userinfo's) at sign-in,
+ * a bearer token's in the data plane (design.md §4.7), so both are read the same way. `email` is
  * the claim only when `email_verified` is true, else `''` (design.md §4.2): an address the identity
  * provider has not verified may be anyone's, so it is never forwarded as `X-Forwarded-Email`,
  * audited, shown, or used as the name. `isAdmin` (design.md §4) is true when `sub` is in
  * ADMIN_SUBJECTS, or the verified email is in ADMIN_EMAILS, or the groups claim
- * (OIDC_GROUPS_CLAIM) names a group in ADMIN_GROUPS.
+ * (OIDC_GROUPS_CLAIM) names a group in ADMIN_GROUPS. `groups` is that claim's list.
  */
-export function sessionUserFromClaims(claims: Record<string, unknown>, config: Config): SessionUser {
+export function userFromClaims(claims: Record<string, unknown>, config: Config): SessionUser {
   const sub = String(claims.sub);
   const email = claims.email_verified === true && typeof claims.email === 'string' ? claims.email : '';
   const name = firstText(claims.name, claims.preferred_username, email, sub);
-  const { subjects, emails, groups } = config.admins;
+  const groups = groupsOf(claims[config.oidc.groupsClaim]);
+  const admins = config.admins;
   const isAdmin =
-    subjects.has(sub) ||
-    (email !== '' && emails.has(email.toLowerCase())) ||
-    groupsOf(claims[config.oidc.groupsClaim]).some((group) => groups.has(group));
-  return { sub, name, email, isAdmin };
+    admins.subjects.has(sub) ||
+    (email !== '' && admins.emails.has(email.toLowerCase())) ||
+    groups.some((group) => admins.groups.has(group));
+  return { sub, name, email, isAdmin, groups };
 }
 
 function firstText(...values: unknown[]): string {
