@@ -9,6 +9,7 @@ import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limit
 import { rateLimitKey } from '../shared/client-ip.js';
 import type { SessionStore } from '../shared/backends/session-store.js';
 import { AccessLogStore } from './access-log-store.js';
+import { AssertionKeys } from './assertion-keys.js';
 import { AuditLog } from './audit-log.js';
 import type { Database } from './database.js';
 import { exemptFromGeneralLimit } from './guards.js';
@@ -19,6 +20,7 @@ import { buildRouter } from './routes.js';
 import type { Router } from './router.js';
 import { ConsoleAssets } from './console/console-assets.js';
 import { startRetention } from './retention.js';
+import { createAssertionKeyHandlers } from './routes/assertion-key-routes.js';
 import { createAuthHandlers } from './routes/auth-routes.js';
 import { createConsoleHandlers } from './routes/console-routes.js';
 import { createDashboardHandlers } from './routes/dashboard-routes.js';
@@ -50,18 +52,23 @@ export interface AdminPlane {
   handle(req: IncomingMessage, res: ServerResponse): void;
   /** Serves a gateway-owned path of the public origin, handed over by this process's data plane. */
   handlePublic(req: IncomingMessage, res: ServerResponse): void;
-  /** Stops the plane's background work (access-log retention); call before closing the database. */
+  /**
+   * Stops the plane's background work (access-log retention, assertion key rotation); call before
+   * closing the database.
+   */
   close(): void;
 }
 
 /**
- * Builds the admin plane and publishes the current registry snapshot, so the data plane routes
- * from the first request on.
+ * Builds the admin plane and publishes the assertion keys (made on the first start: design.md
+ * §4.7) and the current registry snapshot, so the data plane signs and routes from the first
+ * request on.
  */
 export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane> {
   const { config, db, sessions, bus, logger } = deps;
   const audit = new AuditLog(db);
   const registry = new ServiceRegistry(db, audit, bus);
+  const assertionKeys = new AssertionKeys(db, audit, bus, config, logger);
   const rollups = new TrafficRollups(db);
   const accessLogs = new AccessLogStore(db, rollups);
   const relyingParty = new RelyingParty(config, logger);
@@ -79,9 +86,11 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     services: createServiceHandlers({ registry, accessLogs }),
     dashboard: createDashboardHandlers({ registry, audit, rollups }),
     console: createConsoleHandlers({ registry, audit, accessLogs, rollups, assets: ConsoleAssets.load() }),
+    assertionKeys: createAssertionKeyHandlers({ keys: assertionKeys }),
   };
   const origins = new ServedOrigins(config);
   const routers = new Map<ServedOrigin, Router>([origins.public, origins.admin].map((o) => [o, buildRouter(handlers, o)]));
+  await assertionKeys.start();
   await registry.publish();
   const stopRetention = startRetention(db, config, logger);
 
@@ -112,7 +121,10 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   return {
     handle: (req, res) => serveOn(req, res, origins.ofAdminPortRequest(req)),
     handlePublic: (req, res) => serveOn(req, res, origins.public),
-    close: stopRetention,
+    close() {
+      stopRetention();
+      assertionKeys.close();
+    },
   };
 }
 

@@ -9,7 +9,8 @@ export type AuditAction =
   | 'SERVICE_DISABLED'
   | 'USER_LOGIN'
   | 'USER_LOGOUT'
-  | 'LOGIN_FAILED';
+  | 'LOGIN_FAILED'
+  | 'ASSERTION_KEY_ROTATED';
 
 /** Who did something, from where. */
 export interface Actor {

@@ -89,4 +89,16 @@ export const MIGRATIONS: readonly string[] = [
   -- The console names the acting user by the email of their latest sign-in.
   CREATE INDEX audit_logs_logins ON audit_logs (user_id, id) WHERE action = 'USER_LOGIN';
   `,
+  `
+  -- The identity assertion's ES256 keys (design.md §4.7, admin/assertion-keys.ts). private_jwk is
+  -- the secret JWK, kid its thumbprint; times are epoch ms. retired_at is null for the one key that
+  -- signs; a retired key stays until its assertions have all expired, then is deleted.
+  CREATE TABLE assertion_keys (
+    kid TEXT PRIMARY KEY,
+    private_jwk TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    retired_at INTEGER
+  );
+  CREATE UNIQUE INDEX assertion_keys_signing ON assertion_keys (retired_at IS NULL) WHERE retired_at IS NULL;
+  `,
 ];

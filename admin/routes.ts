@@ -1,6 +1,7 @@
 import { FAVICON_PATH } from '../shared/gateway-paths.js';
 import { requireAdmin, requireAdminPage, requireCsrf, requireSession } from './guards.js';
 import type { Handler } from './request-context.js';
+import type { AssertionKeyHandlers } from './routes/assertion-key-routes.js';
 import type { ConsoleHandlers } from './routes/console-routes.js';
 import { Router } from './router.js';
 import type { ServedOrigin } from './served-origin.js';
@@ -12,6 +13,7 @@ export interface RouteHandlers {
   services: { list: Handler; create: Handler; get: Handler; update: Handler; remove: Handler; toggle: Handler; logs: Handler };
   dashboard: { stats: Handler; logs: Handler; traffic: Handler };
   console: ConsoleHandlers;
+  assertionKeys: AssertionKeyHandlers;
 }
 
 /**
@@ -52,6 +54,7 @@ function withConsole(router: Router, h: RouteHandlers): Router {
     .add('DELETE', '/api/services/:id', adminWrite(h.services.remove))
     .add('PATCH', '/api/services/:id/toggle', adminWrite(h.services.toggle))
     .add('GET', '/api/services/:id/logs', admin(h.services.logs))
+    .add('POST', '/api/assertion-keys/rotate', adminWrite(h.assertionKeys.rotate))
     .add('GET', '/dashboard/stats', admin(h.dashboard.stats))
     .add('GET', '/dashboard/logs', admin(h.dashboard.logs))
     .add('GET', '/dashboard/traffic', admin(h.dashboard.traffic))

@@ -38,7 +38,7 @@ export const isServiceId = (text: string): boolean => UUID.test(text);
 export class ServiceRegistry {
   readonly #db: Database;
   readonly #audit: AuditLog;
-  readonly #bus: EventBus;
+  readonly #bus: Pick<EventBus, 'publishRegistry'>;
   readonly #all: Statement<[], ServiceRow>;
   readonly #byId: Statement<[string], ServiceRow>;
   readonly #pathTaken: Statement<[string, string], { id: string }>;
@@ -48,7 +48,7 @@ export class ServiceRegistry {
   readonly #counts: Statement<[], { total: number; enabled: number }>;
   #publishing: Promise<void> = Promise.resolve();
 
-  constructor(db: Database, audit: AuditLog, bus: EventBus) {
+  constructor(db: Database, audit: AuditLog, bus: Pick<EventBus, 'publishRegistry'>) {
     this.#db = db;
     this.#audit = audit;
     this.#bus = bus;

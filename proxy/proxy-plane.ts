@@ -4,7 +4,7 @@ import { rateLimitKey } from '../shared/client-ip.js';
 import type { Config } from '../shared/config.js';
 import { GatewayError } from '../shared/errors.js';
 import type { EventBus } from '../shared/backends/event-bus.js';
-import { FAVICON_PATH, isGatewayPath } from '../shared/gateway-paths.js';
+import { FAVICON_PATH, isGatewayPath, JWKS_PATH } from '../shared/gateway-paths.js';
 import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limiter.js';
@@ -14,7 +14,9 @@ import { AccessRecord } from './access-record.js';
 import { isBarePrefix, redirectToEntry } from './bare-prefix.js';
 import { isCanonicalPath, pathLength } from './canonical-path.js';
 import { UpstreamForwarder, type ForwardMode } from './forward.js';
+import { IdentityAssertions } from './identity-assertion.js';
 import { readInboundHeaders, type InboundHeaders } from './inbound-headers.js';
+import { JwksEndpoint } from './jwks-endpoint.js';
 import { sendNotAuthenticated } from './login-required.js';
 import { joinPath } from './path-mapping.js';
 import { RequestHeaderBuilder } from './request-headers.js';
@@ -27,7 +29,7 @@ import type { UpstreamFailureCounter } from './upstream-errors.js';
 
 export interface ProxyPlaneDeps {
   config: Config;
-  /** Registry snapshots: each one replaces the route table. */
+  /** Registry snapshots, each replacing the route table; assertion key sets (design.md §4.7). */
   bus: EventBus;
   sessions: SessionStore;
   accessLog: AccessLogSink;
@@ -67,7 +69,9 @@ class GatewayProxyPlane implements ProxyPlane {
   readonly #forwarder: UpstreamForwarder;
   readonly #requestHeaders: RequestHeaderBuilder;
   readonly #sessions: SessionCheck;
-  readonly #unsubscribe: () => void;
+  readonly #assertions: IdentityAssertions;
+  readonly #jwks: JwksEndpoint;
+  readonly #unsubscribe: Array<() => void>;
   #routes = RouteTable.EMPTY;
 
   constructor(deps: ProxyPlaneDeps) {
@@ -75,7 +79,15 @@ class GatewayProxyPlane implements ProxyPlane {
     this.#forwarder = new UpstreamForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger, failures: deps.upstreamFailures });
     this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl);
     this.#sessions = new SessionCheck(deps.sessions, deps.config.publicUrl, deps.logger);
-    this.#unsubscribe = deps.bus.onRegistry((services) => this.#replaceRoutes(services));
+    this.#assertions = new IdentityAssertions(deps.config.publicUrl, deps.config.assertionTtlMs);
+    this.#jwks = new JwksEndpoint(deps.config.assertionTtlMs);
+    this.#unsubscribe = [
+      deps.bus.onRegistry((services) => this.#replaceRoutes(services)),
+      deps.bus.onAssertionKeys((keys) => {
+        this.#assertions.useKeys(keys);
+        this.#jwks.useKeys(keys);
+      }),
+    ];
   }
 
   /** Bound, so it can be handed to `server.on('request', plane.handle)` as it is. */
@@ -89,7 +101,7 @@ class GatewayProxyPlane implements ProxyPlane {
   };
 
   async close(): Promise<void> {
-    this.#unsubscribe();
+    for (const unsubscribe of this.#unsubscribe) unsubscribe();
     await this.#forwarder.close();
   }
 
@@ -102,6 +114,7 @@ class GatewayProxyPlane implements ProxyPlane {
     if (!isCanonicalPath(target, pathEnd)) throw new GatewayError('BAD_REQUEST');
     const path = pathEnd === target.length ? target : target.slice(0, pathEnd);
     const key = routingKey(path);
+    if (key === JWKS_PATH) return this.#jwks.serve(req, res);
     if (this.#isGatewayOwned(key)) {
       sendContinueIfExpected(req, res);
       return this.#deps.adminPlane(req, res);
@@ -127,8 +140,8 @@ class GatewayProxyPlane implements ProxyPlane {
     // design.md §5 "bare prefix": past every check, as the app's own answer would be
     const mode = forwardMode(req, inbound);
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));
-    // §3.6–3.8 forward, map the response, map failures
-    const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user);
+    // §3.6–3.8 forward, map the response, map failures; a caller's identity assertion (§4.7)
+    const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user, user && this.#assertions.assertionFor(user, route));
     const trailerNames = mode === 'body' ? this.#requestHeaders.trailerNames(inbound) : undefined;
     const upstreamPath = joinPath(route.basePath, restAfterPrefix(target, path, key, route));
     sendContinueIfExpected(req, res);

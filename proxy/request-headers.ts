@@ -17,6 +17,9 @@ import type { Route } from './route-table.js';
  */
 export type HeaderPolicy = 'public' | 'admin';
 
+/** The identity assertion's field (design.md §4.7), lowercased. */
+export const ASSERTION_HEADER = 'x-gatehouse-assertion';
+
 /**
  * Fields never forwarded besides the hop-by-hop ones (design.md §3.6; `Trailer` among them: it is
  * set afresh for the trailer fields that go along, see {@link RequestHeaderBuilder.trailerNames}),
@@ -24,8 +27,8 @@ export type HeaderPolicy = 'public' | 'admin';
  * - `host`: undici sets the target's own (RFC 9110 §7.2);
  * - `expect`: the gateway answers `100-continue` itself once it forwards (see proxy-plane.ts), and
  *   undici refuses the field;
- * - identity and forwarding fields a client could spoof: the proxy sets its own.
- *   Every `x-forwarded-*` is removed as well (see {@link isRemoved});
+ * - identity and forwarding fields a client could spoof: the proxy sets its own (the identity
+ *   assertion, design.md §4.7, too). Every `x-forwarded-*` is removed as well (see {@link isRemoved});
  * - path overrides some frameworks believe (`X-Original-URL`, `X-Rewrite-URL`): the upstream must
  *   see exactly the path that was routed and authorised (design.md §3.1).
  */
@@ -41,6 +44,7 @@ const REMOVED = [
   'remote-user',
   'x-auth-request-user',
   'x-auth-request-email',
+  ASSERTION_HEADER,
   'x-original-url',
   'x-original-uri',
   'x-rewrite-url',
@@ -84,11 +88,11 @@ const NOT_IN_TRAILERS: ReadonlySet<string> = new Set([
 /**
  * Builds the header list sent to a target (design.md §3.6): the proxy's own
  * `X-Forwarded-For/Proto/Host`, then with the `public` policy `X-Forwarded-Prefix` and, with a
- * session, `X-Forwarded-User/Email`, with the `admin` policy the public-origin mark
- * (`PUBLIC_HANDOFF_HEADER`, always `1`); then the client's fields minus the removed ones
- * (hop-by-hop per RFC 9110 §7.6.1, those named in `Connection`, `Host`, `Expect`, every
- * client-sent identity or forwarding field, and see {@link REMOVED_BY_POLICY}), with the `public`
- * policy minus the gateway's cookies too. The proxy's fields come first because a target that
+ * caller, `X-Forwarded-User/Email` and `X-Gatehouse-Assertion`, with the `admin` policy the
+ * public-origin mark (`PUBLIC_HANDOFF_HEADER`, always `1`); then the client's fields minus the
+ * removed ones (hop-by-hop per RFC 9110 §7.6.1, those named in `Connection`, `Host`, `Expect`,
+ * every client-sent identity or forwarding field, and see {@link REMOVED_BY_POLICY}), with the
+ * `public` policy minus the gateway's cookies too. The proxy's fields come first because a target that
  * keeps only its first N fields (Node's `maxHeadersCount`) must lose a client's padding, never them.
  */
 export class RequestHeaderBuilder {
@@ -112,7 +116,8 @@ export class RequestHeaderBuilder {
   /**
    * The flat `[name, value, …]` list for undici. `route` is the service's (undefined for the
    * admin process); `clientIp` the resolved client address; `user` the session's user, or
-   * undefined for an anonymous request (and for the admin process, which reads the session itself).
+   * undefined for an anonymous request (and for the admin process, which reads the session itself);
+   * `assertion` the identity assertion signed for `user` (identity-assertion.ts).
    */
   build(
     req: IncomingMessage,
@@ -120,6 +125,7 @@ export class RequestHeaderBuilder {
     route: Route | undefined,
     clientIp: string,
     user: SessionUser | undefined,
+    assertion?: string,
   ): string[] {
     const peer = req.socket.remoteAddress ?? '';
     const trusted = peer !== '' && this.#trustsPeer(peer);
@@ -140,6 +146,7 @@ export class RequestHeaderBuilder {
     if (user) {
       out.push('x-forwarded-user', fieldValue(user.sub));
       if (user.email) out.push('x-forwarded-email', fieldValue(user.email));
+      if (assertion !== undefined) out.push(ASSERTION_HEADER, assertion);
     }
     this.#copyAllowed(req.rawHeaders, inbound, out);
     return out;

@@ -48,6 +48,10 @@ export interface Config {
   upstreamTimeoutMs: number;
   /** Raw access-log records older than this many days are deleted by the admin process. */
   accessLogRetentionDays: number;
+  /** Lifetime of an identity assertion (design.md §4.7), in ms: whole seconds, at least 1 s. */
+  assertionTtlMs: number;
+  /** Age at which the admin plane rotates the assertion signing key by itself (design.md §4.7), in ms. */
+  assertionKeyLifetimeMs: number;
 }
 
 /** A variable: its default (undefined: unset) and what it means. The README table mirrors this. */
@@ -83,6 +87,8 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'PROXY_WORKERS', default: '1', meaning: 'Data-plane worker processes of `npm run start:proxy`, sharing PORT (node:cluster).' },
   { name: 'UPSTREAM_TIMEOUT', default: '30s', meaning: 'Wait for an upstream\'s response headers, from the end of the request body, before 504; also the longest pause in a client\'s request body (proxied, or to the gateway\'s own endpoints) before 408.' },
   { name: 'ACCESS_LOG_RETENTION_DAYS', default: '30', meaning: 'Days raw access-log records are kept (whole days, at least 1); the console\'s traffic rollups are kept 400 days (per minute for 2 days, then per hour).' },
+  { name: 'ASSERTION_TTL', default: '5m', meaning: 'Lifetime of the `X-Gatehouse-Assertion` JWT given to upstreams (whole seconds, at least `1s`); a retired signing key stays published for this long plus a minute (twice this long when it is under a minute; see Identity assertion).' },
+  { name: 'ASSERTION_KEY_LIFETIME', default: '30d', meaning: 'Age at which the assertion signing key is replaced by a new one by itself (also `POST /api/assertion-keys/rotate`).' },
 ];
 
 /** Thrown by {@link loadConfig}: one line per bad variable, each naming it and what is wrong. */
@@ -109,6 +115,10 @@ const duration = v.pipe(
   v.string(),
   v.transform(parseDuration),
   v.number('must be a duration such as 30s, 15m, 8h or 7d'),
+);
+const wholeSeconds = v.pipe(
+  duration,
+  v.check((ms) => ms >= 1_000 && ms % 1_000 === 0, 'must be whole seconds, at least 1s'),
 );
 const rateLimit = v.pipe(
   v.string(),
@@ -166,6 +176,8 @@ const schema = v.object({
     v.transform(Number),
     v.minValue(1, 'must be a whole number of days (1 or more)'),
   ),
+  ASSERTION_TTL: wholeSeconds,
+  ASSERTION_KEY_LIFETIME: duration,
 });
 
 /**
@@ -214,5 +226,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     proxyWorkers: out.PROXY_WORKERS,
     upstreamTimeoutMs: out.UPSTREAM_TIMEOUT,
     accessLogRetentionDays: out.ACCESS_LOG_RETENTION_DAYS,
+    assertionTtlMs: out.ASSERTION_TTL,
+    assertionKeyLifetimeMs: out.ASSERTION_KEY_LIFETIME,
   };
 }

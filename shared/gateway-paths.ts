@@ -1,9 +1,16 @@
 /**
- * Paths the gateway serves itself (design.md §2): the data plane hands them to the admin plane, and
- * no service may be registered at or under them. `/` is the gateway's home page only while no
- * service is registered at `/`.
+ * The identity assertion's public keys (design.md §4.7), answered by the data plane itself from
+ * its key set (proxy/jwks-endpoint.ts); anything under it goes to the admin plane like the other
+ * gateway paths (and is not found there).
  */
-export const GATEWAY_PREFIXES: readonly string[] = ['/auth', '/api', '/dashboard'];
+export const JWKS_PATH = '/.well-known/jwks.json';
+
+/**
+ * Paths the gateway serves itself (design.md §2): the data plane hands them to the admin plane
+ * (all but {@link JWKS_PATH} itself), and no service may be registered at or under them. `/` is
+ * the gateway's home page only while no service is registered at `/`.
+ */
+export const GATEWAY_PREFIXES: readonly string[] = ['/auth', '/api', '/dashboard', JWKS_PATH];
 
 /**
  * True when `key` is `/p` or under `/p/` for a gateway prefix. `key` is a routing key

@@ -11,7 +11,7 @@ export function createLogger(level: string, name: string): Logger {
     name,
     level,
     redact: {
-      paths: ['*.cookie', '*.authorization', '*.idToken', '*.csrfToken', '*.sessionId', '*.clientSecret'],
+      paths: ['*.cookie', '*.authorization', '*.idToken', '*.csrfToken', '*.sessionId', '*.clientSecret', '*.signing', '*.private_jwk'],
       censor: '[redacted]',
     },
   });

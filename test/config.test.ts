@@ -31,6 +31,8 @@ test('defaults follow design.md §6', () => {
   assert.equal(config.adminInternalUrl.href, 'http://127.0.0.1:8081/');
   assert.equal(config.internalPort, 9090);
   assert.equal(config.logLevel, 'info');
+  assert.equal(config.assertionTtlMs, 5 * 60_000);
+  assert.equal(config.assertionKeyLifetimeMs, 30 * 86_400_000);
 });
 
 test('human forms: durations, limits, 0 turns a limiter off, lists', () => {
@@ -42,6 +44,8 @@ test('human forms: durations, limits, 0 turns a limiter off, lists', () => {
     ADMIN_GROUPS: 'ops,admins',
     TRUST_PROXY: 'loopback, 10.0.0.0/8',
     ADMIN_PORT: '9000',
+    ASSERTION_TTL: '90s',
+    ASSERTION_KEY_LIFETIME: '7d',
   });
   assert.equal(config.sessionTtlMs, 30 * 60_000);
   assert.equal(config.rateLimitGeneral, null);
@@ -50,6 +54,8 @@ test('human forms: durations, limits, 0 turns a limiter off, lists', () => {
   assert.deepEqual([...config.admins.groups], ['ops', 'admins']);
   assert.deepEqual(config.trustProxy.entries, ['loopback', '10.0.0.0/8']);
   assert.equal(config.adminInternalUrl.href, 'http://127.0.0.1:9000/');
+  assert.equal(config.assertionTtlMs, 90_000);
+  assert.equal(config.assertionKeyLifetimeMs, 7 * 86_400_000);
 });
 
 test('each malformed value is reported on one line naming the variable', () => {
@@ -61,6 +67,9 @@ test('each malformed value is reported on one line naming the variable', () => {
   assert.deepEqual(problems({ OIDC_ISSUER: 'ftp://idp.example.com' }), ['OIDC_ISSUER: must be an http: or https: URL']);
   assert.deepEqual(problems({ PUBLIC_URL: 'https://gw.example.com/app' }), ['PUBLIC_URL: must be an origin without path, query or fragment']);
   assert.deepEqual(problems({ OIDC_SCOPES: 'profile email' }), ['OIDC_SCOPES: must include openid']);
+  assert.deepEqual(problems({ ASSERTION_TTL: '1500ms' }), ['ASSERTION_TTL: must be whole seconds, at least 1s']);
+  assert.deepEqual(problems({ ASSERTION_TTL: '500ms' }), ['ASSERTION_TTL: must be whole seconds, at least 1s']);
+  assert.deepEqual(problems({ ASSERTION_KEY_LIFETIME: 'monthly' }), ['ASSERTION_KEY_LIFETIME: must be a duration such as 30s, 15m, 8h or 7d']);
   assert.deepEqual(problems({ LOG_LEVEL: 'loud', PORT: '70000' }).sort(), [
     'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent',
     'PORT: must be a port number (0-65535)',

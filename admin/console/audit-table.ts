@@ -12,6 +12,7 @@ const ACTION_LABELS: Record<AuditAction, string> = {
   USER_LOGIN: 'Signed in',
   USER_LOGOUT: 'Signed out',
   LOGIN_FAILED: 'Sign-in failed',
+  ASSERTION_KEY_ROTATED: 'Assertion key rotated',
 };
 
 /** Service fields as the forms name them. */
@@ -74,7 +75,8 @@ function parseDetails(text: string): Details {
 
 /** The acting user: the email they signed in with, and their subject. */
 function who(record: AuditRecord, emails: Map<string, string>): Html | string {
-  if (!record.user_id) return html`<span class="muted">anonymous</span>`;
+  // Only a key reaching ASSERTION_KEY_LIFETIME is rotated without a user: by the gateway itself.
+  if (!record.user_id) return html`<span class="muted">${record.action === 'ASSERTION_KEY_ROTATED' ? 'the gateway' : 'anonymous'}</span>`;
   const email = emails.get(record.user_id);
   return email ? html`${email}<br><code class="muted">${record.user_id}</code>` : html`<code>${record.user_id}</code>`;
 }
@@ -127,6 +129,8 @@ function describe(action: AuditAction, details: Details): Html | string {
       return details.isAdmin === true ? 'as an administrator' : '';
     case 'LOGIN_FAILED':
       return show(details.reason);
+    case 'ASSERTION_KEY_ROTATED':
+      return html`<code>${show(details.previousKid)}</code> → <code>${show(details.kid)}</code>${details.reason === 'lifetime' ? ', reached ASSERTION_KEY_LIFETIME' : ''}`;
     default:
       return '';
   }

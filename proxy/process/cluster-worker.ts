@@ -6,8 +6,8 @@ import { startProxyWorker, type ProxyWorker } from './proxy-worker.js';
 
 /**
  * Messages a worker sends its primary over the cluster IPC channel: `listening` once it serves
- * PORT, `ready` once its first registry snapshot is loaded, `start-failed` (with the error's
- * message) when it could not start, just before it exits 1.
+ * PORT, `ready` once its first registry snapshot and assertion key set are loaded,
+ * `start-failed` (with the error's message) when it could not start, just before it exits 1.
  */
 export type WorkerMessage =
   | { type: 'gatehouse:listening' }
@@ -33,7 +33,7 @@ export async function runClusterWorker(config: Config): Promise<void> {
   AggregatorRegistry.setRegistries([worker.metrics]);
   stopOnSignals({ logger: createLogger(config.logLevel, 'gatehouse-proxy').child({ worker: process.pid }), signals: ['SIGTERM'], stop: () => worker.stop() });
   await tellPrimary({ type: 'gatehouse:listening' });
-  void worker.registryLoaded.then(() => tellPrimary({ type: 'gatehouse:ready' }));
+  void worker.loaded.then(() => tellPrimary({ type: 'gatehouse:ready' }));
 }
 
 /** Sends `message` to the primary; resolves once it is written (so an exit right after keeps it). */

@@ -17,8 +17,8 @@ export const PRIMARY_STOP_DEADLINE_MS = STOP_DEADLINE_MS + 2_000;
 /**
  * The primary of `npm run start:proxy` when PROXY_WORKERS ≥ 2: runs a {@link WorkerPool} of that
  * many workers and serves on INTERNAL_PORT (never on the public port) `/healthz`, `/readyz`
- * (Redis reachable and every worker has its registry) and `/metrics`: all workers' metrics,
- * summed, plus its own `gatehouse_worker_restarts_total`. A worker that cannot start, or
+ * (Redis reachable and every worker has its registry and assertion keys) and `/metrics`: all
+ * workers' metrics, summed, plus its own `gatehouse_worker_restarts_total`. A worker that cannot start, or
  * INTERNAL_PORT taken, stops everything: the reason on stderr, exit 1. On SIGTERM or SIGINT it
  * stops every worker gracefully and exits 0 once they have (1 if one did not stop cleanly),
  * within {@link PRIMARY_STOP_DEADLINE_MS}.

@@ -13,10 +13,13 @@ import { startProxyPlane } from './start-proxy-plane.js';
 export interface ProxyWorker {
   /** Its Prometheus metrics (requests, latency, upstream errors, access-log shipping, process). */
   readonly metrics: Registry;
-  /** `redis` (reachable) and `registry` (a snapshot is loaded), for `/readyz`. */
+  /** `redis` (reachable), `registry` and `assertion-keys` (a snapshot of each is loaded), for `/readyz`. */
   readonly readiness: readonly ReadinessCheck[];
-  /** Resolves once the first registry snapshot is loaded (the route table is in place). */
-  readonly registryLoaded: Promise<void>;
+  /**
+   * Resolves once the first registry snapshot and the first assertion key set are loaded (the
+   * route table is in place, and requests with a caller can be signed: design.md §4.7).
+   */
+  readonly loaded: Promise<void>;
   /**
    * Graceful stop, bounded whatever Redis does (README "Stopping"): stops accepting, finishes
    * in-flight requests (up to 10 s), ships the buffered access-log records (trying for up to 5 s
@@ -37,16 +40,14 @@ export async function startProxyWorker(config: Config): Promise<ProxyWorker> {
   const handoff = createAdminHandoff(config, clientIpResolver(config.trustProxy), logger);
   const metrics = new GatewayMetrics(backends.accessLogSink());
   const plane = await startProxyPlane({ config, backends, adminPlane: handoff.handle, metrics, logger });
-  const registryLoaded = new Promise<void>((resolve) => {
-    const unsubscribe = backends.bus.onRegistry(() => {
-      resolve();
-      queueMicrotask(() => unsubscribe());
-    });
-  });
+  const loaded = Promise.all([
+    firstCall((listener) => backends.bus.onRegistry(listener)),
+    firstCall((listener) => backends.bus.onAssertionKeys(listener)),
+  ]).then(() => undefined);
   return {
     metrics: metrics.registry,
     readiness: backends.readiness,
-    registryLoaded,
+    loaded,
     async stop() {
       await plane.close();
       await handoff.close();
@@ -54,4 +55,14 @@ export async function startProxyWorker(config: Config): Promise<ProxyWorker> {
       logAccessLogTotals(logger, backends.accessLogSink(), 'proxy worker stopped');
     },
   };
+}
+
+/** Resolves on the first call of a listener given to `subscribe`, then unsubscribes it. */
+function firstCall(subscribe: (listener: () => void) => () => void): Promise<void> {
+  return new Promise((resolve) => {
+    const unsubscribe = subscribe(() => {
+      resolve();
+      queueMicrotask(() => unsubscribe());
+    });
+  });
 }

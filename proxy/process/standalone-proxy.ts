@@ -8,10 +8,10 @@ import { startProxyWorker, type ProxyWorker } from './proxy-worker.js';
 /**
  * `npm run start:proxy` with PROXY_WORKERS=1: the data plane in this one process, no cluster
  * primary beside it (a primary is a whole second Node process, ~80 MB of RSS, for nothing to
- * balance). `/healthz`, `/readyz` (Redis reachable, registry loaded) and `/metrics` are served on
- * INTERNAL_PORT, never on the public port. On SIGTERM or SIGINT: graceful stop (bounded, see
- * {@link ProxyWorker.stop}), then exit 0. A crash exits the process; the process manager that
- * started it restarts it.
+ * balance). `/healthz`, `/readyz` (Redis reachable, registry and assertion keys loaded) and
+ * `/metrics` are served on INTERNAL_PORT, never on the public port. On SIGTERM or SIGINT: graceful
+ * stop (bounded, see {@link ProxyWorker.stop}), then exit 0. A crash exits the process; the
+ * process manager that started it restarts it.
  */
 export async function runStandaloneProxy(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel, 'gatehouse-proxy');

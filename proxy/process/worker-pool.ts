@@ -58,7 +58,7 @@ export class WorkerPool {
     for (let i = 0; i < this.#size; i++) this.#fork();
   }
 
-  /** Whether every worker has loaded its first registry snapshot (for `/readyz`). */
+  /** Whether every worker has loaded its first registry snapshot and assertion key set (for `/readyz`). */
   get ready(): boolean {
     return this.#ready.size === this.#size;
   }

@@ -36,7 +36,7 @@ export interface Backends {
    * access-log stream.
    */
   accessLogSink(): AccessLogSink;
-  /** What `/readyz` checks for these backends (Redis reachable, registry loaded). */
+  /** What `/readyz` checks for these backends (Redis reachable, registry and assertion keys loaded). */
   readonly readiness: readonly ReadinessCheck[];
   /**
    * Closes the sink when one was made (shipping what it holds, for at most 5 s), stops the stream

@@ -346,14 +346,12 @@ describe('ServiceRegistry.publish', () => {
   it('delivers snapshots in order, the last one carrying the latest state, even on a slow bus', async () => {
     const delivered: string[][] = [];
     let calls = 0;
-    const slowBus: EventBus = {
+    const slowBus: Pick<EventBus, 'publishRegistry'> = {
       async publishRegistry(services) {
         const delay = calls++ === 0 ? 30 : 0;
         await sleep(delay);
         delivered.push(services.map((s) => s.path));
       },
-      onRegistry: () => () => {},
-      close: async () => {},
     };
     const slow = new ServiceRegistry(db, audit, slowBus);
     await Promise.all([slow.create(orders, actor), slow.create({ ...orders, path: '/b' }, actor)]);

@@ -107,9 +107,9 @@ describe('POST /api/services', () => {
   const badValues: [string, unknown, string][] = [
     ['path', '/orders/', 'must not end with /'],
     ['path', '/a/../b', 'must not contain a . or .. segment'],
-    ['path', '/api/services', 'must not be or sit under a gateway path (/auth, /api, /dashboard)'],
-    ['path', '/auth', 'must not be or sit under a gateway path (/auth, /api, /dashboard)'],
-    ['path', '/dashboard/x', 'must not be or sit under a gateway path (/auth, /api, /dashboard)'],
+    ['path', '/api/services', 'must not be or sit under a gateway path (/auth, /api, /dashboard, /.well-known/jwks.json)'],
+    ['path', '/auth', 'must not be or sit under a gateway path (/auth, /api, /dashboard, /.well-known/jwks.json)'],
+    ['path', '/dashboard/x', 'must not be or sit under a gateway path (/auth, /api, /dashboard, /.well-known/jwks.json)'],
     ['path', '/a b', 'segments may only contain A-Z a-z 0-9 . _ ~ -'],
     ['path', `/${'p'.repeat(200)}`, 'must be at most 200 characters'],
     ['targetUrl', 'http://user:pw@example.com', 'must not contain user info'],
@@ -255,7 +255,7 @@ describe('PUT /api/services/:id', () => {
   it('400 with field reasons, and for unknown fields', async () => {
     const service = await createService();
     const bad = await call('PUT', `/api/services/${service.id}`, { as: admin, json: { path: '/api', enabled: 'no' } });
-    assertError(bad, 400, 'Invalid service: path must not be or sit under a gateway path (/auth, /api, /dashboard); enabled must be a boolean');
+    assertError(bad, 400, 'Invalid service: path must not be or sit under a gateway path (/auth, /api, /dashboard, /.well-known/jwks.json); enabled must be a boolean');
     const unknown = await call('PUT', `/api/services/${service.id}`, { as: admin, json: { colour: 'red' } });
     assertError(unknown, 400, 'Unknown fields: colour');
     assert.deepEqual((await call('GET', `/api/services/${service.id}`, { as: admin })).json, service);

@@ -5,11 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
 import type { Service } from '../../shared/types.js';
 import { Recorder } from '../support/recorder.js';
 import { SUITE } from '../support/redis.js';
-import { sampleService } from '../support/samples.js';
+import { sampleAssertionKeySet, sampleService } from '../support/samples.js';
 
 /** A publishing bus, a way to get subscribing buses (the admin's and the workers'), and disposal. */
 export interface EventBusFixture {
@@ -21,6 +22,7 @@ export interface EventBusFixture {
 
 type Snapshot = readonly Service[];
 const ids = (services: Snapshot) => services.map((s) => s.id).join(',');
+const kidOf = (keys: AssertionKeySet) => keys.signing.kid;
 
 export function eventBusContract(name: string, factory: () => Promise<EventBusFixture>): void {
   describe(`EventBus contract: ${name}`, SUITE, () => {
@@ -88,6 +90,46 @@ export function eventBusContract(name: string, factory: () => Promise<EventBusFi
       await fixture.publisher.publishRegistry([sampleService(1), sampleService(2)]);
       await kept.next((s) => s.length === 2);
       assert.equal(dropped.values.length, 1);
+    });
+
+    it('assertion key sets: nothing before the first, then the whole set (private key included), field for field', async () => {
+      const bus = await fixture.subscriber();
+      const heard = new Recorder<AssertionKeySet>();
+      bus.onAssertionKeys(heard.listener);
+      assert.equal(heard.values.length, 0);
+      const keys = await sampleAssertionKeySet(2);
+      await fixture.publisher.publishAssertionKeys(keys);
+      assert.deepEqual(await heard.next((k) => kidOf(k) === kidOf(keys)), keys);
+    });
+
+    it('assertion key sets: a subscriber added later gets the latest at once (synchronously), then every newer one', async () => {
+      const [first, second, third] = await Promise.all([sampleAssertionKeySet(), sampleAssertionKeySet(1), sampleAssertionKeySet(1)]);
+      await fixture.publisher.publishAssertionKeys(first!);
+      await fixture.publisher.publishAssertionKeys(second!);
+      const bus = await fixture.subscriber();
+      const early = new Recorder<AssertionKeySet>();
+      bus.onAssertionKeys(early.listener);
+      await early.next((k) => kidOf(k) === kidOf(second!));
+      const late = new Recorder<AssertionKeySet>();
+      bus.onAssertionKeys(late.listener);
+      assert.deepEqual(late.values.map(kidOf), [kidOf(second!)]);
+      await fixture.publisher.publishAssertionKeys(third!);
+      await late.next((k) => kidOf(k) === kidOf(third!));
+      assert.ok(!late.values.some((k) => kidOf(k) === kidOf(first!)), 'never an older set');
+    });
+
+    it('the registry and the key sets are apart: each publication reaches only its own listeners', async () => {
+      const bus = await fixture.subscriber();
+      const [services, keySets] = [new Recorder<Snapshot>(), new Recorder<AssertionKeySet>()];
+      bus.onRegistry(services.listener);
+      bus.onAssertionKeys(keySets.listener);
+      const keys = await sampleAssertionKeySet();
+      await fixture.publisher.publishAssertionKeys(keys);
+      await keySets.next((k) => kidOf(k) === kidOf(keys));
+      await fixture.publisher.publishRegistry([sampleService(4)]);
+      await services.next((s) => s.length === 1);
+      assert.equal(services.values.length, 1, 'a key set is no registry snapshot');
+      assert.equal(keySets.values.length, 1, 'a registry snapshot is no key set');
     });
   });
 }

@@ -5,7 +5,7 @@ import { createLogger } from '../../shared/logger.js';
 import { openRedisBackends } from '../../shared/backends/redis/redis-backends.js';
 import { freePort } from '../support/free-port.js';
 import { redisForFile, SUITE } from '../support/redis.js';
-import { sampleEntry, sampleService, sampleSession } from '../support/samples.js';
+import { sampleAssertionKeySet, sampleEntry, sampleService, sampleSession } from '../support/samples.js';
 import { tempDatabase } from '../support/temp-database.js';
 import { track } from '../support/tracked.js';
 
@@ -21,12 +21,17 @@ describe('openRedisBackends', SUITE, () => {
     const config = { redisUrl: redis.server.url, rateLimitGeneral: { points: 2, durationMs: 60_000 }, rateLimitAuth: { points: 1, durationMs: 60_000 } };
     const admin = track(await openRedisBackends(config, logger), (b) => b.close());
     const worker = track(await openRedisBackends(config, logger), (b) => b.close());
-    assert.deepEqual(admin.readiness.map((item) => item.name), ['redis', 'registry']);
+    assert.deepEqual(admin.readiness.map((item) => item.name), ['redis', 'registry', 'assertion-keys']);
     assert.equal(await check(worker.readiness, 'redis'), true);
     assert.equal(await check(worker.readiness, 'registry'), false, 'no snapshot yet');
+    assert.equal(await check(worker.readiness, 'assertion-keys'), false, 'no key set yet');
     await admin.bus.publishRegistry([sampleService(1)]);
     await new Promise<void>((resolve) => worker.bus.onRegistry(() => resolve()));
     assert.equal(await check(worker.readiness, 'registry'), true);
+    assert.equal(await check(worker.readiness, 'assertion-keys'), false, 'the registry is not the key set');
+    await admin.bus.publishAssertionKeys(await sampleAssertionKeySet());
+    await new Promise<void>((resolve) => worker.bus.onAssertionKeys(() => resolve()));
+    assert.equal(await check(worker.readiness, 'assertion-keys'), true);
 
     const id = await admin.sessions.create(sampleSession());
     assert.notEqual(await worker.sessions.get(id), null);

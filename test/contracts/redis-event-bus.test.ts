@@ -6,12 +6,21 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
 import { RedisEventBus, type RedisEventBusOptions } from '../../shared/backends/redis/redis-event-bus.js';
-import { REGISTRY_EPOCH_KEY, REGISTRY_KEY, REGISTRY_VERSION_KEY } from '../../shared/backends/redis/redis-keys.js';
+import {
+  ASSERTION_KEYS_CHANNEL,
+  ASSERTION_KEYS_EPOCH_KEY,
+  ASSERTION_KEYS_KEY,
+  ASSERTION_KEYS_VERSION_KEY,
+  REGISTRY_EPOCH_KEY,
+  REGISTRY_KEY,
+  REGISTRY_VERSION_KEY,
+} from '../../shared/backends/redis/redis-keys.js';
+import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
 import type { Service } from '../../shared/types.js';
 import { eventually } from '../support/eventually.js';
 import { Recorder } from '../support/recorder.js';
 import { redisForFile, SUITE } from '../support/redis.js';
-import { sampleService } from '../support/samples.js';
+import { sampleAssertionKeySet, sampleService } from '../support/samples.js';
 import { startTcpRelay } from '../support/tcp-relay.js';
 import { track } from '../support/tracked.js';
 
@@ -71,6 +80,42 @@ describe('RedisEventBus: the snapshot in Redis', SUITE, () => {
     await worker.bus.refresh();
     assert.equal(worker.bus.version, 3);
     assert.ok(!heard.values.some((s) => s[0]?.name === 'Service 99'));
+  });
+});
+
+describe('RedisEventBus: the assertion keys in Redis', SUITE, () => {
+  it('have a versioned snapshot of their own, which a process started later loads', async () => {
+    const admin = await process_();
+    const keys = await sampleAssertionKeySet(1);
+    await admin.bus.publishAssertionKeys(keys);
+    await admin.bus.publishRegistry([sampleService(1)]);
+    const stored = JSON.parse((await redis.raw.get(ASSERTION_KEYS_KEY))!) as { version: number; keySet: AssertionKeySet };
+    assert.equal(stored.version, 1);
+    assert.equal(await redis.raw.get(ASSERTION_KEYS_VERSION_KEY), '1');
+    assert.deepEqual(stored.keySet, keys);
+    assert.equal(admin.bus.version, 1, 'the registry counts its own versions');
+
+    const { bus } = await process_();
+    await eventually('the key set to load', () => bus.assertionKeysLoaded);
+    const heard = new Recorder<AssertionKeySet>();
+    bus.onAssertionKeys(heard.listener);
+    assert.deepEqual(heard.values, [keys]);
+  });
+
+  it('a stored value that is no key set is ignored: the current set stays', async () => {
+    const admin = await process_();
+    const worker = await process_({ versionCheckMs: 50 });
+    const heard = new Recorder<AssertionKeySet>();
+    worker.bus.onAssertionKeys(heard.listener);
+    const keys = await sampleAssertionKeySet();
+    await admin.bus.publishAssertionKeys(keys);
+    await heard.next((k) => k.signing.kid === keys.signing.kid);
+    const epoch = await redis.raw.get(ASSERTION_KEYS_EPOCH_KEY);
+    const noKeys = { signing: { ...keys.signing, alg: 'none' }, published: keys.published };
+    await redis.raw.multi().set(ASSERTION_KEYS_VERSION_KEY, 2).set(ASSERTION_KEYS_KEY, JSON.stringify({ version: 2, epoch, keySet: noKeys })).exec();
+    await redis.raw.publish(ASSERTION_KEYS_CHANNEL, '2');
+    await worker.bus.refresh();
+    assert.deepEqual(heard.values, [keys]);
   });
 });
 

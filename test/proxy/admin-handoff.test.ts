@@ -72,6 +72,7 @@ describe('hand-off to the admin process', { timeout: 20_000 }, () => {
         'x-csrf-token': 'csrf-from-the-page',
         [PUBLIC_HANDOFF_HEADER]: 'from-the-client',
         'x-forwarded-user': 'spoofed',
+        'x-gatehouse-assertion': 'spoofed',
         'content-type': 'application/json',
       },
       body: '{"name":"Echo"}',
@@ -83,6 +84,7 @@ describe('hand-off to the admin process', { timeout: 20_000 }, () => {
     assert.deepEqual(headerValues(received, 'x-csrf-token'), ['csrf-from-the-page']);
     assert.deepEqual(headerValues(received, PUBLIC_HANDOFF_HEADER), ['1'], "the client's copy is replaced");
     assert.deepEqual(headerValues(received, 'x-forwarded-user'), [], 'a client-sent identity field never passes');
+    assert.deepEqual(headerValues(received, 'x-gatehouse-assertion'), [], 'nor a client-sent identity assertion');
     assert.equal(received.bodyBytes, '{"name":"Echo"}'.length);
   });
 

@@ -1,12 +1,14 @@
 /**
  * The data-plane tests' gateway, started as production starts its data plane (`startProxyPlane`,
  * over the embedded backends on the real migrations in an in-memory SQLite database), its
- * access-log records shipped into an array and gateway-owned paths answered by a stand-in admin
- * plane.
+ * access-log records shipped into an array, its identity-assertion keys from the admin plane's
+ * own key store in that database, and gateway-owned paths answered by a stand-in admin plane.
  */
 import { EventEmitter, once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
+import { AssertionKeys } from '../../admin/assertion-keys.js';
+import { AuditLog } from '../../admin/audit-log.js';
 import { openDatabase, type Database } from '../../admin/database.js';
 import { GatewayMetrics } from '../../proxy/gateway-metrics.js';
 import { startProxyPlane } from '../../proxy/process/start-proxy-plane.js';
@@ -22,6 +24,8 @@ export interface GatewayOptions {
   services?: Service[];
   /** Replaces the stand-in admin plane (which answers 200 `{"plane":"admin","url":…}`). */
   adminPlane?: (req: IncomingMessage, res: ServerResponse) => void;
+  /** False: no assertion key set is published (as a proxy before the admin plane's first). */
+  assertionKeys?: boolean;
 }
 
 export interface TestGateway {
@@ -29,8 +33,10 @@ export interface TestGateway {
   origin: string;
   port: number;
   config: Config;
-  /** The in-memory SQLite database holding the sessions. */
+  /** The in-memory SQLite database holding the sessions and the assertion keys. */
   db: Database;
+  /** The identity assertion's keys, started (published) unless `assertionKeys: false`. */
+  assertionKeys: AssertionKeys;
   /** The public listener's upgraded connections (WebSocket tunnels). */
   upgrades: UpgradeHandler;
   /** Request-targets the stand-in admin plane received. */
@@ -87,6 +93,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     metrics: new GatewayMetrics(backends.accessLogSink()),
     logger,
   });
+  const assertionKeys = new AssertionKeys(db, new AuditLog(db), backends.bus, config, logger);
+  if (options.assertionKeys !== false) await assertionKeys.start();
   if (options.services) await backends.bus.publishRegistry(options.services);
   const origin = `http://127.0.0.1:${plane.port}`;
   const agent = new Agent({ keepAliveTimeout: 1_000 });
@@ -96,6 +104,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
     port: plane.port,
     config,
     db,
+    assertionKeys,
     upgrades: plane.server.upgrades,
     adminRequests,
     records,
@@ -127,6 +136,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<TestGa
       await agent.close();
       plane.server.server.closeAllConnections(); // a test's unfinished requests are not waited for
       await plane.close();
+      assertionKeys.close();
       await backends.close();
       db.close();
     },

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { decodeJwt } from 'jose';
 import { rawRequest } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { echo, headerValues, startUpstream, type Echo, type Upstream } from '../support/upstream.js';
@@ -42,6 +43,10 @@ const SPOOFED = [
   'x_real_ip: 6.6.6.6',
   'X-Original-URL: /evil',
   'X-Rewrite-URL: /evil',
+  'X-Gatehouse-Assertion: evil.forged.jwt',
+  'x_gatehouse_assertion: evil.forged.jwt',
+  'X_GATEHOUSE_ASSERTION: evil.forged.jwt',
+  'x-gatehouse-ASSERTION: evil.forged.jwt',
 ];
 
 describe('request headers sent upstream', () => {
@@ -71,7 +76,7 @@ describe('request headers sent upstream', () => {
     assert.deepEqual(folded(received, 'x-forwarded-host'), [gateway.config.publicUrl.host]);
     assert.deepEqual(folded(received, 'x-forwarded-proto'), ['http']);
     assert.deepEqual(folded(received, 'x-forwarded-prefix'), ['/app']);
-    for (const name of ['x-forwarded-port', 'x-forwarded-groups', 'x-forwarded-access-token', 'forwarded', 'x-real-ip', 'x-original-url', 'x-rewrite-url']) {
+    for (const name of ['x-forwarded-port', 'x-forwarded-groups', 'x-forwarded-access-token', 'forwarded', 'x-real-ip', 'x-original-url', 'x-rewrite-url', 'x-gatehouse-assertion']) {
       assert.deepEqual(folded(received, name), [], name);
     }
     assert.equal(JSON.stringify(received).includes('evil'), false);
@@ -83,6 +88,10 @@ describe('request headers sent upstream', () => {
     const received = await rawEcho(gateway, '/private/x', [...SPOOFED, `Cookie: ${cookie}`, 'Connection: close']);
     assert.deepEqual(folded(received, 'x-forwarded-user'), ['real-sub']);
     assert.deepEqual(folded(received, 'x-forwarded-email'), ['real@example.com']);
+    const [assertion, ...more] = folded(received, 'x-gatehouse-assertion');
+    assert.deepEqual(more, [], 'exactly one identity assertion: the gateway\'s');
+    assert.equal(decodeJwt(assertion!).sub, 'real-sub');
+    assert.equal(JSON.stringify(received).includes('evil'), false);
   });
 
   it("removes the gateway's cookies and keeps the others", async () => {

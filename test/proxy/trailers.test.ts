@@ -127,8 +127,9 @@ describe('trailer fields', () => {
   it('never lets a request trailer carry credentials, identity or framing past the gateway, nor an unannounced field', async () => {
     const response = await upload(
       '/app/upload',
-      'Trailer: authorization, cookie, x-forwarded-user, X_Forwarded_Email, content-type, x-csrf-token, x-body-sha256\r\n',
+      'Trailer: authorization, cookie, x-forwarded-user, X_Forwarded_Email, X_Gatehouse_Assertion, content-type, x-csrf-token, x-body-sha256\r\n',
       'authorization: Bearer forged\r\ncookie: gw_session=stolen\r\nx-forwarded-user: admin\r\nx_forwarded_email: root@example.com\r\n' +
+        'x_gatehouse_assertion: forged.jwt.value\r\n' +
         `content-type: text/html\r\nx-csrf-token: t\r\nx-unannounced: 1\r\nx-body-sha256: ${SHA256}\r\n`,
     );
     assert.equal(response.status, 200);

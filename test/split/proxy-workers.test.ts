@@ -52,11 +52,11 @@ async function storedWithTag(tag: string): Promise<string[]> {
   return logs.map((log) => log.path).filter((path) => path.startsWith(`/echo/${tag}-`));
 }
 
-test('PROXY_WORKERS=1: the data plane is a single process, its readiness is Redis and the registry', async () => {
+test('PROXY_WORKERS=1: the data plane is a single process, its readiness is Redis, the registry and the assertion keys', async () => {
   const [proxy] = split.proxies;
   assert.deepEqual(childPids(proxy.process.child.pid!), []);
   const ready = await json(`${proxy.internalUrl}/readyz`);
-  assert.deepEqual(ready, { status: 200, body: { status: 'ready', checks: { redis: true, registry: true } } });
+  assert.deepEqual(ready, { status: 200, body: { status: 'ready', checks: { redis: true, registry: true, 'assertion-keys': true } } });
   assert.equal(await statusOf(`${proxy.internalUrl}/elsewhere`), 404);
 });
 

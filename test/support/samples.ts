@@ -1,5 +1,7 @@
 /** Sample records of each kind the gateway stores, with test defaults (not a test file itself). */
 import { randomUUID } from 'node:crypto';
+import { newSigningKey, publicHalf } from '../../admin/assertion-keys.js';
+import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
 import { newCsrfToken } from '../../shared/secrets.js';
 import type { AccessLogEntry, Service, Session } from '../../shared/types.js';
 
@@ -64,4 +66,13 @@ export function sampleEntry(n: number, overrides: Partial<AccessLogEntry> = {}):
     timestamp: Date.UTC(2025, 0, 1) + n,
     ...overrides,
   };
+}
+
+/**
+ * An assertion key set as the admin plane publishes it (design.md §4.7): a fresh signing key, and
+ * after its public half those of `retired` more fresh keys.
+ */
+export async function sampleAssertionKeySet(retired = 0): Promise<AssertionKeySet> {
+  const [signing, ...others] = await Promise.all(Array.from({ length: retired + 1 }, () => newSigningKey()));
+  return { signing: signing!, published: [signing!, ...others].map(publicHalf) };
 }

@@ -1,23 +1,51 @@
+import type { AssertionKeySet } from '../../assertion-key-set.js';
 import type { EventBus } from '../event-bus.js';
 import type { Service } from '../../types.js';
 
 /** Embedded {@link EventBus}: both planes in one process, so a snapshot is handed over directly. */
 export class MemoryEventBus implements EventBus {
-  #snapshot: readonly Service[] | undefined;
-  readonly #listeners = new Set<(services: readonly Service[]) => void>();
+  readonly #registry = new LatestValue<readonly Service[]>();
+  readonly #assertionKeys = new LatestValue<AssertionKeySet>();
 
   async publishRegistry(services: readonly Service[]): Promise<void> {
-    this.#snapshot = services;
-    for (const listener of this.#listeners) listener(services);
+    this.#registry.set(services);
   }
 
   onRegistry(listener: (services: readonly Service[]) => void): () => void {
-    this.#listeners.add(listener);
-    if (this.#snapshot) listener(this.#snapshot);
-    return () => this.#listeners.delete(listener);
+    return this.#registry.listen(listener);
+  }
+
+  async publishAssertionKeys(keys: AssertionKeySet): Promise<void> {
+    this.#assertionKeys.set(keys);
+  }
+
+  onAssertionKeys(listener: (keys: AssertionKeySet) => void): () => void {
+    return this.#assertionKeys.listen(listener);
   }
 
   async close(): Promise<void> {
+    this.#registry.clear();
+    this.#assertionKeys.clear();
+  }
+}
+
+/** The latest value of one kind and its listeners, each told at once and after every change. */
+class LatestValue<T> {
+  #value: T | undefined;
+  readonly #listeners = new Set<(value: T) => void>();
+
+  set(value: T): void {
+    this.#value = value;
+    for (const listener of this.#listeners) listener(value);
+  }
+
+  listen(listener: (value: T) => void): () => void {
+    this.#listeners.add(listener);
+    if (this.#value !== undefined) listener(this.#value);
+    return () => this.#listeners.delete(listener);
+  }
+
+  clear(): void {
     this.#listeners.clear();
   }
 }

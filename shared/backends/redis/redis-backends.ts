@@ -51,8 +51,8 @@ export interface RedisBackends extends Backends {
  * {@link RedisEventBus}, {@link RedisRateLimiter}s under `gatehouse:rl:general` /
  * `gatehouse:rl:auth` with the configured limits, a {@link RedisAccessLogSink} and
  * {@link AccessLogStreamConsumer}s (one started at open when `options.storeAccessLogs` is given).
- * Readiness: `redis` (PING answered) and `registry` (a snapshot is loaded). Resolves once Redis
- * answers, so the admin plane's first publication can go out.
+ * Readiness: `redis` (PING answered), `registry` and `assertion-keys` (a snapshot of each is
+ * loaded). Resolves once Redis answers, so the admin plane's first publication can go out.
  * @throws when REDIS_URL is unset, or Redis is not reachable within `startupTimeoutMs` (the message
  *   never quotes the URL, which may hold a password).
  */
@@ -103,6 +103,7 @@ function assemble(
     readiness: [
       { name: 'redis', check: () => connections.ping() },
       { name: 'registry', check: () => bus.loaded },
+      { name: 'assertion-keys', check: () => bus.assertionKeysLoaded },
     ],
     async close() {
       await sink?.close();

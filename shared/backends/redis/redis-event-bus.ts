@@ -1,70 +1,113 @@
+import type { AssertionKeySet } from '../../assertion-key-set.js';
 import type { EventBus } from '../event-bus.js';
 import { createLogger, type Logger } from '../../logger.js';
 import type { Service } from '../../types.js';
 import type { RedisConnections } from './redis-connections.js';
-import { RegistryFollower } from './registry-follower.js';
-import { RegistryPublisher } from './registry-publisher.js';
+import { SnapshotFollower } from './snapshot-follower.js';
+import { SnapshotPublisher } from './snapshot-publisher.js';
+import { ASSERTION_KEYS_TOPIC, REGISTRY_TOPIC } from './snapshot-topics.js';
+import type { SnapshotTopic } from './snapshot.js';
 
 export interface RedisEventBusOptions {
-  /** How often a subscriber compares its snapshot's version with Redis' (one MGET), in ms (default 500). */
+  /** How often a subscriber compares each snapshot's version with Redis' (one MGET), in ms (default 500). */
   versionCheckMs?: number;
   logger?: Logger;
 }
 
 /**
- * Split-mode {@link EventBus} (design.md §2.1): a versioned registry snapshot in Redis plus a pub/sub
- * notice per change.
- * - Publishing ({@link RegistryPublisher}): one Lua script INCRs `gatehouse:registry:version`,
- *   SETs `gatehouse:registry` = `{version, epoch, services}` and PUBLISHes the version on
- *   `gatehouse:registry-changed`. The snapshot is re-published on reconnect if the last attempt
+ * Split-mode {@link EventBus} (design.md §2.1): per topic (the registry, the assertion keys: see
+ * snapshot-topics.ts and redis-keys.ts), a versioned snapshot in Redis plus a pub/sub notice per
+ * change.
+ * - Publishing ({@link SnapshotPublisher}): one Lua script INCRs the topic's version key (such as
+ *   `gatehouse:registry:version`), SETs its snapshot (`gatehouse:registry` =
+ *   `{version, epoch, services}`) and PUBLISHes the version on its channel
+ *   (`gatehouse:registry-changed`). The snapshot is re-published on reconnect if the last attempt
  *   failed or Redis lost it.
- * - Subscribing ({@link RegistryFollower}): re-reads the snapshot on a notice, on every
+ * - Subscribing ({@link SnapshotFollower}): re-reads the snapshot on a notice, on every
  *   (re)connect, and when the version check every `versionCheckMs` finds it behind. Listeners get
  *   the current snapshot at once when one is loaded, then every newer one, never an older one.
  *   While Redis is away the last snapshot stays in force.
- * An instance does both; a snapshot it publishes reaches its own listeners before
- * `publishRegistry` resolves.
+ * An instance does both; a snapshot it publishes reaches its own listeners before the publication
+ * resolves.
  */
 export class RedisEventBus implements EventBus {
-  readonly #publisher: RegistryPublisher;
-  readonly #follower: RegistryFollower;
+  readonly #registry: Topic<readonly Service[]>;
+  readonly #assertionKeys: Topic<AssertionKeySet>;
 
   constructor(connections: RedisConnections, options: RedisEventBusOptions = {}) {
     const logger = options.logger ?? createLogger('silent', 'event-bus');
-    this.#publisher = new RegistryPublisher(connections, logger);
-    this.#follower = new RegistryFollower(connections, options.versionCheckMs ?? 500, logger);
+    const versionCheckMs = options.versionCheckMs ?? 500;
+    this.#registry = new Topic(connections, REGISTRY_TOPIC, versionCheckMs, logger);
+    this.#assertionKeys = new Topic(connections, ASSERTION_KEYS_TOPIC, versionCheckMs, logger);
   }
 
-  /** Whether a snapshot has been read (or published) at least once: the registry half of /readyz. */
+  /** Whether a registry snapshot has been read (or published) at least once: the registry half of /readyz. */
   get loaded(): boolean {
-    return this.#follower.current !== undefined;
+    return this.#registry.follower.current !== undefined;
   }
 
-  /** The loaded snapshot's version (undefined before the first). */
+  /** The loaded registry snapshot's version (undefined before the first). */
   get version(): number | undefined {
-    return this.#follower.current?.version;
+    return this.#registry.follower.current?.version;
+  }
+
+  /** Whether an assertion key set has been read (or published): the data plane can sign (/readyz). */
+  get assertionKeysLoaded(): boolean {
+    return this.#assertionKeys.follower.current !== undefined;
   }
 
   /**
    * Stores `services` as the next snapshot and notifies every subscriber.
    * @throws {RedisUnavailableError} when Redis is unreachable (retried by itself on reconnect).
    */
-  async publishRegistry(services: readonly Service[]): Promise<void> {
-    this.#follower.offer(await this.#publisher.publish(services));
+  publishRegistry(services: readonly Service[]): Promise<void> {
+    return this.#registry.publish(services);
   }
 
   onRegistry(listener: (services: readonly Service[]) => void): () => void {
-    return this.#follower.onRegistry(listener);
+    return this.#registry.follower.listen(listener);
   }
 
-  /** Re-reads the snapshot now (a test hook and a readiness nudge); never rejects. */
-  refresh(): Promise<void> {
-    return this.#follower.refresh();
+  /**
+   * Stores `keys` as the next key set and notifies every subscriber.
+   * @throws {RedisUnavailableError} when Redis is unreachable (retried by itself on reconnect).
+   */
+  publishAssertionKeys(keys: AssertionKeySet): Promise<void> {
+    return this.#assertionKeys.publish(keys);
+  }
+
+  onAssertionKeys(listener: (keys: AssertionKeySet) => void): () => void {
+    return this.#assertionKeys.follower.listen(listener);
+  }
+
+  /** Re-reads every snapshot now (a test hook and a readiness nudge); never rejects. */
+  async refresh(): Promise<void> {
+    await Promise.all([this.#registry.follower.refresh(), this.#assertionKeys.follower.refresh()]);
   }
 
   /** Stops publishing and following. The connections belong to the caller. */
   async close(): Promise<void> {
-    await this.#publisher.close();
-    await this.#follower.close();
+    await Promise.all([this.#registry.close(), this.#assertionKeys.close()]);
+  }
+}
+
+/** One topic's publisher and follower. */
+class Topic<T> {
+  readonly publisher: SnapshotPublisher<T>;
+  readonly follower: SnapshotFollower<T>;
+
+  constructor(connections: RedisConnections, topic: SnapshotTopic<T>, versionCheckMs: number, logger: Logger) {
+    this.publisher = new SnapshotPublisher(connections, topic, logger);
+    this.follower = new SnapshotFollower(connections, topic, versionCheckMs, logger);
+  }
+
+  /** Publishes `payload`; its own listeners have it before this resolves. */
+  async publish(payload: T): Promise<void> {
+    this.follower.offer(await this.publisher.publish(payload));
+  }
+
+  async close(): Promise<void> {
+    await this.publisher.close();
+    await this.follower.close();
   }
 }

@@ -1,42 +1,40 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../logger.js';
-import type { Service } from '../../types.js';
 import { OutageLog } from './outage-log.js';
 import { describeError } from './redis-errors.js';
 import type { RedisConnections } from './redis-connections.js';
-import { REGISTRY_CHANNEL, REGISTRY_EPOCH_KEY, REGISTRY_KEY, REGISTRY_VERSION_KEY } from './redis-keys.js';
-import { parseSnapshot, supersedes, type RegistrySnapshot } from './registry-snapshot.js';
-
-type Listener = (services: readonly Service[]) => void;
+import { parseSnapshot, supersedes, type Snapshot, type SnapshotTopic } from './snapshot.js';
 
 /**
- * The worker side of the registry: keeps the latest snapshot and tells listeners about each
- * newer one. It re-reads the snapshot (GET `gatehouse:registry`) on a change notice, whenever the
- * command or subscriber connection is ready again, and when the periodic version check (MGET of
- * version and epoch every `versionCheckMs`) finds it behind; pub/sub alone is not enough, as it
+ * The worker side of a {@link SnapshotTopic}: keeps the latest snapshot and tells listeners about
+ * each newer one. It re-reads the snapshot (GET of the topic's key) on a change notice, whenever
+ * the command or subscriber connection is ready again, and when the periodic version check (MGET
+ * of version and epoch every `versionCheckMs`) finds it behind; pub/sub alone is not enough, as it
  * drops messages across reconnects. Reads run one at a time and only a newer snapshot (or one of
  * another epoch) replaces the current one. While Redis is away nothing changes: the last snapshot
  * stays in force.
  */
-export class RegistryFollower {
+export class SnapshotFollower<T> {
+  readonly #topic: SnapshotTopic<T>;
   readonly #redis: Redis;
   readonly #logger: Logger;
-  readonly #listeners = new Set<Listener>();
+  readonly #listeners = new Set<(payload: T) => void>();
   readonly #timer: NodeJS.Timeout;
   readonly #onReady = () => void this.refresh();
   readonly #detach: Array<() => void>;
-  #current: RegistrySnapshot | undefined;
+  #current: Snapshot<T> | undefined;
   #reading: Promise<void> | undefined;
   #readAgain = false;
   #checking = false;
   readonly #outage: OutageLog;
 
-  constructor(connections: RedisConnections, versionCheckMs: number, logger: Logger) {
+  constructor(connections: RedisConnections, topic: SnapshotTopic<T>, versionCheckMs: number, logger: Logger) {
+    this.#topic = topic;
     this.#redis = connections.command;
     this.#logger = logger;
-    this.#outage = new OutageLog(logger, 'cannot read the registry from Redis; keeping the last snapshot', 'registry readable from Redis again');
+    this.#outage = new OutageLog(logger, `cannot read the ${topic.name} from Redis; keeping the last snapshot`, `${topic.name} readable from Redis again`);
     this.#detach = [
-      connections.subscriptions.subscribe(REGISTRY_CHANNEL, () => void this.refresh()),
+      connections.subscriptions.subscribe(topic.channel, () => void this.refresh()),
       connections.subscriptions.onReconnect(() => void this.refresh()),
     ];
     this.#redis.on('ready', this.#onReady);
@@ -44,19 +42,19 @@ export class RegistryFollower {
     if (this.#redis.status === 'ready') void this.refresh();
   }
 
-  get current(): RegistrySnapshot | undefined {
+  get current(): Snapshot<T> | undefined {
     return this.#current;
   }
 
-  /** Calls `listener` now with the current snapshot (if any), then with every newer one. */
-  onRegistry(listener: Listener): () => void {
+  /** Calls `listener` now with the current payload (if any), then with every newer one. */
+  listen(listener: (payload: T) => void): () => void {
     this.#listeners.add(listener);
-    if (this.#current) this.#call(listener, this.#current.services);
+    if (this.#current) this.#call(listener, this.#current.payload);
     return () => this.#listeners.delete(listener);
   }
 
   /** Takes a snapshot this process has just published, when it is newer than the current one. */
-  offer(snapshot: RegistrySnapshot): void {
+  offer(snapshot: Snapshot<T>): void {
     if (supersedes(snapshot, this.#current)) this.#apply(snapshot);
   }
 
@@ -92,14 +90,15 @@ export class RegistryFollower {
   async #readOnce(): Promise<void> {
     let json: string | null;
     try {
-      json = await this.#redis.get(REGISTRY_KEY);
+      json = await this.#redis.get(this.#topic.key);
     } catch (error) {
       this.#outage.failed(error);
       return;
     }
     this.#outage.succeeded();
-    const snapshot = json === null ? undefined : parseSnapshot(json);
-    if (json !== null && snapshot === undefined) this.#logger.error('unreadable registry snapshot in Redis; keeping the current one');
+    const snapshot = json === null ? undefined : parseSnapshot(json, this.#topic);
+    // Never the value itself in the log: the assertion keys' snapshot holds a private key.
+    if (json !== null && snapshot === undefined) this.#logger.error(`unreadable ${this.#topic.name} snapshot in Redis; keeping the current one`);
     if (snapshot && supersedes(snapshot, this.#current)) this.#apply(snapshot);
   }
 
@@ -108,7 +107,7 @@ export class RegistryFollower {
     if (this.#checking || this.#reading) return;
     this.#checking = true;
     try {
-      const [version, epoch] = await this.#redis.mget(REGISTRY_VERSION_KEY, REGISTRY_EPOCH_KEY);
+      const [version, epoch] = await this.#redis.mget(this.#topic.versionKey, this.#topic.epochKey);
       const current = this.#current;
       const behind = version !== null && (current === undefined || Number(version) !== current.version || epoch !== current.epoch);
       if (behind) await this.refresh();
@@ -119,20 +118,20 @@ export class RegistryFollower {
     }
   }
 
-  #apply(snapshot: RegistrySnapshot): void {
+  #apply(snapshot: Snapshot<T>): void {
     const previous = this.#current;
     this.#current = snapshot;
     if (previous && previous.epoch !== snapshot.epoch) {
-      this.#logger.warn({ version: snapshot.version }, 'registry counter restarted in Redis (data lost?); taking its snapshot');
+      this.#logger.warn({ version: snapshot.version }, `${this.#topic.name} counter restarted in Redis (data lost?); taking its snapshot`);
     }
-    for (const listener of this.#listeners) this.#call(listener, snapshot.services);
+    for (const listener of this.#listeners) this.#call(listener, snapshot.payload);
   }
 
-  #call(listener: Listener, services: readonly Service[]): void {
+  #call(listener: (payload: T) => void, payload: T): void {
     try {
-      listener(services);
+      listener(payload);
     } catch (error) {
-      this.#logger.error({ err: describeError(error) }, 'registry listener failed');
+      this.#logger.error({ err: describeError(error) }, `${this.#topic.name} listener failed`);
     }
   }
 }

@@ -1,0 +1,22 @@
+import { sendJson } from '../../shared/http-response.js';
+import type { AssertionKeys } from '../assertion-keys.js';
+import type { Handler } from '../request-context.js';
+
+/** The identity assertion's key endpoint (design.md §4.7); admin and CSRF guards are wired in routes.ts. */
+export interface AssertionKeyHandlers {
+  rotate: Handler;
+}
+
+export function createAssertionKeyHandlers(deps: { keys: AssertionKeys }): AssertionKeyHandlers {
+  return {
+    /**
+     * POST /api/assertion-keys/rotate → 200 `{ kid, previousKid }`: a new key signs every assertion
+     * from now on; the previous one stays published until its assertions have expired. Audited as
+     * `ASSERTION_KEY_ROTATED`. No body is read.
+     */
+    rotate: async ({ res, session, clientIp }) => {
+      const rotated = await deps.keys.rotate({ userId: session?.user.sub ?? null, ipAddress: clientIp });
+      sendJson(res, 200, rotated);
+    },
+  };
+}

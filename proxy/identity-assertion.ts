@@ -1,0 +1,121 @@
+import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import type { AssertionKeySet } from '../shared/assertion-key-set.js';
+import { GatewayError } from '../shared/errors.js';
+import type { SessionUser } from '../shared/types.js';
+import type { Route } from './route-table.js';
+
+/** How long before its `exp` a cached assertion is replaced by a new one, in s (design.md §4.7). */
+const REFRESH_BEFORE_EXPIRY_S = 60;
+
+/** Cached assertions at most; past that, the oldest is forgotten first. */
+const DEFAULT_MAX_CACHED = 10_000;
+
+/** The claims of an assertion (design.md §4.7); `email` only when verified. */
+export interface AssertionClaims {
+  iss: string;
+  aud: string;
+  sub: string;
+  email?: string;
+  groups: string[];
+  /** Epoch seconds. */
+  iat: number;
+  /** Epoch seconds: `iat` + ASSERTION_TTL. */
+  exp: number;
+}
+
+interface Signer {
+  key: KeyObject;
+  /** The JWS protected header, base64url-encoded, with its `.`: the same for every assertion of the key. */
+  encodedHeader: string;
+}
+
+interface Cached {
+  /** The compact JWS. */
+  token: string;
+  /** Epoch ms after which a new assertion is signed instead. */
+  reuseUntil: number;
+}
+
+/**
+ * The identity assertion of design.md §4.7: the `X-Gatehouse-Assertion` JWT (RFC 7519) that tells
+ * an upstream who the caller is in a form it can verify against `/.well-known/jwks.json`. A JWS
+ * in compact serialization (RFC 7515 §7.1) signed with ES256 (RFC 7518 §3.4: ECDSA P-256 SHA-256,
+ * the signature as R || S), its header `{"alg":"ES256","typ":"JWT","kid":…}` (§4.1.4). Claims:
+ * `iss` PUBLIC_URL's origin, `aud` the service's public URL (that origin plus the route's prefix,
+ * `/` for the root service), the caller's `sub`, verified `email` (left out when there is none)
+ * and `groups`, `iat`, and `exp` = `iat` + ASSERTION_TTL.
+ *
+ * Signing is synchronous (node:crypto, about a third of WebCrypto's cost through jose) and happens
+ * once per caller and service while the assertion has more than a minute left (when ASSERTION_TTL
+ * is longer than that): assertions are cached by audience and claims (a bearer-token caller has
+ * no session to key on), at most `maxCached` of them, and all of them are forgotten when a new key
+ * set arrives, so a rotation takes effect on the next request. The signing key is imported once
+ * per key set.
+ */
+export class IdentityAssertions {
+  readonly #issuer: string;
+  readonly #ttlS: number;
+  readonly #maxCached: number;
+  #signer: Signer | undefined;
+  #cache = new Map<string, Cached>();
+
+  /** `publicUrl`: PUBLIC_URL; `ttlMs`: ASSERTION_TTL (whole seconds). */
+  constructor(publicUrl: URL, ttlMs: number, maxCached = DEFAULT_MAX_CACHED) {
+    this.#issuer = publicUrl.origin;
+    this.#ttlS = Math.floor(ttlMs / 1000);
+    this.#maxCached = maxCached;
+  }
+
+  /**
+   * Signs with `keys.signing` from now on, and forgets every assertion signed before.
+   * @throws when the key cannot be imported (the current one stays).
+   */
+  useKeys(keys: AssertionKeySet): void {
+    const key = createPrivateKey({ key: { ...keys.signing }, format: 'jwk' });
+    const header = { alg: 'ES256', typ: 'JWT', kid: keys.signing.kid };
+    this.#signer = { key, encodedHeader: `${base64url(JSON.stringify(header))}.` };
+    this.#cache = new Map();
+  }
+
+  /**
+   * The assertion for `user` calling `route`'s service; undefined before any key set has arrived,
+   * for a public service, which is then forwarded without one (its upstream sees no verifiable
+   * caller).
+   * @throws {GatewayError} SERVICE_UNAVAILABLE (503) for a protected service before any key set
+   *   has arrived: it is not forwarded without the assertion its upstream may rely on.
+   */
+  assertionFor(user: SessionUser, route: Route): string | undefined {
+    const signer = this.#signer;
+    if (signer === undefined) {
+      if (route.service.requireAuth) throw new GatewayError('SERVICE_UNAVAILABLE');
+      return undefined;
+    }
+    const aud = this.#issuer + (route.prefix === '' ? '/' : route.prefix);
+    const groups = user.groups ?? [];
+    const key = JSON.stringify([aud, user.sub, user.email, groups]);
+    const now = Date.now();
+    const cached = this.#cache.get(key);
+    if (cached !== undefined && now < cached.reuseUntil) return cached.token;
+
+    const iat = Math.floor(now / 1000);
+    const claims: AssertionClaims = { iss: this.#issuer, aud, sub: user.sub, groups, iat, exp: iat + this.#ttlS };
+    if (user.email !== '') claims.email = user.email;
+    const signingInput = signer.encodedHeader + base64url(JSON.stringify(claims));
+    const signature = sign('sha256', Buffer.from(signingInput), { key: signer.key, dsaEncoding: 'ieee-p1363' });
+    const token = `${signingInput}.${signature.toString('base64url')}`;
+    if (this.#ttlS > REFRESH_BEFORE_EXPIRY_S) this.#remember(key, { token, reuseUntil: (claims.exp - REFRESH_BEFORE_EXPIRY_S) * 1000 });
+    return token;
+  }
+
+  #remember(key: string, entry: Cached): void {
+    const cache = this.#cache;
+    cache.delete(key);
+    if (cache.size >= this.#maxCached) cache.delete(cache.keys().next().value!);
+    cache.set(key, entry);
+  }
+}
+
+/** base64url without padding (RFC 7515 §2) of a string's UTF-8 bytes. */
+function base64url(text: string): string {
+  return Buffer.from(text).toString('base64url');
+}
