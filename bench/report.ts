@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AccessLogCheck } from './access-log-check.js';
+import type { AssertionCost } from './assertion-cost.js';
 import type { Measurement, MemoryMeasurement } from './scenarios.js';
 import type { BenchSettings } from './settings.js';
 import { mb, ROWS, signedMs, type RoutingMeasurement, type TargetResult } from './targets.js';
@@ -27,6 +28,8 @@ export interface BenchResults {
   memory: MemoryMeasurement[];
   routing: RoutingMeasurement[];
   accessLog: AccessLogCheck[];
+  /** The identity assertion's cost in the data plane (assertion-cost.ts); null until measured. */
+  assertion: AssertionCost | null;
   targets: TargetResult[];
 }
 
@@ -41,6 +44,10 @@ export function logMeasurement(m: Measurement): void {
   const late = m.generatorLateShare === undefined ? '' : `, generator late ${(m.generatorLateShare * 100).toFixed(1)}%`;
   const repeated = m.discardedRounds ? `, ${m.discardedRounds} noisy round(s) repeated` : '';
   log(`  ${m.name} ×${m.workers}${rate}: ${fmt(m.requestsPerSecond)} req/s (rounds ${rounds}), p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, non-2xx ${m.non2xx}, errors ${m.errors}, other programs ${m.otherCores} cores${late}${repeated}`);
+}
+
+export function logAssertionCost(cost: AssertionCost): void {
+  log(`Identity assertion (in this process, before any load): ${cost.cachedMicros} µs per request when cached, ${cost.signMicros} µs for a new one`);
 }
 
 export function logMemory(m: MemoryMeasurement): void {
@@ -114,6 +121,17 @@ export function printSummary(results: BenchResults): void {
     for (const error of new Set(results.accessLog.flatMap((c) => (c.servedError ? [c.servedError] : [])))) {
       log(`  served n/a: ${error} (checked against the clients' counts only)`);
     }
+  }
+
+  if (results.assertion) {
+    log('\nIdentity assertion (X-Gatehouse-Assertion): event-loop time in the data plane, measured before any load');
+    table(
+      ['case', 'µs'],
+      [
+        ['cached (the same caller and service within ASSERTION_TTL − 1 min)', String(results.assertion.cachedMicros)],
+        ['new (one ES256 signature, once per caller and service and period)', String(results.assertion.signMicros)],
+      ],
+    );
   }
 
   log('\nTargets');

@@ -1,17 +1,19 @@
 /**
- * `npm run bench`: measures, in one run on this machine, the upstream directly, the baseline
- * proxy, and the gateway's public and protected routes at each worker count; the latency at a
- * fixed rate, the data plane's memory under many connections, and routing with many services;
- * then checks the access logs and judges the targets (targets.ts). Every server runs in its own
+ * `npm run bench`: measures, in one run on this machine, the identity assertion's cost in the
+ * data plane (assertion-cost.ts), the upstream directly, the baseline proxy, and the gateway's
+ * public and protected routes at each worker count; the latency at a fixed rate, the data plane's
+ * memory under many connections, and routing with many services; then checks the access logs and
+ * judges the targets (targets.ts). Every server runs in its own
  * child process; the load generator runs here. Settings: settings.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkAccessLog, ClientLedger, type AccessLogCheck } from './access-log-check.js';
+import { measureAssertionCost } from './assertion-cost.js';
 import { splitModeAvailability, startGatewayStack, type GatewayStack, type StackMode, type StackOptions } from './gateway-stack.js';
 import { startBaselineProxy, startBenchUpstream, type ReferenceServer } from './reference-servers.js';
-import { log, logMeasurement, logMemory, printSummary, writeResults, type BenchResults } from './report.js';
+import { log, logAssertionCost, logMeasurement, logMemory, printSummary, writeResults, type BenchResults } from './report.js';
 import { measureFixedRate, measureMemory, measureThroughput, type Target } from './scenarios.js';
 import { readSettings, type BenchSettings } from './settings.js';
 import { evaluateTargets, ROWS } from './targets.js';
@@ -34,6 +36,7 @@ async function main(): Promise<void> {
     memory: [],
     routing: [],
     accessLog: [],
+    assertion: null,
     targets: [],
   };
   log(`Gatehouse benchmark; logs and databases in ${workDir}`);
@@ -41,6 +44,8 @@ async function main(): Promise<void> {
   const mode = await chooseMode(settings, workDir);
   results.mode = mode;
   log(`Gateway: ${mode.used} mode (${mode.note})`);
+  results.assertion = await measureAssertionCost();
+  logAssertionCost(results.assertion);
 
   const upstream = await startBenchUpstream(workDir);
   const upstreamTarget: Target = { name: ROWS.upstream, workers: 1, url: `${upstream.url}${REQUEST_PATH}` };
