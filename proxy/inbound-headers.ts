@@ -9,6 +9,11 @@ export interface InboundHeaders {
   /** Every `Cookie` field joined with `; ` (RFC 6265 §5.4). */
   cookie: string | undefined;
   accept: string | undefined;
+  /**
+   * Every `Authorization` field joined with `, `: a second field (the header is no list, RFC 9110
+   * §11.6.2) makes a value no credentials check accepts.
+   */
+  authorization: string | undefined;
   /** Every `X-Forwarded-For` field joined with `, `; believed only from a trusted peer. */
   forwardedFor: string | undefined;
   /** The first `X-Forwarded-Proto` field; believed only from a trusted peer. */
@@ -34,6 +39,7 @@ export function readInboundHeaders(raw: readonly string[]): InboundHeaders {
     names: new Array<string>(raw.length >> 1),
     cookie: undefined,
     accept: undefined,
+    authorization: undefined,
     forwardedFor: undefined,
     forwardedProto: undefined,
     connection: undefined,
@@ -57,6 +63,9 @@ function remember(inbound: InboundHeaders, name: string, value: string): void {
       break;
     case 'accept':
       inbound.accept ??= value;
+      break;
+    case 'authorization':
+      inbound.authorization = joined(inbound.authorization, value, ', ');
       break;
     case 'x-forwarded-for':
       inbound.forwardedFor = joined(inbound.forwardedFor, value, ', ');

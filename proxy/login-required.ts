@@ -7,8 +7,14 @@ import { signInRequiredPage } from '../shared/pages/sign-in-required-page.js';
  * The 401 for a protected service without a session (design.md §3.5): `{"error":"Not authenticated"}`,
  * or, when the request accepts `text/html`, the gateway's sign-in page (still 401) linking to the
  * login that returns to `target`, the raw request-target (path and query) the caller asked for.
+ * `challenge`: the `WWW-Authenticate` field when bearer tokens are accepted (RFC 6750 §3).
  */
-export function sendNotAuthenticated(res: ServerResponse, target: string, accept: string | undefined): void {
-  if (acceptsHtml(accept)) sendHtml(res, 401, signInRequiredPage(target));
-  else sendError(res, new GatewayError('NOT_AUTHENTICATED'));
+export function sendNotAuthenticated(
+  res: ServerResponse,
+  target: string,
+  accept: string | undefined,
+  challenge?: Record<string, string>,
+): void {
+  if (acceptsHtml(accept)) sendHtml(res, 401, signInRequiredPage(target), challenge);
+  else sendError(res, new GatewayError('NOT_AUTHENTICATED', { headers: challenge }));
 }

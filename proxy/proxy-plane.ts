@@ -12,6 +12,7 @@ import type { SessionStore } from '../shared/backends/session-store.js';
 import type { Service } from '../shared/types.js';
 import { AccessRecord } from './access-record.js';
 import { isBarePrefix, redirectToEntry } from './bare-prefix.js';
+import { bearerTokensFor, type BearerTokens } from './bearer-token.js';
 import { isCanonicalPath, pathLength } from './canonical-path.js';
 import { UpstreamForwarder, type ForwardMode } from './forward.js';
 import { IdentityAssertions } from './identity-assertion.js';
@@ -71,13 +72,16 @@ class GatewayProxyPlane implements ProxyPlane {
   readonly #sessions: SessionCheck;
   readonly #assertions: IdentityAssertions;
   readonly #jwks: JwksEndpoint;
+  /** Undefined while OIDC_API_AUDIENCES leaves bearer tokens off. */
+  readonly #bearerTokens: BearerTokens | undefined;
   readonly #unsubscribe: Array<() => void>;
   #routes = RouteTable.EMPTY;
 
   constructor(deps: ProxyPlaneDeps) {
     this.#deps = deps;
     this.#forwarder = new UpstreamForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger, failures: deps.upstreamFailures });
-    this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl);
+    this.#bearerTokens = bearerTokensFor(deps.config, deps.logger);
+    this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl, 'public', this.#bearerTokens !== undefined);
     this.#sessions = new SessionCheck(deps.sessions, deps.config.publicUrl, deps.logger);
     this.#assertions = new IdentityAssertions(deps.config.publicUrl, deps.config.assertionTtlMs);
     this.#jwks = new JwksEndpoint(deps.config.assertionTtlMs);
@@ -132,11 +136,13 @@ class GatewayProxyPlane implements ProxyPlane {
     // store leaves the caller anonymous rather than turning its 503 into another one.
     const { service } = route;
     const inbound = readInboundHeaders(req.rawHeaders);
-    const user = await this.#sessions.user(inbound.cookie, service.enabled && service.requireAuth);
+    const required = service.enabled && service.requireAuth;
+    // Without a session, a protected service takes a machine client's bearer token (design.md §4.7).
+    const user = (await this.#sessions.user(inbound.cookie, required)) ?? (required ? await this.#bearerTokens?.user(inbound.authorization) : undefined);
     if (user !== undefined) record.userId = user.sub;
     if (res.destroyed) return; // the client left while we were deciding
     if (!service.enabled) return sendServiceDisabled(res, service, inbound.accept);
-    if (user === undefined && service.requireAuth) return sendNotAuthenticated(res, target, inbound.accept);
+    if (user === undefined && service.requireAuth) return sendNotAuthenticated(res, target, inbound.accept, this.#bearerTokens?.challenge);
     // design.md §5 "bare prefix": past every check, as the app's own answer would be
     const mode = forwardMode(req, inbound);
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));

@@ -5,6 +5,7 @@ import { unmapIpv4 } from '../shared/client-ip.js';
 import { GATEWAY_COOKIE_NAMES } from '../shared/cookies.js';
 import { PUBLIC_HANDOFF_HEADER } from '../shared/gateway-paths.js';
 import type { SessionUser } from '../shared/types.js';
+import { bearerCredentials } from './bearer-token.js';
 import { comparableName, connectionOptions, HOP_BY_HOP } from './hop-by-hop.js';
 import type { InboundHeaders } from './inbound-headers.js';
 import type { Route } from './route-table.js';
@@ -100,17 +101,21 @@ export class RequestHeaderBuilder {
   readonly #publicHost: string;
   readonly #forAdmin: boolean;
   readonly #removed: ReadonlySet<string>;
+  readonly #bearerTokens: boolean;
 
   /**
    * `trusted`: TRUST_PROXY; only such peers may extend X-Forwarded-For/Proto.
    * `publicUrl`: PUBLIC_URL, whose host is every request's `X-Forwarded-Host`.
    * `policy`: whom the list is for (see {@link HeaderPolicy}).
+   * `bearerTokens`: whether protected services take bearer tokens (OIDC_API_AUDIENCES, design.md
+   * §4.7); their `Authorization: Bearer` then reaches only a service with `forwardAuthorization`.
    */
-  constructor(trusted: TrustedProxies, publicUrl: URL, policy: HeaderPolicy = 'public') {
+  constructor(trusted: TrustedProxies, publicUrl: URL, policy: HeaderPolicy = 'public', bearerTokens = false) {
     this.#publicHost = publicUrl.host;
     this.#trustsPeer = (address) => trusted.trusts(address);
     this.#forAdmin = policy === 'admin';
     this.#removed = REMOVED_BY_POLICY[policy];
+    this.#bearerTokens = bearerTokens;
   }
 
   /**
@@ -148,7 +153,7 @@ export class RequestHeaderBuilder {
       if (user.email) out.push('x-forwarded-email', fieldValue(user.email));
       if (assertion !== undefined) out.push(ASSERTION_HEADER, assertion);
     }
-    this.#copyAllowed(req.rawHeaders, inbound, out);
+    this.#copyAllowed(req.rawHeaders, inbound, out, route !== undefined && this.#withholdsBearerFrom(route));
     return out;
   }
 
@@ -171,12 +176,24 @@ export class RequestHeaderBuilder {
     return names;
   }
 
-  /** Appends to `out` the client's fields that may be forwarded; a service's without the gateway's cookies. */
-  #copyAllowed(raw: readonly string[], inbound: InboundHeaders, out: string[]): void {
+  /**
+   * Whether `route`'s service must not see a client's bearer token (design.md §4.7): a protected
+   * one, while bearer tokens are on, unless it asks for them with `forwardAuthorization`.
+   */
+  #withholdsBearerFrom(route: Route): boolean {
+    return this.#bearerTokens && route.service.requireAuth && route.service.forwardAuthorization !== true;
+  }
+
+  /**
+   * Appends to `out` the client's fields that may be forwarded; a service's without the gateway's
+   * cookies, and without `Authorization: Bearer` when `withoutBearer`.
+   */
+  #copyAllowed(raw: readonly string[], inbound: InboundHeaders, out: string[], withoutBearer: boolean): void {
     const options = connectionOptions(inbound.connection);
     for (let i = 0; i < raw.length; i += 2) {
       const name = inbound.names[i >> 1]!;
       if (isRemoved(name, this.#removed, options)) continue;
+      if (withoutBearer && name === 'authorization' && bearerCredentials(raw[i + 1]!) !== undefined) continue;
       const value = name === 'cookie' && !this.#forAdmin ? withoutGatewayCookies(raw[i + 1]!) : raw[i + 1]!;
       if (value !== '') out.push(raw[i]!, value);
     }

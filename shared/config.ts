@@ -30,6 +30,11 @@ export interface Config {
     clientSecret: string | undefined;
     scopes: string;
     groupsClaim: string;
+    /**
+     * OIDC_API_AUDIENCES: the `aud` values a bearer token may carry (design.md §4.7); empty: bearer
+     * tokens are off and an `Authorization` header is forwarded as any other field.
+     */
+    apiAudiences: readonly string[];
   };
   admins: { emails: ReadonlySet<string>; subjects: ReadonlySet<string>; groups: ReadonlySet<string> };
   /** Absolute session lifetime in ms. */
@@ -74,6 +79,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'OIDC_CLIENT_SECRET', default: undefined, meaning: 'Client secret; unset for a public client (PKCE only).' },
   { name: 'OIDC_SCOPES', default: 'openid profile email', meaning: 'Scopes requested at login.' },
   { name: 'OIDC_GROUPS_CLAIM', default: 'groups', meaning: 'ID token claim that lists the user\'s groups.' },
+  { name: 'OIDC_API_AUDIENCES', default: '', meaning: 'Comma-separated audiences (`aud`) a machine client\'s bearer JWT from `OIDC_ISSUER` may carry to reach a protected service without a session (see Machine clients); unset: bearer tokens are off.' },
   { name: 'ADMIN_EMAILS', default: '', meaning: 'Comma-separated verified emails that get `isAdmin`.' },
   { name: 'ADMIN_SUBJECTS', default: '', meaning: 'Comma-separated `sub` values that get `isAdmin`.' },
   { name: 'ADMIN_GROUPS', default: '', meaning: 'Comma-separated groups that get `isAdmin`.' },
@@ -158,6 +164,7 @@ const schema = v.object({
   OIDC_CLIENT_SECRET: v.optional(nonEmpty),
   OIDC_SCOPES: v.pipe(nonEmpty, v.check((scopes) => scopes.split(/\s+/).includes('openid'), 'must include openid')),
   OIDC_GROUPS_CLAIM: nonEmpty,
+  OIDC_API_AUDIENCES: list,
   ADMIN_EMAILS: lowerSet,
   ADMIN_SUBJECTS: list,
   ADMIN_GROUPS: list,
@@ -200,6 +207,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (out.ADMIN_URL?.origin === out.PUBLIC_URL.origin) {
     throw new ConfigError(['ADMIN_URL: must be another origin than PUBLIC_URL (unset it to serve the console on PUBLIC_URL)']);
   }
+  // Every process that checks bearer tokens needs the issuer, a split-mode proxy too (design.md §4.7).
+  if (out.OIDC_API_AUDIENCES.length > 0 && !out.OIDC_ISSUER) {
+    throw new ConfigError(['OIDC_API_AUDIENCES: needs OIDC_ISSUER, the identity provider whose tokens are accepted']);
+  }
   return {
     port: out.PORT,
     adminPort: out.ADMIN_PORT,
@@ -214,6 +225,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       clientSecret: out.OIDC_CLIENT_SECRET,
       scopes: out.OIDC_SCOPES,
       groupsClaim: out.OIDC_GROUPS_CLAIM,
+      apiAudiences: out.OIDC_API_AUDIENCES,
     },
     admins: { emails: out.ADMIN_EMAILS, subjects: new Set(out.ADMIN_SUBJECTS), groups: new Set(out.ADMIN_GROUPS) },
     sessionTtlMs: out.SESSION_TTL,

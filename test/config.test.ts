@@ -105,3 +105,12 @@ test('the README configuration table lists every variable with its default', () 
 test('a TRUST_PROXY entry that is no address, CIDR or name stops the start, naming the variable', () => {
   assert.throws(() => loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/99' }), /TRUST_PROXY: must be addresses, CIDRs or names/);
 });
+
+test('OIDC_API_AUDIENCES: a comma-separated list, off when unset, and only beside OIDC_ISSUER', () => {
+  assert.deepEqual(loadConfig({}).oidc.apiAudiences, []);
+  const config = loadConfig({ OIDC_ISSUER: 'https://idp.example.com', OIDC_API_AUDIENCES: 'https://api.example.com, orders-api' });
+  assert.deepEqual(config.oidc.apiAudiences, ['https://api.example.com', 'orders-api']);
+  assert.deepEqual(problems({ OIDC_API_AUDIENCES: 'https://api.example.com' }), [
+    'OIDC_API_AUDIENCES: needs OIDC_ISSUER, the identity provider whose tokens are accepted',
+  ]);
+});

@@ -10,6 +10,7 @@ import { request } from 'undici';
 import { CookieJar, loginThroughProvider } from '../support/browserless-login.js';
 import { freePort } from '../support/free-port.js';
 import { childPids, processGone } from '../support/gatehouse-process.js';
+import { clientCredentialsToken } from '../support/machine-client.js';
 import { headerValues, type Echo } from '../support/upstream.js';
 
 const DEMO = new URL('./demo.js', import.meta.url).pathname;
@@ -49,6 +50,12 @@ test('npm run demo: sign in as the demo admin, use the protected demo service, s
     assert.equal(echo.statusCode, 200);
     const body = (await echo.body.json()) as Echo;
     assert.deepEqual(headerValues(body, 'x-forwarded-email'), ['admin@example.com']);
+    // The machine client of the printed instructions, as curl would be.
+    assert.match(printed, /-u demo-machine:demo-machine-secret -d grant_type=client_credentials/);
+    const token = await clientCredentialsToken({ issuer: `http://127.0.0.1:${ports[2]}`, clientId: 'demo-machine', clientSecret: 'demo-machine-secret', resource: base });
+    const machine = await request(`${base}/echo/`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(machine.statusCode, 200);
+    assert.deepEqual(headerValues((await machine.body.json()) as Echo, 'x-forwarded-user'), ['demo-machine']);
     const open = await request(`${base}/public-echo/`);
     assert.equal(open.statusCode, 200);
     await open.body.dump();

@@ -1,14 +1,17 @@
 /**
  * The test identity provider (test/support/identity-provider.ts): discovery, keys, PKCE, its login
  * and consent pages, ID token claims, each tamper kind, and RP-initiated logout — driven by a tiny
- * openid-client relying party and the browserless driver.
+ * openid-client relying party and the browserless driver; machine clients' access tokens and key
+ * rotation, checked with jose.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { request } from 'undici';
 import { CookieJar, loginThroughProvider, logoutThroughProvider } from './browserless-login.js';
 import { parseForms } from './html-forms.js';
 import { DEMO_USERS, startIdentityProvider, type IdentityProvider, type IdTokenTamperKind } from './identity-provider.js';
+import { clientCredentialsToken } from './machine-client.js';
 import { startTestRelyingParty, type TestRelyingParty } from './openid-relying-party.js';
 
 const CLIENT = { clientId: 'fixture-rp', clientSecret: 'fixture-secret' };
@@ -239,5 +242,66 @@ describe('identity provider options', () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe('identity provider machine clients', () => {
+  const MACHINE = { clientId: 'fixture-machine', clientSecret: 'machine-secret' };
+  const API = 'https://api.fixture.test';
+  let idp: IdentityProvider;
+
+  before(async () => {
+    idp = await startIdentityProvider({
+      clients: [],
+      machineClients: [{ ...MACHINE, claims: { groups: ['robots'] } }],
+      apiResources: [API, 'https://other-api.fixture.test'],
+    });
+  });
+  after(() => idp.close());
+
+  const token = (resource = API) => clientCredentialsToken({ issuer: idp.issuer, ...MACHINE, resource });
+  const keySet = () => createRemoteJWKSet(new URL(`${idp.issuer}/jwks`));
+
+  test('client credentials: a JWT access token (RFC 9068) for the resource, signed with the published key', async () => {
+    assert.ok(((await discovery(idp))['grant_types_supported'] as string[]).includes('client_credentials'));
+    const accessToken = await token();
+    const { payload, protectedHeader } = await jwtVerify(accessToken, keySet(), { issuer: idp.issuer, audience: API });
+    assert.equal(protectedHeader.typ, 'at+jwt');
+    assert.equal(protectedHeader.alg, 'RS256');
+    assert.equal(payload.sub, MACHINE.clientId);
+    assert.equal(payload['client_id'], MACHINE.clientId);
+    assert.deepEqual(payload['groups'], ['robots']);
+    assert.equal(payload.exp! - payload.iat!, 3600);
+  });
+
+  test('a resource not among apiResources, or a wrong secret, gets no token', async () => {
+    await assert.rejects(token('https://unknown.fixture.test'), /invalid_target/);
+    await assert.rejects(clientCredentialsToken({ issuer: idp.issuer, ...MACHINE, clientSecret: 'wrong', resource: API }), /invalid_client/);
+  });
+
+  test('tamperNextAccessToken: one forged token, its claim wrong, then real ones again', async () => {
+    idp.tamperNextAccessToken('expired');
+    const expired = await token();
+    await assert.rejects(jwtVerify(expired, keySet(), { issuer: idp.issuer, audience: API }), /"exp" claim timestamp check failed/);
+    idp.tamperNextAccessToken('bad-signature');
+    await assert.rejects(jwtVerify(await token(), keySet(), { issuer: idp.issuer, audience: API }), /signature verification failed/);
+    await jwtVerify(await token(), keySet(), { issuer: idp.issuer, audience: API });
+  });
+
+  test('rotateSigningKeys: a new kid signs, the earlier key stays published, on the same issuer', async () => {
+    const before = decodeProtectedHeader(await token()).kid;
+    const rotated = await idp.rotateSigningKeys();
+    assert.notEqual(rotated, before);
+    const accessToken = await token();
+    assert.equal(decodeProtectedHeader(accessToken).kid, rotated);
+    const { keys } = (await (await request(`${idp.issuer}/jwks`)).body.json()) as { keys: Array<{ kid: string; d?: string }> };
+    assert.deepEqual(keys.map((key) => key.kid), [rotated, before]);
+    assert.ok(keys.every((key) => key.d === undefined), 'public keys only');
+    await jwtVerify(accessToken, keySet(), { issuer: idp.issuer, audience: API });
+    assert.equal((await discovery(idp))['issuer'], idp.issuer);
+
+    const retiring = await idp.rotateSigningKeys({ retire: true });
+    const { keys: left } = (await (await request(`${idp.issuer}/jwks`)).body.json()) as { keys: Array<{ kid: string }> };
+    assert.deepEqual(left.map((key) => key.kid), [retiring], 'retire: only the new key is published');
   });
 });

@@ -7,7 +7,7 @@ import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
 import type { SessionUser } from '../../shared/types.js';
-import { startIdentityProvider, type IdentityProvider } from './identity-provider.js';
+import { startIdentityProvider, type IdentityProvider, type IdentityProviderOptions } from './identity-provider.js';
 import { eventually } from './eventually.js';
 import { freePort } from './free-port.js';
 import { startGatehouseProcess, statusOf, type GatehouseProcess } from './gatehouse-process.js';
@@ -46,15 +46,20 @@ export interface SplitGateway {
 /**
  * Starts redis-server, an OpenID Provider, `start:admin` and two `start:proxy` processes, and waits
  * until each says it is ready (`/readyz`). PUBLIC_URL is the first proxy's origin. `env` is added
- * to every Gatehouse process's environment.
+ * to every Gatehouse process's environment; `provider` to the identity provider's options (its
+ * machine clients, say).
  */
-export async function startSplitGateway(env: Record<string, string> = {}): Promise<SplitGateway> {
+export async function startSplitGateway(
+  env: Record<string, string> = {},
+  provider: Omit<Partial<IdentityProviderOptions>, 'clients' | 'port'> = {},
+): Promise<SplitGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-split-'));
   const redis = await startRedis();
   const [adminPort, firstPort] = [await freePort(), await freePort()];
   const publicUrl = `http://127.0.0.1:${firstPort}`;
   const idp = await startIdentityProvider({
     clients: [{ clientId: 'gatehouse-split', clientSecret: 'split-secret', redirectUris: [`${publicUrl}/auth/callback`], postLogoutRedirectUris: [`${publicUrl}/`] }],
+    ...provider,
   });
   const common = {
     REDIS_URL: redis.url,
