@@ -89,4 +89,11 @@ export const MIGRATIONS: readonly string[] = [
   -- The console names the acting user by the email of their latest sign-in.
   CREATE INDEX audit_logs_logins ON audit_logs (user_id, id) WHERE action = 'USER_LOGIN';
   `,
+  `
+  -- Per-service access policies and bearer-token forwarding (design.md §4.7). access is the
+  -- policy as JSON text ({"groups":[…],"emails":[…],"emailDomains":[…],"subjects":[…]}), NULL
+  -- when the service has none; forward_authorization is 0 or 1.
+  ALTER TABLE services ADD COLUMN access TEXT;
+  ALTER TABLE services ADD COLUMN forward_authorization INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
