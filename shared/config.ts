@@ -69,7 +69,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'OIDC_CLIENT_ID', default: undefined, meaning: 'Client id registered at the issuer. Required.' },
   { name: 'OIDC_CLIENT_SECRET', default: undefined, meaning: 'Client secret; unset for a public client (PKCE only).' },
   { name: 'OIDC_SCOPES', default: 'openid profile email', meaning: 'Scopes requested at login.' },
-  { name: 'OIDC_GROUPS_CLAIM', default: 'groups', meaning: 'ID token claim that lists the user\'s groups.' },
+  { name: 'OIDC_GROUPS_CLAIM', default: 'groups', meaning: 'Claim that lists the user\'s groups, read from the ID token, else from userinfo; kept with the session for `ADMIN_GROUPS` and services\' access policies.' },
   { name: 'ADMIN_EMAILS', default: '', meaning: 'Comma-separated verified emails that get `isAdmin`.' },
   { name: 'ADMIN_SUBJECTS', default: '', meaning: 'Comma-separated `sub` values that get `isAdmin`.' },
   { name: 'ADMIN_GROUPS', default: '', meaning: 'Comma-separated groups that get `isAdmin`.' },
