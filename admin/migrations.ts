@@ -101,4 +101,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE UNIQUE INDEX assertion_keys_signing ON assertion_keys (retired_at IS NULL) WHERE retired_at IS NULL;
   `,
+  `
+  -- Per-service access policies and bearer-token forwarding (design.md §4.7). access is the
+  -- policy as JSON text ({"groups":[…],"emails":[…],"emailDomains":[…],"subjects":[…]}), NULL
+  -- when the service has none; forward_authorization is 0 or 1.
+  ALTER TABLE services ADD COLUMN access TEXT;
+  ALTER TABLE services ADD COLUMN forward_authorization INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { Database, Statement } from 'better-sqlite3';
 import { GatewayError } from '../shared/errors.js';
 import type { EventBus } from '../shared/backends/event-bus.js';
-import type { Service } from '../shared/types.js';
+import type { AccessPolicy, Service } from '../shared/types.js';
 import type { Actor, AuditLog } from './audit-log.js';
-import { parseServiceCreate, parseServiceUpdate, parseToggle, type ServicePatch } from './service-validation.js';
+import { assertPolicyNeedsSignIn, parseServiceCreate, parseServiceUpdate, parseToggle, type ServicePatch } from './service-validation.js';
 
-/** A `services` row: snake_case columns, booleans as 0/1, timestamps as ISO text. */
+/** A `services` row: snake_case columns, booleans as 0/1, timestamps as ISO text, the access policy as JSON text or NULL. */
 interface ServiceRow {
   id: string;
   name: string;
@@ -17,10 +18,20 @@ interface ServiceRow {
   enabled: number;
   created_at: string;
   updated_at: string;
+  access: string | null;
+  forward_authorization: number;
 }
 
 /** Named parameters of the insert and update statements. */
-type ServiceParams = Omit<Service, 'requireAuth' | 'enabled'> & { requireAuth: number; enabled: number };
+type ServiceParams = Omit<Service, 'requireAuth' | 'enabled' | 'access' | 'forwardAuthorization'> & {
+  requireAuth: number;
+  enabled: number;
+  access: string | null;
+  forwardAuthorization: number;
+};
+
+/** A service as the registry keeps and returns it: `access` and `forwardAuthorization` always present. */
+type StoredService = Service & { access: AccessPolicy | null; forwardAuthorization: boolean };
 
 /** Before and after of each changed field, the details of `SERVICE_UPDATED` (design.md §5). */
 export type ServiceChanges = Partial<Record<keyof ServicePatch, { before: unknown; after: unknown }>>;
@@ -59,19 +70,20 @@ export class ServiceRegistry {
     // keeps the protected one), and such an index could not be created over them.
     this.#pathTaken = db.prepare('SELECT id FROM services WHERE lower(path) = lower(?) AND id != ? LIMIT 1');
     this.#insert = db.prepare(
-      `INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at)
-       VALUES (@id, @name, @path, @targetUrl, @requireAuth, @description, @enabled, @createdAt, @updatedAt)`,
+      `INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at, access, forward_authorization)
+       VALUES (@id, @name, @path, @targetUrl, @requireAuth, @description, @enabled, @createdAt, @updatedAt, @access, @forwardAuthorization)`,
     );
     this.#update = db.prepare(
       `UPDATE services SET name = @name, path = @path, target_url = @targetUrl, require_auth = @requireAuth,
-         description = @description, enabled = @enabled, updated_at = @updatedAt WHERE id = @id`,
+         description = @description, enabled = @enabled, updated_at = @updatedAt, access = @access,
+         forward_authorization = @forwardAuthorization WHERE id = @id`,
     );
     this.#delete = db.prepare('DELETE FROM services WHERE id = ?');
     this.#counts = db.prepare('SELECT count(*) AS total, coalesce(sum(enabled), 0) AS enabled FROM services');
   }
 
   /** Every service, enabled or not, ordered by path. */
-  list(): Service[] {
+  list(): StoredService[] {
     return this.#all.all().map(fromRow);
   }
 
@@ -79,7 +91,7 @@ export class ServiceRegistry {
    * The service with this id.
    * @throws {GatewayError} SERVICE_NOT_FOUND (404) when there is none, including for ids that are not UUIDs.
    */
-  get(id: string): Service {
+  get(id: string): StoredService {
     const row = isServiceId(id) ? this.#byId.get(id) : undefined;
     if (!row) throw new GatewayError('SERVICE_NOT_FOUND');
     return fromRow(row);
@@ -90,10 +102,10 @@ export class ServiceRegistry {
    * Audited as `SERVICE_CREATED` with details `{ service }`.
    * @throws {GatewayError} 400 from {@link parseServiceCreate}; PATH_IN_USE (409) for a path taken in any case.
    */
-  async create(body: unknown, actor: Actor): Promise<Service> {
+  async create(body: unknown, actor: Actor): Promise<StoredService> {
     const input = parseServiceCreate(body);
     const now = new Date().toISOString();
-    const service: Service = { id: randomUUID(), ...input, enabled: true, createdAt: now, updatedAt: now };
+    const service: StoredService = { id: randomUUID(), ...input, enabled: true, createdAt: now, updatedAt: now };
     this.#write(() => {
       this.#assertPathFree(service.path, service.id);
       this.#insert.run(toParams(service));
@@ -108,16 +120,18 @@ export class ServiceRegistry {
    * with details `{ name, path, changes: { <field>: { before, after } } }` (the name and path after
    * the change, so the audit names the service as it then was; changed fields only). A body that
    * changes nothing returns the service as it is: no audit entry, `updatedAt` kept.
-   * @throws {GatewayError} SERVICE_NOT_FOUND (404); 400 from {@link parseServiceUpdate}; PATH_IN_USE (409).
+   * @throws {GatewayError} SERVICE_NOT_FOUND (404); 400 from {@link parseServiceUpdate}, or with
+   *   `fields.access` when the service would keep a policy without `requireAuth`; PATH_IN_USE (409).
    */
-  async update(id: string, body: unknown, actor: Actor): Promise<Service> {
+  async update(id: string, body: unknown, actor: Actor): Promise<StoredService> {
     this.get(id);
     const patch = parseServiceUpdate(body);
     const result = this.#write(() => {
       const before = this.get(id);
       const changes = diff(before, patch);
       if (Object.keys(changes).length === 0) return { service: before, changed: false };
-      const after: Service = { ...before, ...patch, updatedAt: new Date().toISOString() };
+      const after: StoredService = { ...before, ...patch, updatedAt: new Date().toISOString() };
+      assertPolicyNeedsSignIn(after);
       if (changes.path) this.#assertPathFree(after.path, id);
       this.#update.run(toParams(after));
       this.#audit.record({ ...actor, action: 'SERVICE_UPDATED', serviceId: id, details: { name: after.name, path: after.path, changes } });
@@ -147,13 +161,13 @@ export class ServiceRegistry {
    * (no audit entry, `updatedAt` kept).
    * @throws {GatewayError} SERVICE_NOT_FOUND (404); 400 from {@link parseToggle}.
    */
-  async setEnabled(id: string, body: unknown, actor: Actor): Promise<Service> {
+  async setEnabled(id: string, body: unknown, actor: Actor): Promise<StoredService> {
     this.get(id);
     const { enabled } = parseToggle(body);
     const result = this.#write(() => {
       const before = this.get(id);
       if (before.enabled === enabled) return { service: before, changed: false };
-      const after: Service = { ...before, enabled, updatedAt: new Date().toISOString() };
+      const after: StoredService = { ...before, enabled, updatedAt: new Date().toISOString() };
       this.#update.run(toParams(after));
       const action = enabled ? 'SERVICE_ENABLED' : 'SERVICE_DISABLED';
       this.#audit.record({ ...actor, action, serviceId: id, details: { name: after.name, path: after.path } });
@@ -200,17 +214,20 @@ export class ServiceRegistry {
   }
 }
 
-/** The fields of `patch` whose value differs from `service`, each with its before and after. */
-function diff(service: Service, patch: ServicePatch): ServiceChanges {
+/**
+ * The fields of `patch` whose value differs from `service`, each with its before and after. Values
+ * are compared by content: an access policy given again as it is stored is no change.
+ */
+function diff(service: StoredService, patch: ServicePatch): ServiceChanges {
   const changes: ServiceChanges = {};
   for (const [field, after] of Object.entries(patch) as [keyof ServicePatch, unknown][]) {
     const before = service[field];
-    if (after !== undefined && after !== before) changes[field] = { before, after };
+    if (after !== undefined && !isDeepStrictEqual(after, before)) changes[field] = { before, after };
   }
   return changes;
 }
 
-function fromRow(row: ServiceRow): Service {
+function fromRow(row: ServiceRow): StoredService {
   return {
     id: row.id,
     name: row.name,
@@ -221,9 +238,17 @@ function fromRow(row: ServiceRow): Service {
     enabled: row.enabled === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    access: row.access === null ? null : (JSON.parse(row.access) as AccessPolicy),
+    forwardAuthorization: row.forward_authorization === 1,
   };
 }
 
-function toParams(service: Service): ServiceParams {
-  return { ...service, requireAuth: service.requireAuth ? 1 : 0, enabled: service.enabled ? 1 : 0 };
+function toParams(service: StoredService): ServiceParams {
+  return {
+    ...service,
+    requireAuth: service.requireAuth ? 1 : 0,
+    enabled: service.enabled ? 1 : 0,
+    access: service.access === null ? null : JSON.stringify(service.access),
+    forwardAuthorization: service.forwardAuthorization ? 1 : 0,
+  };
 }

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { GatewayError } from '../shared/errors.js';
 import { GATEWAY_PREFIXES, isGatewayPath } from '../shared/gateway-paths.js';
+import type { AccessPolicy } from '../shared/types.js';
 
 /**
  * Validation of the admin API's service bodies (interface.md §4.2, design.md §5). Pure functions: they read
@@ -15,11 +16,19 @@ export const MAX_TARGET_URL_LENGTH = 2048;
 export const MAX_NAME_LENGTH = 100;
 /** Longest `description`, in characters (design.md §5). */
 export const MAX_DESCRIPTION_LENGTH = 1000;
+/** Most entries in one list of an access policy (design.md §5). */
+export const MAX_POLICY_ENTRIES = 1000;
+/** Longest entry of an access policy's lists, after trimming, in characters (design.md §5). */
+export const MAX_POLICY_ENTRY_LENGTH = 320;
 
 const REQUIRED_ON_CREATE = ['name', 'path', 'targetUrl'] as const;
 /** Fields a PUT body may carry but that are set by the service; ignored, not errors (design.md §5). */
 const READ_ONLY = ['id', 'createdAt', 'updatedAt'] as const;
 const SEGMENT = /^[A-Za-z0-9._~-]+$/;
+/** An email address as a policy lists it: one `@` between a local part and a domain, no whitespace. */
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+/** A domain as a policy lists it: dot-separated labels, none empty, no `@` or whitespace. */
+const DOMAIN = /^[^\s@.]+(\.[^\s@.]+)*$/;
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f]/;
 
 /** Length in Unicode code points, so one emoji counts as one character. */
@@ -77,12 +86,66 @@ const descriptionSchema = v.pipe(
 
 const booleanSchema = v.boolean('must be a boolean');
 
+/** One entry of an access policy's list: a string, trimmed, not empty, not too long. */
+const policyEntry = v.pipe(
+  v.string('must contain only strings'),
+  v.trim(),
+  v.check((entry) => entry.length > 0, 'must not contain an empty entry'),
+  v.check((entry) => charCount(entry) <= MAX_POLICY_ENTRY_LENGTH, `entries must be at most ${MAX_POLICY_ENTRY_LENGTH} characters`),
+);
+
+/** The entry a reason is about, quoted for the message. */
+const got = (issue: { input: unknown }): string => `(got ${JSON.stringify(issue.input)})`;
+
+/** Emails are matched case-insensitively (design.md §4.7), so they are kept lowercased. */
+const emailEntry = v.pipe(
+  policyEntry,
+  v.check((entry) => EMAIL.test(entry), (issue) => `must be an email address ${got(issue)}`),
+  v.toLowerCase(),
+);
+
+/** A domain matches the part after an email's last `@`, case-insensitively (design.md §4.7). */
+const domainEntry = v.pipe(
+  policyEntry,
+  v.check((entry) => !entry.includes('@'), (issue) => `must be a domain without @ ${got(issue)}`),
+  v.check((entry) => DOMAIN.test(entry), (issue) => `must be a domain such as example.com ${got(issue)}`),
+  v.toLowerCase(),
+);
+
+/** A list of a policy: an array of `entry`, each kept once, in the order first given. */
+const policyList = <T extends v.GenericSchema<unknown, string>>(entry: T) =>
+  v.optional(
+    v.pipe(
+      v.array(entry, 'must be a list of strings'),
+      v.check((list) => list.length <= MAX_POLICY_ENTRIES, `must have at most ${MAX_POLICY_ENTRIES} entries`),
+      v.transform((list): string[] => [...new Set(list)]),
+    ),
+    [],
+  );
+
+/**
+ * `access` (design.md §4.7): null, or an object of up to four lists (unknown keys refused);
+ * groups and subjects kept as written (trimmed), emails and domains lowercased. A policy whose
+ * lists are all empty is no policy: null.
+ */
+const accessSchema = v.pipe(
+  v.nullable(
+    v.pipe(
+      v.custom<object>((input) => typeof input === 'object' && input !== null && !Array.isArray(input), 'must be an object or null'),
+      v.strictObject({ groups: policyList(policyEntry), emails: policyList(emailEntry), emailDomains: policyList(domainEntry), subjects: policyList(policyEntry) }),
+    ),
+  ),
+  v.transform((policy): AccessPolicy | null => (policy && Object.values(policy).some((list) => list.length > 0) ? policy : null)),
+);
+
 const createSchema = v.object({
   name: nameSchema,
   path: pathSchema,
   targetUrl: targetUrlSchema,
   requireAuth: v.optional(booleanSchema, true),
   description: v.optional(descriptionSchema, ''),
+  access: v.optional(accessSchema, null),
+  forwardAuthorization: v.optional(booleanSchema, false),
 });
 
 const updateSchema = v.object({
@@ -92,13 +155,18 @@ const updateSchema = v.object({
   requireAuth: v.optional(booleanSchema),
   description: v.optional(descriptionSchema),
   enabled: v.optional(booleanSchema),
+  access: v.optional(accessSchema),
+  forwardAuthorization: v.optional(booleanSchema),
 });
 
 const toggleSchema = v.object({ enabled: booleanSchema });
 
-/** A validated create body: `name` trimmed, `requireAuth` defaulted to true, `description` to ''. */
+/**
+ * A validated create body: `name` trimmed, `requireAuth` defaulted to true, `description` to '',
+ * `access` normalised (null when none), `forwardAuthorization` defaulted to false.
+ */
 export type ServiceCreateInput = v.InferOutput<typeof createSchema>;
-/** A validated PUT body: only the fields present, each valid; read-only fields dropped. */
+/** A validated PUT body: only the fields present, each valid (`access` normalised); read-only fields dropped. */
 export type ServicePatch = v.InferOutput<typeof updateSchema>;
 /** A validated toggle body (interface.md §4.2 PATCH /api/services/:id/toggle). */
 export type ToggleInput = v.InferOutput<typeof toggleSchema>;
@@ -115,7 +183,9 @@ export function parseServiceCreate(body: unknown): ServiceCreateInput {
   if (missing.length > 0) {
     throw new GatewayError('MISSING_FIELDS', { fields: Object.fromEntries(missing.map((f) => [f, 'is required'])) });
   }
-  return parseWith(createSchema, object, 'Invalid service', []);
+  const input = parseWith(createSchema, object, 'Invalid service', []);
+  assertPolicyNeedsSignIn(input);
+  return input;
 }
 
 /**
@@ -127,6 +197,16 @@ export function parseServiceCreate(body: unknown): ServiceCreateInput {
 export function parseServiceUpdate(body: unknown): ServicePatch {
   const patch = parseWith(updateSchema, requireObject(body), 'Invalid service', READ_ONLY);
   return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as ServicePatch;
+}
+
+/**
+ * A service's access policy applies to signed-in callers, so it needs `requireAuth: true`
+ * (design.md §4.7). Checked on the service a create or update would leave, so a PUT that turns
+ * `requireAuth` off while a policy stays is refused too.
+ * @throws {GatewayError} BAD_REQUEST with `fields.access` `needs requireAuth`.
+ */
+export function assertPolicyNeedsSignIn(service: { requireAuth: boolean; access?: AccessPolicy | null }): void {
+  if (service.access && !service.requireAuth) throw validationError('Invalid service', { access: 'needs requireAuth' }, []);
 }
 
 /**
@@ -166,13 +246,21 @@ function parseWith<S extends ObjectSchema>(
   return result.output;
 }
 
-/** The first reason per field; a key missing from the object reads `is required`. */
+/**
+ * The first reason per field. A field is named by its object keys joined with `.`
+ * (`access.emailDomains`; a list's entries are reported on the list). A key missing from an
+ * object reads `is required`, a key a strict object does not know `unknown field`.
+ */
 function fieldReasons(issues: readonly v.BaseIssue<unknown>[]): Record<string, string> {
   const reasons: Record<string, string> = {};
   for (const issue of issues) {
-    const step = issue.path?.[0];
-    const field = step && 'key' in step ? String(step.key) : 'body';
-    reasons[field] ??= step?.origin === 'key' ? 'is required' : issue.message;
+    const steps = issue.path ?? [];
+    const depth = steps.findIndex((step) => step.type !== 'object');
+    const keys = (depth === -1 ? steps : steps.slice(0, depth)).map((step) => String(step.key));
+    const last = steps[keys.length - 1];
+    const field = keys.length > 0 ? keys.join('.') : 'body';
+    const keyReason = issue.expected === 'never' ? 'unknown field' : 'is required';
+    reasons[field] ??= last?.origin === 'key' ? keyReason : issue.message;
   }
   return reasons;
 }

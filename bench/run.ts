@@ -1,9 +1,9 @@
 /**
  * `npm run bench`: measures, in one run on this machine, the identity assertion's cost in the
  * data plane (assertion-cost.ts), the upstream directly, the baseline proxy, and the gateway's
- * public and protected routes at each worker count; the latency at a fixed rate, the data plane's
- * memory under many connections, and routing with many services; then checks the access logs and
- * judges the targets (targets.ts). Every server runs in its own
+ * public, protected and protected-with-policy routes at each worker count; the latency at a fixed
+ * rate, the data plane's memory under many connections, and routing with many services; then
+ * checks the access logs and judges the targets (targets.ts). Every server runs in its own
  * child process; the load generator runs here. Settings: settings.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     const gateway = stack && gatewayTargets(stack);
 
     const throughput = await measureThroughput(
-      [...(index === 0 ? [upstreamTarget] : []), baselineTarget, ...(gateway ? [gateway.public, gateway.protected] : [])],
+      [...(index === 0 ? [upstreamTarget] : []), baselineTarget, ...(gateway ? [gateway.public, gateway.protected, gateway.policy] : [])],
       settings,
       ledger,
     );
@@ -105,8 +105,8 @@ async function startStack(options: StackOptions, ledger: ClientLedger): Promise<
   return stack;
 }
 
-/** The protected target carries the session cookie; both are accounted to the stack's services. */
-function gatewayTargets(stack: GatewayStack): { public: Target; protected: Target } {
+/** The protected targets carry the session cookie; each is accounted to its stack's service. */
+function gatewayTargets(stack: GatewayStack): { public: Target; protected: Target; policy: Target } {
   return {
     public: {
       name: ROWS.public,
@@ -120,6 +120,13 @@ function gatewayTargets(stack: GatewayStack): { public: Target; protected: Targe
       url: `${stack.origin}/protected${REQUEST_PATH}`,
       headers: { cookie: stack.cookie },
       account: { stack: stack.name, serviceId: stack.routes.protectedService.id },
+    },
+    policy: {
+      name: ROWS.policy,
+      workers: stack.workers,
+      url: `${stack.origin}/protected-policy${REQUEST_PATH}`,
+      headers: { cookie: stack.cookie },
+      account: { stack: stack.name, serviceId: stack.routes.policyService.id },
     },
   };
 }
@@ -164,7 +171,7 @@ async function finishStack(stack: GatewayStack, ledger: ClientLedger): Promise<A
   await new Promise((resolve) => setTimeout(resolve, 1_000)); // records of cut-off requests are written on close
   const served = await stack.servedByService().catch((error: unknown) => ({ error: `${stack.name} /metrics: ${error instanceof Error ? error.message : String(error)}` }));
   const stored = await stack.stop();
-  const checks = [stack.routes.publicService, stack.routes.protectedService]
+  const checks = [stack.routes.publicService, stack.routes.protectedService, stack.routes.policyService]
     .map((service) => checkAccessLog(stack.name, service, ledger.get(stack.name, service.id), served instanceof Map ? (served.get(service.id) ?? 0) : served, stored.get(service.id) ?? 0))
     .filter((check) => check.responses > 0);
   for (const check of checks) {

@@ -1,5 +1,5 @@
 /**
- * The data a gateway under test starts with: its registry (the two routes the benchmark drives
+ * The data a gateway under test starts with: its registry (the three routes the benchmark drives
  * plus filler services up to a given count) and a logged-in session, written before its
  * processes start, through the same code the processes use.
  */
@@ -16,45 +16,69 @@ import { createLogger } from '../shared/logger.js';
 import { openBackends } from '../shared/backends/open-backends.js';
 import type { Service } from '../shared/types.js';
 
-/** The two services the benchmark sends traffic to. */
+/** The services the benchmark sends traffic to. */
 export interface BenchRoutes {
   /** `/public`: no sign-in required. */
   publicService: Service;
   /** `/protected`: a session required. */
   protectedService: Service;
+  /** `/protected-policy`: a session required, and {@link BENCH_POLICY} (design.md §4.7). */
+  policyService: Service;
 }
+
+/** The groups of the benchmark's session user; the last one is the one {@link BENCH_POLICY} allows. */
+const BENCH_USER_GROUPS = ['bench-readers', 'bench-writers', 'bench-users'];
+
+/**
+ * An access policy the benchmark's user passes only by its group, the last rule checked (subjects,
+ * then emails and domains, then groups: proxy/access-policy.ts), and by the last of its groups:
+ * the most work a policy's check does for a caller it allows.
+ */
+const BENCH_POLICY = {
+  subjects: ['someone-else', 'another-one', 'a-third'],
+  emails: ['ops@example.org', 'dev@example.org', 'bench@example.net'],
+  emailDomains: ['example.org', 'example.net'],
+  groups: ['bench-admins', 'bench-users'],
+};
+
+/** How many services {@link BenchRoutes} has. */
+const ROUTED_SERVICES = 3;
 
 /** Every filler service lives under its own two-segment path, so both registries have the same depth. */
 const FILLER_DEPTH_PATH = (index: number) => `/team-${index % 100}/svc-${index}`;
 
 /**
- * Creates the gateway's SQLite file at `databasePath` (migrated) with `/public` and `/protected`,
- * both pointing at `upstreamUrl`, plus filler services (enabled, public, at `/team-<n>/svc-<i>`,
- * target `<upstreamUrl>/filler/<i>`) so that `totalServices` are registered.
+ * Creates the gateway's SQLite file at `databasePath` (migrated) with `/public`, `/protected` and
+ * `/protected-policy`, all pointing at `upstreamUrl`, plus filler services (enabled, public, at
+ * `/team-<n>/svc-<i>`, target `<upstreamUrl>/filler/<i>`) so that `totalServices` are registered.
  *
  * The two routed services go through {@link ServiceRegistry.create} (validation, audit). Fillers
  * are inserted in one transaction with the same columns: `create` publishes the whole registry
  * after every insert, which for 10,000 services is 10,000 full-table reads (minutes).
  */
 export async function seedRegistry(databasePath: string, upstreamUrl: string, totalServices: number): Promise<BenchRoutes> {
-  if (totalServices < 2) throw new Error('the benchmark needs at least its two routed services');
+  if (totalServices < ROUTED_SERVICES) throw new Error(`the benchmark needs at least its ${ROUTED_SERVICES} routed services`);
   const db = openDatabase(databasePath);
   try {
     const registry = new ServiceRegistry(db, new AuditLog(db), new MemoryEventBus());
     const actor = { userId: 'bench-seed', ipAddress: null };
     const publicService = await registry.create({ name: 'Bench public', path: '/public', targetUrl: upstreamUrl, requireAuth: false }, actor);
     const protectedService = await registry.create({ name: 'Bench protected', path: '/protected', targetUrl: upstreamUrl, requireAuth: true }, actor);
+    const policyService = await registry.create(
+      { name: 'Bench protected, policy', path: '/protected-policy', targetUrl: upstreamUrl, requireAuth: true, access: BENCH_POLICY },
+      actor,
+    );
     const insert = db.prepare(
       `INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at)
        VALUES (?, ?, ?, ?, 0, '', 1, ?, ?)`,
     );
     const now = new Date().toISOString();
     db.transaction(() => {
-      for (let i = 0; i < totalServices - 2; i++) {
+      for (let i = 0; i < totalServices - ROUTED_SERVICES; i++) {
         insert.run(randomUUID(), `Filler ${i}`, FILLER_DEPTH_PATH(i), `${upstreamUrl}/filler/${i}`, now, now);
       }
     })();
-    return { publicService, protectedService };
+    return { publicService, protectedService, policyService };
   } finally {
     db.close();
   }
@@ -73,7 +97,7 @@ export async function createSessionCookie(config: Config): Promise<string> {
   try {
     const now = Date.now();
     const id = await backends.sessions.create({
-      user: { sub: 'bench-user', name: 'Bench User', email: 'bench@example.com', isAdmin: false },
+      user: { sub: 'bench-user', name: 'Bench User', email: 'bench@example.com', isAdmin: false, groups: BENCH_USER_GROUPS },
       csrfToken: newCsrfToken(),
       idToken: null,
       createdAt: now,

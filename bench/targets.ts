@@ -13,6 +13,8 @@ export const MAX_P99_EXCESS_MS = 2;
 export const MAX_PROXY_RSS_BYTES = 150_000_000;
 /** Routing with many services: requests/s at least this share of routing with few. */
 export const MIN_ROUTING_RATIO = 0.95;
+/** The protected route with an access policy: requests/s at least this share of the protected route's. */
+export const MIN_POLICY_RATIO = 0.97;
 
 export interface TargetResult {
   target: string;
@@ -29,6 +31,7 @@ export const ROWS = {
   baseline: 'baseline proxy',
   public: 'gateway public',
   protected: 'gateway protected',
+  policy: 'gateway protected, policy',
   /** The routing-scale rows: the public route with `count` services registered. */
   routing: (count: number) => `gateway public (${count.toLocaleString('en-US')} services)`,
 } as const;
@@ -63,6 +66,19 @@ export function evaluateTargets(inputs: TargetInputs): TargetResult[] {
       workers,
       pass: ratio >= MIN_THROUGHPUT_RATIO,
       detail: `${fmt(gateway.requestsPerSecond)} / ${fmt(baseline.requestsPerSecond)} req/s = ${ratio.toFixed(2)}×`,
+    });
+  }
+
+  for (const workers of workerCounts) {
+    const gateway = find(inputs.throughput, ROWS.protected, workers);
+    const policy = find(inputs.throughput, ROWS.policy, workers);
+    if (!gateway || !policy) continue;
+    const ratio = policy.requestsPerSecond / gateway.requestsPerSecond;
+    results.push({
+      target: `protected route with an access policy within ${Math.round((1 - MIN_POLICY_RATIO) * 100)}% of protected (req/s)`,
+      workers,
+      pass: ratio >= MIN_POLICY_RATIO,
+      detail: `${fmt(policy.requestsPerSecond)} / ${fmt(gateway.requestsPerSecond)} req/s = ${ratio.toFixed(3)}×`,
     });
   }
 

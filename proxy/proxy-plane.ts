@@ -10,6 +10,7 @@ import type { Logger } from '../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limiter.js';
 import type { SessionStore } from '../shared/backends/session-store.js';
 import type { Service } from '../shared/types.js';
+import { sendAccessDenied } from './access-denied.js';
 import { AccessRecord } from './access-record.js';
 import { isBarePrefix, redirectToEntry } from './bare-prefix.js';
 import { bearerTokensFor, type BearerTokens } from './bearer-token.js';
@@ -143,6 +144,7 @@ class GatewayProxyPlane implements ProxyPlane {
     if (res.destroyed) return; // the client left while we were deciding
     if (!service.enabled) return sendServiceDisabled(res, service, inbound.accept);
     if (user === undefined && service.requireAuth) return sendNotAuthenticated(res, target, inbound.accept, this.#bearerTokens?.challenge);
+    if (user !== undefined && route.access?.allows(user) === false) return sendAccessDenied(res, service, user, inbound.accept);
     // design.md §5 "bare prefix": past every check, as the app's own answer would be
     const mode = forwardMode(req, inbound);
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));

@@ -1,9 +1,11 @@
 import type { Service } from '../shared/types.js';
+import { compileAccessPolicy, type CompiledAccessPolicy } from './access-policy.js';
 import { routingKey } from './routing-key.js';
 
 /**
  * A registered service, prepared once per registry snapshot so the request path does no parsing:
- * the public prefix and the target's origin and base path are plain strings.
+ * the public prefix and the target's origin and base path are plain strings, the access policy
+ * a set lookup.
  */
 export interface Route {
   readonly service: Service;
@@ -17,6 +19,8 @@ export interface Route {
   readonly origin: string;
   /** The target's base path without a trailing slash: `''` when the target has none. */
   readonly basePath: string;
+  /** The service's access policy (design.md §4.7); undefined when any signed-in caller may pass. */
+  readonly access: CompiledAccessPolicy | undefined;
 }
 
 /** Called for a service whose `targetUrl` cannot be parsed; the service is left out of the table. */
@@ -139,6 +143,7 @@ function toRoute(service: Service, onInvalid: InvalidTargetListener): Route | un
     depth: segmentCount(key),
     origin: target.origin,
     basePath: withoutTrailingSlash(target.pathname),
+    access: compileAccessPolicy(service.access),
   };
 }
 

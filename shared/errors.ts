@@ -11,6 +11,7 @@ export const ERRORS = {
   NOT_AUTHENTICATED: { status: 401, message: 'Not authenticated' },
   ADMIN_REQUIRED: { status: 403, message: 'Admin access required' },
   INVALID_CSRF: { status: 403, message: 'Invalid CSRF token' },
+  ACCESS_DENIED: { status: 403, message: 'Access denied' },
   SERVICE_NOT_FOUND: { status: 404, message: 'Service not found' },
   NOT_FOUND: { status: 404, message: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },

@@ -1,5 +1,6 @@
 import type { AuditAction, AuditRecord } from '../audit-log.js';
 import { html, type Html } from '../../shared/html.js';
+import { policyLines } from './access-policy-text.js';
 import { emptyState, timeTag } from './fragments.js';
 
 /** How each audit action reads in the console. */
@@ -23,10 +24,12 @@ const FIELD_LABELS: Record<string, string> = {
   requireAuth: 'Sign-in required',
   description: 'Description',
   enabled: 'Enabled',
+  access: 'Who may use it',
+  forwardAuthorization: 'Bearer token forwarded',
 };
 
 type Details = Record<string, unknown>;
-type ServiceSnapshot = { name?: unknown; path?: unknown; targetUrl?: unknown; requireAuth?: unknown };
+type ServiceSnapshot = { name?: unknown; path?: unknown; targetUrl?: unknown; requireAuth?: unknown; access?: unknown };
 
 /** What the table needs beyond the records to name things. */
 export interface AuditNames {
@@ -120,7 +123,8 @@ function describe(action: AuditAction, details: Details): Html | string {
     case 'SERVICE_CREATED':
     case 'SERVICE_DELETED': {
       const service = (details.service ?? {}) as ServiceSnapshot;
-      return html`<code>${show(service.path)}</code> → <code>${show(service.targetUrl)}</code>${service.requireAuth === false ? ', open to anyone' : ', sign-in required'}`;
+      const policy = service.access ? `; ${policyLines(service.access).join('; ')}` : '';
+      return html`<code>${show(service.path)}</code> → <code>${show(service.targetUrl)}</code>${service.requireAuth === false ? ', open to anyone' : ', sign-in required'}${policy}`;
     }
     case 'SERVICE_ENABLED':
     case 'SERVICE_DISABLED':
@@ -139,10 +143,11 @@ function describe(action: AuditAction, details: Details): Html | string {
 /** `{ field: { before, after } }` as "Field: before → after" lines. */
 function changesList(changes: unknown): Html | string {
   if (typeof changes !== 'object' || changes === null) return '';
-  const items = Object.entries(changes as Record<string, { before?: unknown; after?: unknown }>).map(
-    ([field, change]) => html`<li><span class="field">${FIELD_LABELS[field] ?? field}</span>:
-<del><span class="visually-hidden">before: </span>${show(change.before)}</del> → <ins><span class="visually-hidden">after: </span>${show(change.after)}</ins></li>`,
-  );
+  const items = Object.entries(changes as Record<string, { before?: unknown; after?: unknown }>).map(([field, change]) => {
+    const text = field === 'access' ? (policy: unknown) => policyLines(policy).join('; ') : show;
+    return html`<li><span class="field">${FIELD_LABELS[field] ?? field}</span>:
+<del><span class="visually-hidden">before: </span>${text(change.before)}</del> → <ins><span class="visually-hidden">after: </span>${text(change.after)}</ins></li>`;
+  });
   return html`<ul class="changes">${items}</ul>`;
 }
 

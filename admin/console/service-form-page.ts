@@ -1,12 +1,22 @@
-import type { Service } from '../../shared/types.js';
+import type { AccessPolicy, Service } from '../../shared/types.js';
 import { html, type Html } from '../../shared/html.js';
 import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from '../service-validation.js';
+import { POLICY_LISTS } from './access-policy-text.js';
 import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
 
+/** What each list of the access policy holds, under its textarea (design.md §4.7). */
+const POLICY_HINTS: Record<keyof AccessPolicy, string> = {
+  groups: 'Group names from the identity provider’s groups claim (OIDC_GROUPS_CLAIM), matched exactly.',
+  emails: 'Email addresses, matched against the verified email in any case.',
+  emailDomains: 'Domains such as example.com, without @: any verified email ending in @ and the domain, not its subdomains.',
+  subjects: 'Subject identifiers (sub) from the identity provider, matched exactly.',
+};
+
 /**
- * `GET /dashboard/services/new` and `/dashboard/services/:id/edit` (design.md §4.6): the service form.
- * service-form.js sends it to `POST /api/services` or `PUT /api/services/:id` and shows each of the
- * API's per-field messages (`fields` of the 400 answer) next to its field.
+ * `GET /dashboard/services/new` and `/dashboard/services/:id/edit` (design.md §4.6): the service form,
+ * the access policy (design.md §4.7) as four lists of one entry per line. service-form.js sends it
+ * to `POST /api/services` or `PUT /api/services/:id` and shows each of the API's per-field
+ * messages (`fields` of the 400 answer, `access.emails` for a list) next to its field.
  */
 export function serviceFormPage(view: ConsoleView, service?: Service): string {
   const editing = service !== undefined;
@@ -28,6 +38,18 @@ export function serviceFormPage(view: ConsoleView, service?: Service): string {
     <p class="hint" id="requireAuth-hint">Visitors must sign in before a request is forwarded; the upstream receives X-Forwarded-User and X-Forwarded-Email.</p>
     <p class="field-error" id="requireAuth-error" data-error-for="requireAuth" hidden></p>
   </div>
+  <fieldset class="policy" name="access" aria-describedby="access-hint access-error">
+    <legend>Who may use it</legend>
+    <p class="hint" id="access-hint">Only with sign-in required. A signed-in user matching any entry below may use the service; others get 403 Access denied. Leave all four empty to let every signed-in user in. One entry per line.</p>
+    <p class="field-error" id="access-error" data-error-for="access" hidden></p>
+    ${POLICY_LISTS.map(({ key, label }) => policyField(key, label, service?.access?.[key] ?? []))}
+  </fieldset>
+  <div class="field checkbox">
+    <input type="checkbox" id="forwardAuthorization" name="forwardAuthorization"${service?.forwardAuthorization ? ' checked' : ''} aria-describedby="forwardAuthorization-hint forwardAuthorization-error">
+    <label for="forwardAuthorization">Forward the caller's bearer token to the target</label>
+    <p class="hint" id="forwardAuthorization-hint">For API clients signing in with a bearer token: the target receives their Authorization header. Unchecked, the gateway removes it.</p>
+    <p class="field-error" id="forwardAuthorization-error" data-error-for="forwardAuthorization" hidden></p>
+  </div>
   <div class="buttons">
     <button type="submit" class="button">${editing ? 'Save changes' : 'Create service'}</button>
     <a class="button secondary" href="${cancel}">Cancel</a>
@@ -45,6 +67,17 @@ interface FieldOptions {
   type?: string;
   placeholder?: string;
   multiline?: boolean;
+}
+
+/** One list of the access policy: a labelled textarea, one entry per line, named as the API's `fields` name it. */
+function policyField(key: keyof AccessPolicy, label: string, entries: string[]): Html {
+  const id = `access-${key}`;
+  return html`<div class="field">
+  <label for="${id}">${label}</label>
+  <textarea id="${id}" name="access.${key}" rows="3" autocomplete="off" spellcheck="false" aria-describedby="${id}-hint ${id}-error">${entries.join('\n')}</textarea>
+  <p class="hint" id="${id}-hint">${POLICY_HINTS[key]}</p>
+  <p class="field-error" id="${id}-error" data-error-for="access.${key}" hidden></p>
+</div>`;
 }
 
 /** A labelled input with its hint and the slot for the API's message about it. */

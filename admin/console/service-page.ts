@@ -2,6 +2,7 @@ import type { Service } from '../../shared/types.js';
 import { html } from '../../shared/html.js';
 import { serviceEntryPath } from '../../shared/service-entry.js';
 import { accessLogSection, type AccessLogSectionOptions } from './access-log-section.js';
+import { policyLines } from './access-policy-text.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 import { badge, formatCount, timeTag } from './fragments.js';
 import { serviceActions } from './services-table.js';
@@ -26,6 +27,8 @@ function summary(service: Service, requestsLastHour: number, servicesOrigin: str
 <div><dt>Path</dt><dd><a href="${servicesOrigin}${serviceEntryPath(service.path)}"><code>${service.path}</code></a></dd></div>
 <div><dt>Target</dt><dd class="wrap"><code>${service.targetUrl}</code></dd></div>
 <div><dt>Sign-in</dt><dd>${service.requireAuth ? 'Required' : 'Open to anyone'}</dd></div>
+${service.requireAuth ? html`<div><dt>Who may use it</dt><dd><ul class="policy-lines" data-access-policy>${policyLines(service.access).map((line) => html`<li>${line}</li>`)}</ul></dd></div>` : ''}
+<div><dt>Bearer token</dt><dd>${service.forwardAuthorization ? 'Forwarded to the target' : 'Not forwarded'}</dd></div>
 <div><dt>State</dt><dd>${badge(service.enabled, 'Enabled', 'Disabled')}</dd></div>
 <div><dt>Requests, last hour</dt><dd>${formatCount(requestsLastHour)}</dd></div>
 <div><dt>Created</dt><dd>${timeTag(service.createdAt)}</dd></div>

@@ -71,8 +71,9 @@ export class RelyingParty {
 
   /**
    * Redeems the authorization response for tokens and verifies the ID token. When the ID token
-   * lacks `email`, `email_verified` or `name` and the issuer has a userinfo endpoint, those are
-   * read from it (OIDC Core 1.0 §5.3; its `sub` must match).
+   * lacks `email`, `email_verified`, `name` or the groups claim (OIDC_GROUPS_CLAIM, design.md §4.7)
+   * and the issuer has a userinfo endpoint, the missing ones are read from it (OIDC Core 1.0 §5.3;
+   * its `sub` must match).
    * @param params the callback's parameters (form body for form_post, query otherwise).
    * @throws openid-client errors on any failed check (state, issuer, signature, claims, token request).
    */
@@ -93,7 +94,8 @@ export class RelyingParty {
       idTokenExpected: true,
     });
     const claims: Record<string, unknown> = { ...tokens.claims()! };
-    if ((!claims.email || claims.email_verified === undefined || !claims.name) && configuration.serverMetadata().userinfo_endpoint) {
+    const incomplete = !claims.email || claims.email_verified === undefined || !claims.name || claims[this.#config.oidc.groupsClaim] === undefined;
+    if (incomplete && configuration.serverMetadata().userinfo_endpoint) {
       const userinfo = await client.fetchUserInfo(configuration, tokens.access_token, String(claims.sub));
       for (const [key, value] of Object.entries(userinfo)) claims[key] ??= value;
     }

@@ -76,6 +76,20 @@ describe('console pages', () => {
     assert.match(service.text, /a &amp; b/);
   });
 
+  it('shows a service’s access policy (design.md §4.7) on its page and in its form, escaped', async () => {
+    const access = { groups: ['ops', '<b>x</b>'], emailDomains: ['example.org'] };
+    const created = await call('POST', '/api/services', { as: admin, json: { name: 'Ops', path: '/ops-policy', targetUrl: 'http://127.0.0.1:9', access } });
+    assert.equal(created.status, 201, created.text);
+    const page = await call('GET', `/dashboard/services/${created.json.id}`, { as: admin });
+    assert.match(page.text, /<li>Groups: ops, &lt;b&gt;x&lt;\/b&gt;<\/li><li>Email domains: example\.org<\/li>/);
+    assert.match(page.text, /Bearer token<\/dt><dd>Not forwarded/);
+    const form = await call('GET', `/dashboard/services/${created.json.id}/edit`, { as: admin });
+    assert.match(form.text, /name="access\.groups"[^>]*>ops\n&lt;b&gt;x&lt;\/b&gt;<\/textarea>/);
+    assert.match(form.text, /name="access\.emailDomains"[^>]*>example\.org<\/textarea>/);
+    assert.match(form.text, /name="access\.emails"[^>]*><\/textarea>/);
+    assert.match((await call('GET', `/dashboard/services/${serviceId}`, { as: admin })).text, /<li>Any signed-in user<\/li>/);
+  });
+
   it('the JSON endpoints under /dashboard stay JSON', async () => {
     for (const path of ['/dashboard/stats', '/dashboard/logs', '/dashboard/traffic']) {
       const response = await call('GET', path, { as: admin });

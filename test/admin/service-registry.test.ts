@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AuditLog, type Actor, type AuditRecord } from '../../admin/audit-log.js';
+import BetterSqlite3 from 'better-sqlite3';
 import { openDatabase, type Database } from '../../admin/database.js';
+import { MIGRATIONS } from '../../admin/migrations.js';
 import { ServiceRegistry } from '../../admin/service-registry.js';
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import { GatewayError, type ErrorCode } from '../../shared/errors.js';
@@ -77,6 +79,8 @@ describe('ServiceRegistry.create', () => {
       enabled: true,
       createdAt: service.createdAt,
       updatedAt: service.createdAt,
+      access: null,
+      forwardAuthorization: false,
     });
     assert.match(service.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.ok(Date.parse(service.createdAt) >= before && Date.parse(service.createdAt) <= Date.now());
@@ -241,6 +245,89 @@ describe('ServiceRegistry.update', () => {
     breakAuditLog();
     await assert.rejects(registry.update(created.id, { name: 'Lost' }, actor), /audit down/);
     assert.deepEqual(registry.get(created.id), created);
+  });
+});
+
+describe('ServiceRegistry: access policies and bearer forwarding (design.md §4.7)', () => {
+  const policy = { groups: ['ops'], emails: ['ann@example.com'], emailDomains: ['example.org'], subjects: ['s-1'] };
+
+  it('stores the policy normalised and forwardAuthorization, and publishes them', async () => {
+    const created = await registry.create(
+      { ...orders, access: { groups: ['ops', ' ops'], emails: ['Ann@Example.com'], emailDomains: ['EXAMPLE.org'], subjects: ['s-1'] }, forwardAuthorization: true },
+      actor,
+    );
+    assert.deepEqual(created.access, policy);
+    assert.equal(created.forwardAuthorization, true);
+    assert.deepEqual(registry.get(created.id), created);
+    assert.deepEqual(snapshots[0], [created]);
+    const row = db.prepare('SELECT access, forward_authorization FROM services WHERE id = ?').get(created.id);
+    assert.deepEqual(row, { access: JSON.stringify(policy), forward_authorization: 1 });
+  });
+
+  it('stores no policy as NULL, and an all-empty policy as none', async () => {
+    const created = await registry.create({ ...orders, access: { groups: [], subjects: [] } }, actor);
+    assert.equal(created.access, null);
+    assert.deepEqual(db.prepare('SELECT access FROM services WHERE id = ?').get(created.id), { access: null });
+  });
+
+  it('audits a policy: in SERVICE_CREATED and SERVICE_DELETED details, and as before/after in SERVICE_UPDATED', async () => {
+    const created = await registry.create({ ...orders, access: policy }, actor);
+    assert.deepEqual(JSON.parse(auditTrail()[0]!.details).service.access, policy);
+    await registry.update(created.id, { access: { groups: ['ops', 'dev'] }, forwardAuthorization: true }, actor);
+    const after = { groups: ['ops', 'dev'], emails: [], emailDomains: [], subjects: [] };
+    assert.deepEqual(JSON.parse(auditTrail()[1]!.details), {
+      name: 'Orders',
+      path: '/orders',
+      changes: { access: { before: policy, after }, forwardAuthorization: { before: false, after: true } },
+    });
+    await registry.update(created.id, { access: null }, actor);
+    assert.deepEqual(JSON.parse(auditTrail()[2]!.details).changes, { access: { before: after, after: null } });
+    await registry.remove(created.id, actor);
+    assert.equal(JSON.parse(auditTrail()[3]!.details).service.access, null);
+  });
+
+  it('a policy given again as stored, in another case or order of keys, changes nothing', async () => {
+    const created = await registry.create({ ...orders, access: policy }, actor);
+    const same = { subjects: ['s-1'], emailDomains: ['Example.ORG'], emails: ['ANN@example.com'], groups: ['ops'] };
+    assert.deepEqual(await registry.update(created.id, { access: same, forwardAuthorization: false }, actor), created);
+    assert.equal(auditCount(), 1);
+    assert.equal(snapshots.length, 1);
+  });
+
+  it('refuses a PUT that turns requireAuth off while a policy stays, and allows it with the policy removed', async () => {
+    const created = await registry.create({ ...orders, access: policy }, actor);
+    await assert.rejects(registry.update(created.id, { requireAuth: false }, actor), (error: unknown) => {
+      assert.ok(error instanceof GatewayError);
+      assert.equal(error.status, 400);
+      assert.deepEqual(error.fields, { access: 'needs requireAuth' });
+      return true;
+    });
+    assert.deepEqual(registry.get(created.id), created);
+    assert.equal(auditCount(), 1);
+    const open = await registry.update(created.id, { requireAuth: false, access: null }, actor);
+    assert.equal(open.requireAuth, false);
+    assert.equal(open.access, null);
+    await rejectsWith(registry.update(created.id, { access: policy }, actor), 'BAD_REQUEST', 'Invalid service: access needs requireAuth');
+  });
+
+  it('migrates a database made before policies: its services get no policy and no forwarding', async () => {
+    const old = join(dir, 'old.db');
+    const legacy = new BetterSqlite3(old);
+    legacy.exec(MIGRATIONS[0]!);
+    legacy.exec(MIGRATIONS[1]!);
+    legacy.pragma('user_version = 2');
+    legacy
+      .prepare(`INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at) VALUES (?, 'Old', '/old', 'http://localhost:1', 1, '', 1, ?, ?)`)
+      .run(crypto.randomUUID(), '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
+    legacy.close();
+    const migrated = openDatabase(old);
+    try {
+      const [service] = new ServiceRegistry(migrated, new AuditLog(migrated), new MemoryEventBus()).list();
+      assert.equal(service!.access, null);
+      assert.equal(service!.forwardAuthorization, false);
+    } finally {
+      migrated.close();
+    }
   });
 });
 

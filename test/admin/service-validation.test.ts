@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GatewayError, type ErrorCode } from '../../shared/errors.js';
-import { parseServiceCreate, parseServiceUpdate, parseToggle } from '../../admin/service-validation.js';
+import {
+  assertPolicyNeedsSignIn,
+  MAX_POLICY_ENTRIES,
+  MAX_POLICY_ENTRY_LENGTH,
+  parseServiceCreate,
+  parseServiceUpdate,
+  parseToggle,
+} from '../../admin/service-validation.js';
 
 const valid = { name: 'Orders', path: '/orders', targetUrl: 'http://localhost:3000' };
 
@@ -34,13 +41,20 @@ function reasonFor(field: string, value: unknown): string | undefined {
 }
 
 describe('parseServiceCreate: body shape and required fields', () => {
-  it('returns the input with requireAuth defaulting to true and description to an empty string', () => {
-    assert.deepEqual(parseServiceCreate(valid), { ...valid, requireAuth: true, description: '' });
+  it('returns the input with requireAuth defaulting to true, description to an empty string, no access policy and no bearer forwarding', () => {
+    assert.deepEqual(parseServiceCreate(valid), { ...valid, requireAuth: true, description: '', access: null, forwardAuthorization: false });
   });
 
   it('keeps every optional field given', () => {
-    const body = { ...valid, requireAuth: false, description: 'The orders API' };
+    const body = {
+      ...valid,
+      requireAuth: true,
+      description: 'The orders API',
+      access: { groups: ['ops'], emails: ['a@example.com'], emailDomains: ['example.org'], subjects: ['s-1'] },
+      forwardAuthorization: true,
+    };
     assert.deepEqual(parseServiceCreate(body), body);
+    assert.deepEqual(parseServiceCreate({ ...valid, requireAuth: false }), { ...valid, requireAuth: false, description: '', access: null, forwardAuthorization: false });
   });
 
   for (const body of [null, [], 'text', 42, true, [valid]]) {
@@ -254,6 +268,81 @@ describe('parseServiceCreate: name, description, requireAuth (design.md §5)', (
       assert.equal(reasonFor('requireAuth', value), 'must be a boolean');
     });
   }
+});
+
+describe('parseServiceCreate: access and forwardAuthorization (design.md §4.7)', () => {
+  /** The reasons given, by field, when creating with `access`. */
+  const accessReasons = (access: unknown) => expect400(() => parseServiceCreate({ ...valid, access }), {}).fields;
+
+  it('normalises a policy: entries trimmed and kept once, emails and domains lowercased, absent lists empty', () => {
+    const access = { groups: [' ops ', 'ops', 'Ops'], emails: ['Ann@Example.COM', 'ann@example.com '], emailDomains: ['Example.ORG'] };
+    assert.deepEqual(parseServiceCreate({ ...valid, access }).access, {
+      groups: ['ops', 'Ops'],
+      emails: ['ann@example.com'],
+      emailDomains: ['example.org'],
+      subjects: [],
+    });
+    assert.deepEqual(parseServiceCreate({ ...valid, access: { subjects: ['Sub-1'] } }).access, { groups: [], emails: [], emailDomains: [], subjects: ['Sub-1'] });
+  });
+
+  it('reads null, an empty object and all-empty lists as no policy', () => {
+    for (const access of [null, {}, { groups: [], emails: [], emailDomains: [], subjects: [] }]) {
+      assert.equal(parseServiceCreate({ ...valid, access }).access, null, JSON.stringify(access));
+    }
+  });
+
+  it('names each bad list in fields as access.<list>', () => {
+    assert.deepEqual(accessReasons({ emailDomains: ['user@example.com'] }), { 'access.emailDomains': 'must be a domain without @ (got "user@example.com")' });
+    assert.deepEqual(accessReasons({ emailDomains: ['example..com'] }), { 'access.emailDomains': 'must be a domain such as example.com (got "example..com")' });
+    assert.deepEqual(accessReasons({ emails: ['not-an-email'] }), { 'access.emails': 'must be an email address (got "not-an-email")' });
+    assert.deepEqual(accessReasons({ emails: ['a b@example.com'] }), { 'access.emails': 'must be an email address (got "a b@example.com")' });
+    assert.deepEqual(accessReasons({ groups: ['ops', '  '] }), { 'access.groups': 'must not contain an empty entry' });
+    assert.deepEqual(accessReasons({ subjects: [''] }), { 'access.subjects': 'must not contain an empty entry' });
+    assert.deepEqual(accessReasons({ subjects: ['s', 7] }), { 'access.subjects': 'must contain only strings' });
+    assert.deepEqual(accessReasons({ groups: 'ops' }), { 'access.groups': 'must be a list of strings' });
+    assert.deepEqual(accessReasons({ groups: ['g'.repeat(MAX_POLICY_ENTRY_LENGTH + 1)] }), { 'access.groups': `entries must be at most ${MAX_POLICY_ENTRY_LENGTH} characters` });
+    const many = Array.from({ length: MAX_POLICY_ENTRIES + 1 }, (_, i) => `g${i}`);
+    assert.deepEqual(accessReasons({ groups: many }), { 'access.groups': `must have at most ${MAX_POLICY_ENTRIES} entries` });
+  });
+
+  it('names every bad list at once, and unknown keys of the policy', () => {
+    const error = expect400(() => parseServiceCreate({ ...valid, access: { emails: ['x'], emailDomains: ['@x'], roles: ['admin'] } }), {
+      fields: {
+        'access.emails': 'must be an email address (got "x")',
+        'access.emailDomains': 'must be a domain without @ (got "@x")',
+        'access.roles': 'unknown field',
+      },
+    });
+    assert.match(error.message, /^Invalid service: access\.emails must be an email address/);
+  });
+
+  for (const access of ['ops', 42, true, [['ops']]]) {
+    it(`rejects access ${JSON.stringify(access)}: must be an object or null`, () => {
+      assert.equal(reasonFor('access', access), 'must be an object or null');
+    });
+  }
+
+  it('refuses a policy on a service without requireAuth, naming access', () => {
+    expect400(() => parseServiceCreate({ ...valid, requireAuth: false, access: { groups: ['ops'] } }), {
+      message: 'Invalid service: access needs requireAuth',
+      fields: { access: 'needs requireAuth' },
+    });
+    assert.equal(parseServiceCreate({ ...valid, requireAuth: false, access: { groups: [] } }).access, null, 'an empty policy is none');
+    expect400(() => assertPolicyNeedsSignIn({ requireAuth: false, access: { groups: ['ops'], emails: [], emailDomains: [], subjects: [] } }), { fields: { access: 'needs requireAuth' } });
+    assertPolicyNeedsSignIn({ requireAuth: false, access: null });
+  });
+
+  it('accepts forwardAuthorization true and false, and refuses anything else', () => {
+    assert.equal(parseServiceCreate({ ...valid, forwardAuthorization: true }).forwardAuthorization, true);
+    assert.equal(parseServiceCreate({ ...valid, forwardAuthorization: false }).forwardAuthorization, false);
+    for (const value of ['true', 1, null]) assert.equal(reasonFor('forwardAuthorization', value), 'must be a boolean');
+  });
+
+  it('a PUT body: access and forwardAuthorization only when given, access null kept as a removal', () => {
+    assert.deepEqual(parseServiceUpdate({ access: null, forwardAuthorization: true }), { access: null, forwardAuthorization: true });
+    assert.deepEqual(parseServiceUpdate({ access: { emailDomains: ['EXAMPLE.com'] } }), { access: { groups: [], emails: [], emailDomains: ['example.com'], subjects: [] } });
+    expect400(() => parseServiceUpdate({ access: { emailDomains: ['a@b'] } }), { fields: { 'access.emailDomains': 'must be a domain without @ (got "a@b")' } });
+  });
 });
 
 describe('parseServiceUpdate', () => {

@@ -69,6 +69,8 @@ describe('POST /api/services', () => {
       enabled: true,
       createdAt: service.createdAt,
       updatedAt: service.createdAt,
+      access: null,
+      forwardAuthorization: false,
     });
     assert.equal(response.headers.location, `/api/services/${service.id}`);
   });
@@ -419,6 +421,67 @@ describe('GET /api/services/:id/logs', () => {
     const service = await createService();
     assertError(await call('GET', `/api/services/${service.id}/logs`), 401, 'Not authenticated');
     assertError(await call('GET', `/api/services/${service.id}/logs`, { as: member }), 403, 'Admin access required');
+  });
+});
+
+describe('access policies and bearer forwarding through the API (design.md §4.7)', () => {
+  it('POST stores the policy normalised; POST, GET (one and all) and PUT answer access and forwardAuthorization', async () => {
+    const created = await createService({
+      access: { groups: [' ops ', 'ops'], emails: ['Ann@Example.COM'], emailDomains: ['Example.org'] },
+      forwardAuthorization: true,
+    });
+    const policy = { groups: ['ops'], emails: ['ann@example.com'], emailDomains: ['example.org'], subjects: [] };
+    assert.deepEqual(created.access, policy);
+    assert.equal(created.forwardAuthorization, true);
+    assert.deepEqual((await call('GET', `/api/services/${created.id}`, { as: admin })).json, created);
+    const listed = (await call('GET', '/api/services', { as: admin })).json as Array<Record<string, unknown>>;
+    assert.deepEqual(listed.find((service) => service.id === created.id), created);
+    assert.ok(listed.every((service) => 'access' in service && typeof service.forwardAuthorization === 'boolean'), 'every service has both fields');
+    const cleared = await call('PUT', `/api/services/${created.id}`, { as: admin, json: { access: { groups: [] }, forwardAuthorization: false } });
+    assert.equal(cleared.status, 200, cleared.text);
+    assert.equal(cleared.json.access, null);
+    assert.equal(cleared.json.forwardAuthorization, false);
+  });
+
+  it('400 naming each bad part of a policy in fields, creating nothing', async () => {
+    const before = (await call('GET', '/api/services', { as: admin })).json.length;
+    const body = newServiceBody({ access: { emailDomains: ['ann@example.org'], emails: [''], groups: [42], teams: ['x'] }, forwardAuthorization: 'yes' });
+    const response = await call('POST', '/api/services', { as: admin, json: body });
+    assert.equal(response.status, 400);
+    assert.deepEqual(response.json.fields, {
+      'access.emailDomains': 'must be a domain without @ (got "ann@example.org")',
+      'access.emails': 'must not contain an empty entry',
+      'access.groups': 'must contain only strings',
+      'access.teams': 'unknown field',
+      forwardAuthorization: 'must be a boolean',
+    });
+    assertError(await call('POST', '/api/services', { as: admin, json: newServiceBody({ access: 'ops' }) }), 400, 'Invalid service: access must be an object or null');
+    assert.equal((await call('GET', '/api/services', { as: admin })).json.length, before);
+  });
+
+  it('400 fields.access for a policy without requireAuth, on POST and on a PUT that turns requireAuth off', async () => {
+    const open = await call('POST', '/api/services', { as: admin, json: newServiceBody({ requireAuth: false, access: { groups: ['ops'] } }) });
+    assertError(open, 400, 'Invalid service: access needs requireAuth');
+    assert.deepEqual(open.json.fields, { access: 'needs requireAuth' });
+    const created = await createService({ access: { subjects: ['s-1'] } });
+    const turnedOff = await call('PUT', `/api/services/${created.id}`, { as: admin, json: { requireAuth: false } });
+    assertError(turnedOff, 400, 'Invalid service: access needs requireAuth');
+    assert.deepEqual(turnedOff.json.fields, { access: 'needs requireAuth' });
+    assert.deepEqual((await call('GET', `/api/services/${created.id}`, { as: admin })).json, created);
+  });
+
+  it('the audit log records the policy before and after', async () => {
+    const created = await createService({ access: { groups: ['ops'] } });
+    await call('PUT', `/api/services/${created.id}`, { as: admin, json: { access: { groups: ['ops', 'dev'] } } });
+    const logs = (await call('GET', '/dashboard/logs?limit=5', { as: admin })).json.logs as Array<{ action: string; service_id: string; details: string }>;
+    const updated = logs.find((entry) => entry.action === 'SERVICE_UPDATED' && entry.service_id === created.id);
+    assert.ok(updated);
+    assert.deepEqual(JSON.parse(updated.details).changes, {
+      access: {
+        before: { groups: ['ops'], emails: [], emailDomains: [], subjects: [] },
+        after: { groups: ['ops', 'dev'], emails: [], emailDomains: [], subjects: [] },
+      },
+    });
   });
 });
 

@@ -35,6 +35,12 @@ export function sessionStoreContract(name: string, factory: () => Promise<Sessio
       assert.deepEqual(await store.get(id), session);
     });
 
+    it("keeps the user's groups (design.md §4.7), the data plane's access policies read them", async () => {
+      const session = sampleSession({ user: { sub: 'sub-groups', name: 'G', email: 'g@example.com', isAdmin: false, groups: ['ops', 'Team Blue'] } });
+      const id = await store.create(session);
+      assert.deepEqual((await store.get(id))?.user.groups, ['ops', 'Team Blue']);
+    });
+
     it('every create returns a different id, each with its own session', async () => {
       const [a, b] = [sampleSession(), sampleSession()];
       const [idA, idB] = [await store.create(a), await store.create(b)];

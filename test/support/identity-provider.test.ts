@@ -220,6 +220,27 @@ describe('identity provider options', () => {
     }
   });
 
+  test('userinfoOnlyClaims: the ID token leaves those claims out and keeps the others', async () => {
+    const rp = await startTestRelyingParty();
+    const idp = await startIdentityProvider({
+      userinfoOnlyClaims: ['groups'],
+      clients: [{ ...CLIENT, redirectUris: [rp.callbackUrl], postLogoutRedirectUris: [] }],
+    });
+    try {
+      await rp.connect({ issuer: idp.issuer, ...CLIENT, responseMode: 'form_post' });
+      const result = await loginThroughProvider({ loginUrl: `${rp.url}/login`, email: ADMIN.email, password: ADMIN.password });
+      assert.equal(result.finalLocation, '/welcome');
+      const last = rp.results.at(-1);
+      assert.ok(last?.ok, 'login should succeed');
+      assert.equal(last.claims['groups'], undefined);
+      assert.equal(last.claims['email'], ADMIN.email);
+      assert.equal(last.claims['name'], ADMIN.name);
+    } finally {
+      await idp.close();
+      await rp.close();
+    }
+  });
+
   test('endSession false: no end_session_endpoint and /session/end is not found', async () => {
     const idp = await startIdentityProvider({ endSession: false, clients: [{ clientId: 'x', redirectUris: ['http://127.0.0.1:1/cb'], postLogoutRedirectUris: [] }] });
     try {

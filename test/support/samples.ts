@@ -9,7 +9,7 @@ import type { AccessLogEntry, Service, Session } from '../../shared/types.js';
 export function sampleSession(overrides: Partial<Session> = {}): Session {
   const now = Date.now();
   return {
-    user: { sub: `sub-${randomUUID()}`, name: 'Grace Hopper', email: 'grace@example.com', isAdmin: false },
+    user: { sub: `sub-${randomUUID()}`, name: 'Grace Hopper', email: 'grace@example.com', isAdmin: false, groups: ['engineering'] },
     csrfToken: newCsrfToken(),
     idToken: 'header.payload.signature',
     createdAt: now,

@@ -5,7 +5,19 @@
   const gatehouse = window.gatehouse;
   const form = document.querySelector('form[data-service-form]');
   if (!form) return;
-  const LABELS = { name: 'Name', path: 'Path', targetUrl: 'Target URL', description: 'Description', requireAuth: 'Sign-in required' };
+  const LABELS = {
+    name: 'Name',
+    path: 'Path',
+    targetUrl: 'Target URL',
+    description: 'Description',
+    requireAuth: 'Sign-in required',
+    access: 'An access policy',
+    'access.groups': 'Groups',
+    'access.emails': 'Emails',
+    'access.emailDomains': 'Email domains',
+    'access.subjects': 'Subjects',
+    forwardAuthorization: 'Forwarding the bearer token',
+  };
   const formError = form.querySelector('[data-form-error]');
   const submit = form.querySelector('button[type="submit"]');
 
@@ -35,7 +47,8 @@
       slot.textContent = `${LABELS[name] || name} ${reason}.`;
       slot.hidden = false;
       input.setAttribute('aria-invalid', 'true');
-      first = first || input;
+      // The policy as a whole (a fieldset): focus goes to its first list.
+      first = first || (input.matches('fieldset') ? input.querySelector('textarea') : input);
     }
     const placed = Object.keys(fields).length - elsewhere.length;
     formError.textContent = placed > 0
@@ -49,12 +62,19 @@
     event.preventDefault();
     clearErrors();
     const value = (name) => form.elements.namedItem(name).value;
+    const checked = (name) => form.elements.namedItem(name).checked;
+    // The policy's lists are the textareas named access.<list>: one entry per line, blank lines
+    // left out (the API trims each).
+    const lists = form.querySelectorAll('textarea[name^="access."]');
+    const access = Object.fromEntries([...lists].map((list) => [list.name.slice('access.'.length), list.value.split('\n').filter((line) => line.trim() !== '')]));
     const body = {
       name: value('name'),
       path: value('path'),
       targetUrl: value('targetUrl'),
       description: value('description'),
-      requireAuth: form.elements.namedItem('requireAuth').checked,
+      requireAuth: checked('requireAuth'),
+      access: Object.values(access).some((entries) => entries.length > 0) ? access : null,
+      forwardAuthorization: checked('forwardAuthorization'),
     };
     const creating = form.dataset.method === 'POST';
     submit.setAttribute('aria-busy', 'true');
