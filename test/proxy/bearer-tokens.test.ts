@@ -57,6 +57,7 @@ describe('bearer tokens on protected services', () => {
         service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),
         service({ ...forwarding, targetUrl: upstream.origin }),
         service({ path: '/public', targetUrl: upstream.origin }),
+        service({ path: '/robots-only', targetUrl: upstream.origin, requireAuth: true, access: { groups: ['robots'], emails: [], emailDomains: [], subjects: [] } }),
         service({ path: '/off', targetUrl: upstream.origin, requireAuth: true, enabled: false }),
       ],
     });
@@ -86,6 +87,17 @@ describe('bearer tokens on protected services', () => {
     const received = response.json<Echo>();
     assert.deepEqual(headerValues(received, 'x-forwarded-user'), [MAILER.clientId]);
     assert.deepEqual(headerValues(received, 'x-forwarded-email'), ['mailer@example.com']);
+  });
+
+  it("applies the service's access policy to the token's claims: its groups allow, their absence refuses (403)", async () => {
+    const allowed = await gateway.fetch('/robots-only/x', { headers: bearer(await tokenFrom(idp, MAILER)) });
+    assert.equal(allowed.status, 200);
+    assert.deepEqual(headerValues(allowed.json<Echo>(), 'x-forwarded-user'), [MAILER.clientId]);
+    const refused = await gateway.fetch('/robots-only/y', { headers: bearer(await tokenFrom(idp)) });
+    assert.equal(refused.status, 403);
+    assert.deepEqual(refused.json(), { error: 'Access denied' });
+    const record = await gateway.waitForRecord((entry) => entry.path === '/robots-only/y');
+    assert.deepEqual([record.statusCode, record.userId], [403, ROBOT.clientId]);
   });
 
   it('forwards the Authorization field unchanged to a service with forwardAuthorization', async () => {
