@@ -9,8 +9,10 @@ import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limit
 import { rateLimitKey } from '../shared/client-ip.js';
 import type { SessionStore } from '../shared/backends/session-store.js';
 import { AccessLogStore } from './access-log-store.js';
+import { ApiTokens } from './api-tokens.js';
 import { AssertionKeys } from './assertion-keys.js';
 import { AuditLog } from './audit-log.js';
+import { presentedToken } from './bearer-auth.js';
 import type { Database } from './database.js';
 import { exemptFromGeneralLimit } from './guards.js';
 import { LoginTransactions } from './oidc/login-transactions.js';
@@ -26,6 +28,7 @@ import { createConsoleHandlers } from './routes/console-routes.js';
 import { createDashboardHandlers } from './routes/dashboard-routes.js';
 import { createPageHandlers } from './routes/page-routes.js';
 import { createServiceHandlers } from './routes/service-routes.js';
+import { createTokenHandlers } from './routes/token-routes.js';
 import { acceptsSession, ServedOrigins, type ServedOrigin } from './served-origin.js';
 import { ServiceRegistry } from './service-registry.js';
 import { TrafficRollups } from './traffic-rollups.js';
@@ -71,6 +74,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const assertionKeys = new AssertionKeys(db, audit, bus, config, logger);
   const rollups = new TrafficRollups(db);
   const accessLogs = new AccessLogStore(db, rollups);
+  const tokens = new ApiTokens(db, audit);
   const relyingParty = new RelyingParty(config, logger);
   const handlers = {
     pages: createPageHandlers({ config, registry, relyingParty }),
@@ -85,8 +89,9 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     }),
     services: createServiceHandlers({ registry, accessLogs }),
     dashboard: createDashboardHandlers({ registry, audit, rollups }),
-    console: createConsoleHandlers({ registry, audit, accessLogs, rollups, assets: ConsoleAssets.load() }),
+    console: createConsoleHandlers({ registry, audit, accessLogs, rollups, tokens, assets: ConsoleAssets.load() }),
     assertionKeys: createAssertionKeyHandlers({ keys: assertionKeys }),
+    tokens: createTokenHandlers({ tokens }),
   };
   const origins = new ServedOrigins(config);
   const routers = new Map<ServedOrigin, Router>([origins.public, origins.admin].map((o) => [o, buildRouter(handlers, o)]));
@@ -101,7 +106,9 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     const cookieValue = readCookie(req.headers.cookie, origin.cookies.names.session);
     const stored = cookieValue ? await sessions.get(cookieValue) : null;
     const session = stored && acceptsSession(origin, stored) ? stored : null;
-    if (!exemptFromGeneralLimit(url.pathname, session)) {
+    // Only where the admin API is served: elsewhere no route takes a token (design.md §4.8).
+    const apiToken = origin.servesConsole ? presentedToken(req.headers.authorization, tokens) : null;
+    if (!exemptFromGeneralLimit(url.pathname, session, apiToken)) {
       refuseOverLimit(await deps.generalLimiter.consume(rateLimitKey(clientIp)));
     }
     const match = routers.get(origin)!.match(req.method ?? 'GET', url.pathname);
@@ -109,7 +116,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     if ('allow' in match) throw new GatewayError('METHOD_NOT_ALLOWED', { headers: { allow: match.allow.join(', ') } });
     const handler: Handler = match.handler;
     await handler({
-      req, res, origin, url, params: match.params, clientIp, session,
+      req, res, origin, url, params: match.params, clientIp, session, apiToken,
       sessionId: session ? cookieValue! : null,
       bodyPauseMs: config.upstreamTimeoutMs,
     });

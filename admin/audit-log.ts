@@ -10,10 +10,13 @@ export type AuditAction =
   | 'USER_LOGIN'
   | 'USER_LOGOUT'
   | 'LOGIN_FAILED'
-  | 'ASSERTION_KEY_ROTATED';
+  | 'ASSERTION_KEY_ROTATED'
+  | 'TOKEN_CREATED'
+  | 'TOKEN_REVOKED';
 
 /** Who did something, from where. */
 export interface Actor {
+  /** A session's subject, `token:<id>` for an admin API token (design.md §4.8), or null (the gateway itself, an anonymous sign-in failure). */
   userId: string | null;
   ipAddress: string | null;
 }

@@ -108,4 +108,21 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE services ADD COLUMN access TEXT;
   ALTER TABLE services ADD COLUMN forward_authorization INTEGER NOT NULL DEFAULT 0;
   `,
+  `
+  -- Admin API tokens (design.md §4.8, admin/api-tokens.ts). secret_hash is the SHA-256 (hex) of the
+  -- secret (ght_…), which is never stored; a request's token is found by it. created_by is the
+  -- creating admin's subject; times are epoch ms; expires_at null: never. A revoked token keeps
+  -- its row (revoked_at set) so the audit log can still name it as the actor of what it did.
+  CREATE TABLE api_tokens (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    scope TEXT NOT NULL CHECK (scope IN ('read', 'write')),
+    secret_hash TEXT NOT NULL UNIQUE,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    last_used_at INTEGER,
+    expires_at INTEGER,
+    revoked_at INTEGER
+  );
+  `,
 ];

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Session } from '../shared/types.js';
+import type { PresentedToken } from './bearer-auth.js';
 import type { ServedOrigin } from './served-origin.js';
 
 /** What an admin-plane handler gets for one request. */
@@ -13,8 +14,16 @@ export interface RequestContext {
   /** Named path parameters (`:id`), raw. */
   readonly params: Readonly<Record<string, string>>;
   readonly clientIp: string;
-  /** The session of the origin's session cookie (`gw_session`, `gw_admin_session`), or null. */
+  /**
+   * The session of the origin's session cookie (`gw_session`, `gw_admin_session`), or null; null
+   * too in a handler behind requireAdmin (guards.ts) when the request acts with its API token.
+   */
   readonly session: Session | null;
+  /**
+   * The admin API token of `Authorization: Bearer` (design.md §4.8), looked up where the admin API
+   * is served (null elsewhere); only the admin API's guards accept it.
+   */
+  readonly apiToken: PresentedToken;
   /** How long the request's body may pause, in ms (UPSTREAM_TIMEOUT, as for proxied uploads). */
   readonly bodyPauseMs: number;
   /** The cookie's session id (secret: never log it), or null. */

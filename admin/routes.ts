@@ -1,8 +1,9 @@
 import { FAVICON_PATH } from '../shared/gateway-paths.js';
-import { requireAdmin, requireAdminPage, requireCsrf, requireSession } from './guards.js';
+import { requireAdmin, requireAdminPage, requireAdminSession, requireCsrf, requireSession } from './guards.js';
 import type { Handler } from './request-context.js';
 import type { AssertionKeyHandlers } from './routes/assertion-key-routes.js';
 import type { ConsoleHandlers } from './routes/console-routes.js';
+import type { TokenHandlers } from './routes/token-routes.js';
 import { Router } from './router.js';
 import type { ServedOrigin } from './served-origin.js';
 
@@ -14,6 +15,7 @@ export interface RouteHandlers {
   dashboard: { stats: Handler; logs: Handler; traffic: Handler };
   console: ConsoleHandlers;
   assertionKeys: AssertionKeyHandlers;
+  tokens: TokenHandlers;
 }
 
 /**
@@ -21,10 +23,13 @@ export interface RouteHandlers {
  * design.md §4/§5). Sign-in is on every origin; the admin API and the console only where
  * `origin.servesConsole` (everywhere unless ADMIN_URL is set, then only there: design.md §4.5). `/` is
  * the home page, or the console on ADMIN_URL's origin; `/favicon.ico` the gateway's icon on both.
- * Admin mutations check the session, then admin rights, then the CSRF token, in that order.
- * Console pages (design.md §4.6) send anonymous visitors to the login page and non-admins a 403 page;
- * their assets are public. Pages under `/dashboard` never take `/dashboard/stats`, `logs` or
- * `traffic`, which answer JSON.
+ * Admin mutations check the session, then admin rights, then the CSRF token, in that order. The
+ * admin JSON API (`/api/…`, `/dashboard/stats`, `logs`, `traffic`) also takes an API token instead
+ * of the session, which needs no CSRF token and whose scope is checked instead (design.md §4.8);
+ * the token endpoints take only an admin session. Console pages (design.md §4.6) send anonymous
+ * visitors to the login page and non-admins a 403 page, and never take a token; their assets are
+ * public. Pages under `/dashboard` never take `/dashboard/stats`, `logs` or `traffic`, which
+ * answer JSON.
  */
 export function buildRouter(h: RouteHandlers, origin: ServedOrigin): Router {
   const router = new Router()
@@ -45,6 +50,8 @@ export function buildRouter(h: RouteHandlers, origin: ServedOrigin): Router {
 function withConsole(router: Router, h: RouteHandlers): Router {
   const admin = requireAdmin;
   const adminWrite = (handler: Handler) => requireAdmin(requireCsrf(handler));
+  const sessionAdmin = requireAdminSession;
+  const sessionAdminWrite = (handler: Handler) => requireAdminSession(requireCsrf(handler));
   const adminPage = requireAdminPage;
   return router
     .add('GET', '/api/services', admin(h.services.list))
@@ -55,12 +62,16 @@ function withConsole(router: Router, h: RouteHandlers): Router {
     .add('PATCH', '/api/services/:id/toggle', adminWrite(h.services.toggle))
     .add('GET', '/api/services/:id/logs', admin(h.services.logs))
     .add('POST', '/api/assertion-keys/rotate', adminWrite(h.assertionKeys.rotate))
+    .add('GET', '/api/tokens', sessionAdmin(h.tokens.list))
+    .add('POST', '/api/tokens', sessionAdminWrite(h.tokens.create))
+    .add('DELETE', '/api/tokens/:id', sessionAdminWrite(h.tokens.revoke))
     .add('GET', '/dashboard/stats', admin(h.dashboard.stats))
     .add('GET', '/dashboard/logs', admin(h.dashboard.logs))
     .add('GET', '/dashboard/traffic', admin(h.dashboard.traffic))
     .add('GET', '/dashboard', adminPage(h.console.overview))
     .add('GET', '/dashboard/', h.console.slash)
     .add('GET', '/dashboard/audit', adminPage(h.console.audit))
+    .add('GET', '/dashboard/tokens', adminPage(h.console.tokens))
     .add('GET', '/dashboard/services/new', adminPage(h.console.newService))
     .add('GET', '/dashboard/services/:id', adminPage(h.console.service))
     .add('GET', '/dashboard/services/:id/edit', adminPage(h.console.editService))

@@ -1,8 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * The gateway's secrets and how they are compared: session ids, CSRF tokens and login browser
- * keys are 256 random bits, base64url (43 characters). Secrets are never logged.
+ * The gateway's secrets and how they are compared: session ids, CSRF tokens, login browser keys
+ * and the random part of admin API tokens are 256 random bits, base64url (43 characters). Secrets
+ * are never logged.
  */
 
 /** 256 random bits, base64url: the shape of every secret below. */
@@ -18,6 +19,20 @@ export const newCsrfToken = randomSecret;
 
 /** A new login browser key (admin/oidc/browser-binding.ts). */
 export const newBrowserKey = randomSecret;
+
+/**
+ * What every admin API token's secret starts with (design.md §4.8): secret scanners (GitHub's,
+ * gitleaks) match a leaked token by it, and the gateway refuses anything else without a lookup.
+ */
+export const API_TOKEN_PREFIX = 'ght_';
+
+/** A new admin API token's secret: {@link API_TOKEN_PREFIX} and 256 random bits (47 characters). */
+export const newApiTokenSecret = (): string => API_TOKEN_PREFIX + randomSecret();
+
+/** Whether `value` has the shape of an admin API token's secret; anything else is never looked up. */
+export function isWellFormedApiTokenSecret(value: string): boolean {
+  return value.startsWith(API_TOKEN_PREFIX) && isWellFormedSecret(value.slice(API_TOKEN_PREFIX.length));
+}
 
 /** Whether `value` has the shape every secret here has; anything else is never looked up. */
 export function isWellFormedSecret(value: string): boolean {

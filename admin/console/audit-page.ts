@@ -16,7 +16,7 @@ export function auditPage(
   data: { logs: AuditRecord[]; total: number; limit: number; offset: number; url: URL; names: AuditNames },
 ): string {
   const body = html`<h1>Audit log</h1>
-<p class="muted">Every sign-in and every change to a service, newest first. Times are in your time zone; hover for UTC.</p>
+<p class="muted">Every sign-in, every change to a service and every API token made or revoked, newest first. Times are in your time zone; hover for UTC.</p>
 <div${data.offset === 0 ? html` data-live="audit"` : ''}>
 ${auditTable(data.logs, data.names, 'Audit log, newest first')}
 ${data.total > 0 ? pager({ url: data.url, total: data.total, offset: data.offset, shown: data.logs.length, limit: data.limit, label: 'Audit log pages' }) : ''}

@@ -14,6 +14,8 @@ const ACTION_LABELS: Record<AuditAction, string> = {
   USER_LOGOUT: 'Signed out',
   LOGIN_FAILED: 'Sign-in failed',
   ASSERTION_KEY_ROTATED: 'Assertion key rotated',
+  TOKEN_CREATED: 'API token created',
+  TOKEN_REVOKED: 'API token revoked',
 };
 
 /** Service fields as the forms name them. */
@@ -37,6 +39,8 @@ export interface AuditNames {
   services: Map<string, string>;
   /** Emails of acting users, by subject (from their latest sign-in). */
   emails: Map<string, string>;
+  /** Names of acting API tokens, by actor id (`token:<id>`, design.md §4.8). */
+  tokens: Map<string, string>;
 }
 
 /**
@@ -54,7 +58,7 @@ export function auditTable(records: AuditRecord[], names: AuditNames, caption: s
     return html`<tr>
 <td data-label="When">${timeTag(record.timestamp)}</td>
 <th scope="row" data-label="Action"><span class="action action-${record.action.toLowerCase()}">${ACTION_LABELS[record.action] ?? record.action}</span></th>
-<td data-label="Who">${who(record, names.emails)}</td>
+<td data-label="Who">${who(record, names)}</td>
 <td data-label="From">${record.ip_address ?? '—'}</td>
 <td data-label="Service">${serviceCell(record, details, names.services, fallbackNames)}</td>
 <td data-label="Details" class="wrap">${describe(record.action, details)}</td>
@@ -76,11 +80,13 @@ function parseDetails(text: string): Details {
   }
 }
 
-/** The acting user: the email they signed in with, and their subject. */
-function who(record: AuditRecord, emails: Map<string, string>): Html | string {
+/** The actor: a user by the email they signed in with and their subject, an API token by its name and id. */
+function who(record: AuditRecord, names: AuditNames): Html | string {
   // Only a key reaching ASSERTION_KEY_LIFETIME is rotated without a user: by the gateway itself.
   if (!record.user_id) return html`<span class="muted">${record.action === 'ASSERTION_KEY_ROTATED' ? 'the gateway' : 'anonymous'}</span>`;
-  const email = emails.get(record.user_id);
+  const token = names.tokens.get(record.user_id);
+  if (token !== undefined) return html`API token “${token}”<br><code class="muted">${record.user_id}</code>`;
+  const email = names.emails.get(record.user_id);
   return email ? html`${email}<br><code class="muted">${record.user_id}</code>` : html`<code>${record.user_id}</code>`;
 }
 
@@ -133,11 +139,22 @@ function describe(action: AuditAction, details: Details): Html | string {
       return details.isAdmin === true ? 'as an administrator' : '';
     case 'LOGIN_FAILED':
       return show(details.reason);
+    case 'TOKEN_CREATED':
+    case 'TOKEN_REVOKED':
+      return tokenDescription(details.token);
     case 'ASSERTION_KEY_ROTATED':
       return html`<code>${show(details.previousKid)}</code> → <code>${show(details.kid)}</code>${details.reason === 'lifetime' ? ', reached ASSERTION_KEY_LIFETIME' : ''}`;
     default:
       return '';
   }
+}
+
+/** A token as its audit entry recorded it: name, scope and expiry (design.md §4.8). */
+function tokenDescription(token: unknown): Html | string {
+  if (typeof token !== 'object' || token === null) return '';
+  const { name, scope, expiresAt } = token as { name?: unknown; scope?: unknown; expiresAt?: unknown };
+  const expiry = typeof expiresAt === 'string' ? html`, expires ${timeTag(expiresAt)}` : ', never expires';
+  return html`“${show(name)}”, ${show(scope)}${expiry}`;
 }
 
 /** `{ field: { before, after } }` as "Field: before → after" lines. */

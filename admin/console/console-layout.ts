@@ -17,7 +17,7 @@ export interface ConsoleView {
 export const csrfInput = (view: ConsoleView): Html => html`<input type="hidden" name="_csrf" value="${view.csrfToken}">`;
 
 /** The console's sections, for the navigation's `aria-current`. */
-export type ConsoleSection = 'overview' | 'audit' | 'new-service' | 'none';
+export type ConsoleSection = 'overview' | 'audit' | 'new-service' | 'tokens' | 'none';
 
 export interface ConsolePageOptions {
   title: string;
@@ -32,7 +32,7 @@ export interface ConsolePageOptions {
 }
 
 /** Scripts every console page loads, in order (classic `defer` scripts sharing `window.gatehouse`). */
-const COMMON_SCRIPTS = ['api.js', 'notices.js', 'local-time.js', 'live-regions.js', 'service-actions.js'];
+const COMMON_SCRIPTS = ['api.js', 'notices.js', 'local-time.js', 'live-regions.js', 'confirm-dialog.js', 'service-actions.js'];
 
 /**
  * A complete console page: header with navigation and the signed-in admin, a notice area for
@@ -63,6 +63,7 @@ ${scripts.map((name) => html`<script defer src="${assets.url(name)}"></script>\n
     ${navLink('overview', '/dashboard', 'Overview')}
     ${navLink('audit', '/dashboard/audit', 'Audit log')}
     ${navLink('new-service', '/dashboard/services/new', 'New service')}
+    ${navLink('tokens', '/dashboard/tokens', 'API tokens')}
   </nav>
   <p class="who"><span title="${view.user.email}">${view.user.name || view.user.email}</span> · <a href="${view.servicesOrigin}/">Home</a> · ${logoutForm(view.csrfToken, 'link-button')}</p>
 </header>

@@ -2,7 +2,7 @@ import type { Service } from '../../shared/types.js';
 import type { AuditRecord } from '../audit-log.js';
 import { html } from '../../shared/html.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
-import { auditTable } from './audit-table.js';
+import { auditTable, type AuditNames } from './audit-table.js';
 import { formatCount } from './fragments.js';
 import { servicesTable } from './services-table.js';
 import { trafficPanel } from './traffic-panel.js';
@@ -13,8 +13,8 @@ export interface OverviewData {
   /** Requests in the last hour per service id, and in total under `*`. */
   requestsLastHour: Map<string, number>;
   recentActivity: AuditRecord[];
-  /** Emails of the users in `recentActivity`, by subject. */
-  emails: Map<string, string>;
+  /** Who acted in `recentActivity`: users' emails by subject, API tokens' names by actor id. */
+  actors: Pick<AuditNames, 'emails' | 'tokens'>;
 }
 
 /**
@@ -43,7 +43,7 @@ ${trafficPanel()}
 <section aria-labelledby="activity-heading">
   <div class="section-head"><h2 id="activity-heading">Recent activity</h2>
     <a href="/dashboard/audit">Full audit log →</a></div>
-  <div data-live="activity">${auditTable(data.recentActivity, { services: names, emails: data.emails }, 'Recent activity, newest first')}</div>
+  <div data-live="activity">${auditTable(data.recentActivity, { services: names, ...data.actors }, 'Recent activity, newest first')}</div>
 </section>`;
   return consolePage(view, { title: 'Overview', section: 'overview', body, charts: true, live: true });
 }

@@ -1,4 +1,5 @@
 import { sendJson } from '../../shared/http-response.js';
+import { actorOf } from '../actor.js';
 import type { AssertionKeys } from '../assertion-keys.js';
 import type { Handler } from '../request-context.js';
 
@@ -14,9 +15,9 @@ export function createAssertionKeyHandlers(deps: { keys: AssertionKeys }): Asser
      * from now on; the previous one stays published until its assertions have expired. Audited as
      * `ASSERTION_KEY_ROTATED`. No body is read.
      */
-    rotate: async ({ res, session, clientIp }) => {
-      const rotated = await deps.keys.rotate({ userId: session?.user.sub ?? null, ipAddress: clientIp });
-      sendJson(res, 200, rotated);
+    rotate: async (ctx) => {
+      const rotated = await deps.keys.rotate(actorOf(ctx));
+      sendJson(ctx.res, 200, rotated);
     },
   };
 }

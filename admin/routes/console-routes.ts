@@ -2,7 +2,8 @@ import { GatewayError } from '../../shared/errors.js';
 import { redirect, sendHtml } from '../../shared/http-response.js';
 import { parseAccessLogQuery } from '../access-log-filter.js';
 import type { AccessLogStore } from '../access-log-store.js';
-import type { AuditLog } from '../audit-log.js';
+import type { ApiTokens } from '../api-tokens.js';
+import type { AuditLog, AuditRecord } from '../audit-log.js';
 import { CONSOLE_LOG_PAGE_SIZE } from '../console/access-log-section.js';
 import { auditPage, CONSOLE_AUDIT_PAGE_SIZE } from '../console/audit-page.js';
 import type { ConsoleAssets } from '../console/console-assets.js';
@@ -11,6 +12,7 @@ import { consoleErrorPage } from '../console/error-pages.js';
 import { overviewPage } from '../console/overview-page.js';
 import { serviceFormPage } from '../console/service-form-page.js';
 import { servicePage } from '../console/service-page.js';
+import { tokensPage } from '../console/tokens-page.js';
 import { parsePagination } from '../pagination.js';
 import type { Handler, RequestContext } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
@@ -26,6 +28,7 @@ export interface ConsoleDeps {
   audit: AuditLog;
   accessLogs: AccessLogStore;
   rollups: TrafficRollups;
+  tokens: ApiTokens;
   assets: ConsoleAssets;
 }
 
@@ -36,6 +39,7 @@ export interface ConsoleHandlers {
   service: Handler;
   editService: Handler;
   audit: Handler;
+  tokens: Handler;
   /** `/dashboard/` → `/dashboard`. */
   slash: Handler;
   /** `/dashboard/assets/:file`, public (no session needed). */
@@ -44,7 +48,7 @@ export interface ConsoleHandlers {
 
 /** Handlers of the console's server-rendered pages and assets. */
 export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
-  const { registry, audit, accessLogs, rollups, assets } = deps;
+  const { registry, audit, accessLogs, rollups, tokens, assets } = deps;
   const viewOf = (ctx: RequestContext): ConsoleView => ({
     user: ctx.session!.user,
     csrfToken: ctx.session!.csrfToken,
@@ -53,6 +57,11 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
   });
   const requestsLastHour = () => rollups.requestsSince(Date.now() - LAST_HOUR_MS);
   const serviceNames = () => new Map(registry.list().map((service) => [service.id, service.name]));
+  /** Who acted in `records`: users by the email of their latest sign-in, API tokens by name. */
+  const actorNames = (records: AuditRecord[]) => {
+    const userIds = records.map((record) => record.user_id);
+    return { emails: audit.loginEmails(userIds), tokens: tokens.actorNames(userIds) };
+  };
 
   /** Renders a page; a GatewayError (unknown service, bad paging) becomes a console error page with its status. */
   const pageHandler =
@@ -80,7 +89,7 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
           services: registry.list(),
           requestsLastHour: requestsLastHour(),
           recentActivity,
-          emails: audit.loginEmails(recentActivity.map((record) => record.user_id)),
+          actors: actorNames(recentActivity),
         }),
       };
     }),
@@ -109,8 +118,14 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
     audit: pageHandler((ctx) => {
       const { limit, offset } = parsePagination(ctx.url.searchParams, CONSOLE_AUDIT_PAGE_SIZE);
       const { logs, total } = audit.list(limit, offset);
-      const names = { services: serviceNames(), emails: audit.loginEmails(logs.map((record) => record.user_id)) };
+      const names = { services: serviceNames(), ...actorNames(logs) };
       return { html: auditPage(viewOf(ctx), { logs, total, limit, offset, url: ctx.url, names }) };
+    }),
+
+    tokens: pageHandler((ctx) => {
+      const list = tokens.list();
+      const emails = audit.loginEmails(list.map((token) => token.createdBy));
+      return { html: tokensPage(viewOf(ctx), { tokens: list, emails, now: Date.now() }) };
     }),
 
     slash: (ctx) => redirect(ctx.res, '/dashboard'),

@@ -1,9 +1,9 @@
 import { sendJson } from '../../shared/http-response.js';
 import { parseAccessLogQuery } from '../access-log-filter.js';
 import type { AccessLogStore } from '../access-log-store.js';
-import type { Actor } from '../audit-log.js';
+import { actorOf } from '../actor.js';
 import { readJsonBody } from '../request-body.js';
-import type { Handler, RequestContext } from '../request-context.js';
+import type { Handler } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 
 /** The service-management endpoints (interface.md §4.2); admin and CSRF guards are wired in routes.ts. */
@@ -65,9 +65,4 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
       sendJson(res, 200, accessLogs.listForService(service.id, page.limit, page.offset, filter));
     },
   };
-}
-
-/** Who is acting: the session's subject and the client address, for the audit log. */
-function actorOf(ctx: RequestContext): Actor {
-  return { userId: ctx.session?.user.sub ?? null, ipAddress: ctx.clientIp };
 }

@@ -30,7 +30,7 @@ before(async () => {
 });
 after(() => gw.close());
 
-const PAGES = () => ['/dashboard', '/dashboard/audit', '/dashboard/services/new', `/dashboard/services/${serviceId}`, `/dashboard/services/${serviceId}/edit`];
+const PAGES = () => ['/dashboard', '/dashboard/audit', '/dashboard/tokens', '/dashboard/services/new', `/dashboard/services/${serviceId}`, `/dashboard/services/${serviceId}/edit`];
 
 /** Every asset URL a page references. */
 const assetUrls = (html: string): string[] => [...html.matchAll(/(?:src|href)="(\/dashboard\/assets\/[^"]+)"/g)].map((m) => m[1]!);

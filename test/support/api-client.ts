@@ -18,6 +18,8 @@ export interface CallOptions {
   as?: Credentials;
   /** The X-CSRF-Token to send; default: the session's own on POST/PUT/PATCH/DELETE; null: none. */
   csrf?: string | null;
+  /** An `Authorization` value, sent as is (`Bearer ght_…` for an admin API token, design.md §4.8). */
+  authorization?: string;
   /** Sent as JSON with Content-Type application/json. */
   json?: unknown;
   /** Raw body, sent with `contentType` (if any). */
@@ -35,6 +37,7 @@ export function apiClient(baseUrl: string) {
   return async function call(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> {
     const headers: Record<string, string> = {};
     if (options.as) headers.cookie = options.as.cookie;
+    if (options.authorization !== undefined) headers.authorization = options.authorization;
     const csrf = options.csrf === undefined && MUTATING.has(method) ? options.as?.csrfToken : options.csrf;
     if (csrf) headers['x-csrf-token'] = csrf;
     let body = options.body;

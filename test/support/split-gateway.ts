@@ -28,6 +28,8 @@ export interface SplitGateway {
   idp: IdentityProvider;
   admin: GatehouseProcess;
   adminUrl: string;
+  /** The admin process's SQLite file. */
+  databasePath: string;
   proxies: [ProxyProcess, ProxyProcess];
   /** A session created straight in Redis (for API calls), with its Cookie header and CSRF token. */
   signIn(user?: Partial<SessionUser>): Promise<{ cookie: string; csrfToken: string }>;
@@ -74,7 +76,8 @@ export async function startSplitGateway(
     RATE_LIMIT_AUTH: '0',
     ...env,
   };
-  const admin = startGatehouseProcess('admin/process/main.js', { ...common, DATABASE_PATH: join(dir, 'gateway.db') });
+  const databasePath = join(dir, 'gateway.db');
+  const admin = startGatehouseProcess('admin/process/main.js', { ...common, DATABASE_PATH: databasePath });
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   await eventually(`the admin process to be ready\n${admin.output()}`, async () => (await statusOf(`${adminUrl}/readyz`)) === 200);
 
@@ -94,6 +97,7 @@ export async function startSplitGateway(
     idp,
     admin,
     adminUrl,
+    databasePath,
     proxies,
     env: common,
     createService: (admin, fields) => createService(adminUrl, admin, fields),

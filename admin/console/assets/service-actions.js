@@ -1,23 +1,9 @@
 // Gatehouse console: the buttons of a service (services table and service page). Enable/disable
-// is one click; delete asks first, in a dialog that names the service. Both go through the JSON
-// API; results and errors appear in the notice area.
+// is one click; delete asks first, in a dialog that names the service (confirm-dialog.js). Both go
+// through the JSON API; results and errors appear in the notice area.
 (function () {
   'use strict';
   const gatehouse = window.gatehouse;
-  const dialog = document.getElementById('confirm-dialog');
-
-  /** Resolves true when the admin confirms; the dialog names what will happen. */
-  function confirmAction(title, text, confirmLabel) {
-    if (!dialog || typeof dialog.showModal !== 'function') return Promise.resolve(window.confirm(`${title}\n\n${text}`));
-    dialog.querySelector('#confirm-title').textContent = title;
-    dialog.querySelector('#confirm-text').textContent = text;
-    dialog.querySelector('#confirm-button').textContent = confirmLabel;
-    dialog.returnValue = '';
-    dialog.showModal();
-    return new Promise((resolve) => {
-      dialog.addEventListener('close', () => resolve(dialog.returnValue === 'confirm'), { once: true });
-    });
-  }
 
   async function toggle(button) {
     const { id, name } = button.dataset;
@@ -33,7 +19,7 @@
 
   async function remove(button) {
     const { id, name, path, afterDelete } = button.dataset;
-    const confirmed = await confirmAction(
+    const confirmed = await gatehouse.confirmAction(
       `Delete “${name}”?`,
       `“${name}” stops answering at ${path} at once and leaves the registry. Its access log and audit entries are kept. This cannot be undone.`,
       `Delete “${name}”`,

@@ -1,0 +1,48 @@
+import * as v from 'valibot';
+import { parseWith, requireObject } from './json-body-validation.js';
+
+/**
+ * Validation of `POST /api/tokens` bodies (design.md §4.8). Pure: reads an already-parsed JSON value
+ * and returns a typed value or throws a GatewayError.
+ */
+
+/** Longest token `name` after trimming, in characters. */
+export const MAX_TOKEN_NAME_LENGTH = 100;
+/** The lifetimes a token may be given, in days; `null` is a token that never expires. */
+export const TOKEN_LIFETIMES_DAYS = [30, 90, 365] as const;
+/** The lifetime of a token created without `expiresInDays`, in days. */
+export const DEFAULT_TOKEN_LIFETIME_DAYS = 90;
+/** What a token may do: `read` only GET (and HEAD), `write` every method of the admin API. */
+export const TOKEN_SCOPES = ['read', 'write'] as const;
+
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
+
+const nameSchema = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.check((name) => name.length > 0, 'must not be empty'),
+  v.check((name) => [...name].length <= MAX_TOKEN_NAME_LENGTH, `must be at most ${MAX_TOKEN_NAME_LENGTH} characters`),
+);
+
+const createSchema = v.object({
+  name: nameSchema,
+  scope: v.picklist(TOKEN_SCOPES, `must be ${TOKEN_SCOPES.join(' or ')}`),
+  expiresInDays: v.optional(
+    v.nullable(v.picklist(TOKEN_LIFETIMES_DAYS, `must be ${TOKEN_LIFETIMES_DAYS.join(', ')} or null`)),
+    DEFAULT_TOKEN_LIFETIME_DAYS,
+  ),
+});
+
+/** A validated create body: `name` trimmed, `expiresInDays` defaulted to 90 (`null`: never expires). */
+export type TokenCreateInput = v.InferOutput<typeof createSchema>;
+
+/**
+ * Validates a POST /api/tokens body: `name` (1–100 characters after trimming) and `scope` (`read` or
+ * `write`) required, `expiresInDays` 30, 90 (the default) or 365, or null for a token that never
+ * expires.
+ * @throws {GatewayError} BAD_REQUEST `Body must be a JSON object`, or `Invalid API token: …` with
+ *   `fields` for every missing, invalid or unknown field.
+ */
+export function parseTokenCreate(body: unknown): TokenCreateInput {
+  return parseWith(createSchema, requireObject(body), 'Invalid API token', []);
+}
