@@ -41,18 +41,30 @@ export function parseWith<S extends ObjectSchema>(
   return result.output;
 }
 
-/** The first reason per field; a key missing from the object reads `is required`. */
+/**
+ * The first reason per field. A field is named by its object keys joined with `.`
+ * (`access.emailDomains`; a list's entries are reported on the list). A key missing from an
+ * object reads `is required`, a key a strict object does not know `unknown field`.
+ */
 function fieldReasons(issues: readonly v.BaseIssue<unknown>[]): Record<string, string> {
   const reasons: Record<string, string> = {};
   for (const issue of issues) {
-    const step = issue.path?.[0];
-    const field = step && 'key' in step ? String(step.key) : 'body';
-    reasons[field] ??= step?.origin === 'key' ? 'is required' : issue.message;
+    const steps = issue.path ?? [];
+    const depth = steps.findIndex((step) => step.type !== 'object');
+    const keys = (depth === -1 ? steps : steps.slice(0, depth)).map((step) => String(step.key));
+    const last = steps[keys.length - 1];
+    const field = keys.length > 0 ? keys.join('.') : 'body';
+    const keyReason = issue.expected === 'never' ? 'unknown field' : 'is required';
+    reasons[field] ??= last?.origin === 'key' ? keyReason : issue.message;
   }
   return reasons;
 }
 
-function validationError(label: string, invalid: Record<string, string>, unknown: string[]): GatewayError {
+/**
+ * The error for a body with `invalid` fields (field → reason) and `unknown` ones, as
+ * {@link parseWith} reports them; for checks across fields made after it.
+ */
+export function validationError(label: string, invalid: Record<string, string>, unknown: string[]): GatewayError {
   const parts: string[] = [];
   const invalidEntries = Object.entries(invalid);
   if (invalidEntries.length > 0) parts.push(`${label}: ${invalidEntries.map(([f, why]) => `${f} ${why}`).join('; ')}`);

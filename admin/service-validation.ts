@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { GatewayError } from '../shared/errors.js';
 import { GATEWAY_PREFIXES, isGatewayPath } from '../shared/gateway-paths.js';
 import type { AccessPolicy } from '../shared/types.js';
+import { parseWith, requireObject, validationError } from './json-body-validation.js';
 
 /**
  * Validation of the admin API's service bodies (interface.md §4.2, design.md §5). Pure functions: they read
@@ -216,60 +217,4 @@ export function assertPolicyNeedsSignIn(service: { requireAuth: boolean; access?
  */
 export function parseToggle(body: unknown): ToggleInput {
   return parseWith(toggleSchema, requireObject(body), 'Invalid toggle body', []);
-}
-
-function requireObject(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new GatewayError('BAD_REQUEST', { message: 'Body must be a JSON object' });
-  }
-  return body as Record<string, unknown>;
-}
-
-type ObjectSchema = v.ObjectSchema<v.ObjectEntries, undefined>;
-
-/**
- * Runs `schema` over the known fields of `object` and reports every problem at once: the first
- * failing rule of each known field, and each field the schema does not know (minus `ignored`).
- */
-function parseWith<S extends ObjectSchema>(
-  schema: S,
-  object: Record<string, unknown>,
-  label: string,
-  ignored: readonly string[],
-): v.InferOutput<S> {
-  const known = Object.keys(schema.entries);
-  const unknown = Object.keys(object).filter((key) => !known.includes(key) && !ignored.includes(key));
-  const input = Object.fromEntries(Object.entries(object).filter(([key]) => known.includes(key)));
-  const result = v.safeParse(schema, input, { abortPipeEarly: true });
-  const invalid = result.success ? {} : fieldReasons(result.issues);
-  if (unknown.length > 0 || !result.success) throw validationError(label, invalid, unknown);
-  return result.output;
-}
-
-/**
- * The first reason per field. A field is named by its object keys joined with `.`
- * (`access.emailDomains`; a list's entries are reported on the list). A key missing from an
- * object reads `is required`, a key a strict object does not know `unknown field`.
- */
-function fieldReasons(issues: readonly v.BaseIssue<unknown>[]): Record<string, string> {
-  const reasons: Record<string, string> = {};
-  for (const issue of issues) {
-    const steps = issue.path ?? [];
-    const depth = steps.findIndex((step) => step.type !== 'object');
-    const keys = (depth === -1 ? steps : steps.slice(0, depth)).map((step) => String(step.key));
-    const last = steps[keys.length - 1];
-    const field = keys.length > 0 ? keys.join('.') : 'body';
-    const keyReason = issue.expected === 'never' ? 'unknown field' : 'is required';
-    reasons[field] ??= last?.origin === 'key' ? keyReason : issue.message;
-  }
-  return reasons;
-}
-
-function validationError(label: string, invalid: Record<string, string>, unknown: string[]): GatewayError {
-  const parts: string[] = [];
-  const invalidEntries = Object.entries(invalid);
-  if (invalidEntries.length > 0) parts.push(`${label}: ${invalidEntries.map(([f, why]) => `${f} ${why}`).join('; ')}`);
-  if (unknown.length > 0) parts.push(`Unknown fields: ${unknown.join(', ')}`);
-  const fields = { ...invalid, ...Object.fromEntries(unknown.map((key) => [key, 'unknown field'])) };
-  return new GatewayError('BAD_REQUEST', { message: parts.join('. '), fields });
 }

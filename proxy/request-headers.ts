@@ -6,6 +6,7 @@ import { GATEWAY_COOKIE_NAMES } from '../shared/cookies.js';
 import { PUBLIC_HANDOFF_HEADER } from '../shared/gateway-paths.js';
 import type { SessionUser } from '../shared/types.js';
 import { bearerCredentials } from './bearer-token.js';
+import { API_TOKEN_PREFIX } from '../shared/secrets.js';
 import { comparableName, connectionOptions, HOP_BY_HOP } from './hop-by-hop.js';
 import type { InboundHeaders } from './inbound-headers.js';
 import type { Route } from './route-table.js';
@@ -186,18 +187,28 @@ export class RequestHeaderBuilder {
 
   /**
    * Appends to `out` the client's fields that may be forwarded; a service's without the gateway's
-   * cookies, and without `Authorization: Bearer` when `withoutBearer`.
+   * cookies and admin API tokens, and without any `Authorization: Bearer` when `withoutBearer`.
    */
   #copyAllowed(raw: readonly string[], inbound: InboundHeaders, out: string[], withoutBearer: boolean): void {
     const options = connectionOptions(inbound.connection);
     for (let i = 0; i < raw.length; i += 2) {
       const name = inbound.names[i >> 1]!;
       if (isRemoved(name, this.#removed, options)) continue;
-      if (withoutBearer && name === 'authorization' && bearerCredentials(raw[i + 1]!) !== undefined) continue;
+      if (name === 'authorization' && !this.#forAdmin && isWithheldAuthorization(raw[i + 1]!, withoutBearer)) continue;
       const value = name === 'cookie' && !this.#forAdmin ? withoutGatewayCookies(raw[i + 1]!) : raw[i + 1]!;
       if (value !== '') out.push(raw[i]!, value);
     }
   }
+}
+
+/**
+ * True for an `Authorization` value a service must not get: any bearer token when `withoutBearer`
+ * (design.md §4.7), and always the gateway's own admin API tokens (`ght_…`, design.md §4.8),
+ * credentials of the gateway like its cookies, whichever service a client sends them to.
+ */
+function isWithheldAuthorization(value: string, withoutBearer: boolean): boolean {
+  const token = bearerCredentials(value);
+  return token !== undefined && (withoutBearer || token.startsWith(API_TOKEN_PREFIX));
 }
 
 /**

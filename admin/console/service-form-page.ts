@@ -55,7 +55,7 @@ export function serviceFormPage(view: ConsoleView, service?: Service): string {
     <a class="button secondary" href="${cancel}">Cancel</a>
   </div>
 </form>`;
-  return consolePage(view, { title, section: editing ? 'none' : 'new-service', body, scripts: ['service-form.js'] });
+  return consolePage(view, { title, section: editing ? 'none' : 'new-service', body, scripts: ['form-errors.js', 'service-form.js'] });
 }
 
 interface FieldOptions {

@@ -110,6 +110,15 @@ describe('request headers sent upstream', () => {
     assert.deepEqual(headerValues(received, 'cookie'), []);
   });
 
+  it("never forwards the gateway's admin API tokens (ght_…), keeping the app's own Authorization", async () => {
+    const withToken = await rawEcho(gateway, '/app/x', ['Authorization: bearer ght_c2VjcmV0LXRva2VuLXZhbHVlLWZvci10ZXN0aW5n', 'Connection: close']);
+    assert.deepEqual(folded(withToken, 'authorization'), []);
+    const basic = await rawEcho(gateway, '/app/x', ['Authorization: Basic YWRhOnB3', 'Connection: close']);
+    assert.deepEqual(folded(basic, 'authorization'), ['Basic YWRhOnB3']);
+    const appToken = await rawEcho(gateway, '/app/x', ['Authorization: Bearer app-token', 'Connection: close']);
+    assert.deepEqual(folded(appToken, 'authorization'), ['Bearer app-token']);
+  });
+
   it('strips X-CSRF-Token', async () => {
     const received = await rawEcho(gateway, '/app/x', ['X-CSRF-Token: secret', 'x_csrf_token: secret', 'Connection: close']);
     assert.deepEqual(folded(received, 'x-csrf-token'), []);

@@ -36,7 +36,9 @@
       slot.textContent = `${labels[name] || name} ${reason}.`;
       slot.hidden = false;
       input.setAttribute('aria-invalid', 'true');
-      first = first || input;
+      // A group of fields as a whole (a fieldset, such as a service's access policy): focus goes
+      // to its first control.
+      first = first || (input.matches('fieldset') ? input.querySelector('input, textarea, select') : input);
     }
     const placed = Object.keys(fields).length - elsewhere.length;
     formError.textContent = placed > 0

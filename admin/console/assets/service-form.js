@@ -1,5 +1,6 @@
 // Gatehouse console: the create and edit forms. Sends the form to the JSON API (with the token of
-// its hidden _csrf input) and shows each of the API's per-field messages next to its field.
+// its hidden _csrf input) and shows each of the API's per-field messages next to its field
+// (form-errors.js).
 (function () {
   'use strict';
   const gatehouse = window.gatehouse;
@@ -18,49 +19,11 @@
     'access.subjects': 'Subjects',
     forwardAuthorization: 'Forwarding the bearer token',
   };
-  const formError = form.querySelector('[data-form-error]');
   const submit = form.querySelector('button[type="submit"]');
-
-  function clearErrors() {
-    formError.hidden = true;
-    formError.textContent = '';
-    for (const slot of form.querySelectorAll('[data-error-for]')) {
-      slot.hidden = true;
-      slot.textContent = '';
-    }
-    for (const input of form.querySelectorAll('[aria-invalid]')) input.removeAttribute('aria-invalid');
-  }
-
-  /** Puts each reason next to its field and focuses the first; anything else goes above the form. */
-  function showErrors(error) {
-    const fields = Object.assign({}, error.fields);
-    if (error.status === 409 && !fields.path) fields.path = 'is already used by another service';
-    let first = null;
-    const elsewhere = [];
-    for (const [name, reason] of Object.entries(fields)) {
-      const slot = form.querySelector(`[data-error-for="${CSS.escape(name)}"]`);
-      const input = form.elements.namedItem(name);
-      if (!slot || !input) {
-        elsewhere.push(`${name} ${reason}`);
-        continue;
-      }
-      slot.textContent = `${LABELS[name] || name} ${reason}.`;
-      slot.hidden = false;
-      input.setAttribute('aria-invalid', 'true');
-      // The policy as a whole (a fieldset): focus goes to its first list.
-      first = first || (input.matches('fieldset') ? input.querySelector('textarea') : input);
-    }
-    const placed = Object.keys(fields).length - elsewhere.length;
-    formError.textContent = placed > 0
-      ? `The service was not saved. ${placed === 1 ? 'One field needs' : `${placed} fields need`} attention.${elsewhere.length ? ` Also: ${elsewhere.join('; ')}.` : ''}`
-      : `The service was not saved: ${error.message}`;
-    formError.hidden = false;
-    if (first) first.focus();
-  }
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    clearErrors();
+    gatehouse.clearFieldErrors(form);
     const value = (name) => form.elements.namedItem(name).value;
     const checked = (name) => form.elements.namedItem(name).checked;
     // The policy's lists are the textareas named access.<list>: one entry per line, blank lines
@@ -84,7 +47,9 @@
       gatehouse.flash(`${creating ? 'Created' : 'Saved'} “${service.name}”.`);
       location.assign(`/dashboard/services/${encodeURIComponent(service.id)}`);
     } catch (error) {
-      showErrors(error);
+      // A 409 is the path's, though the API names no field for it.
+      if (error.status === 409 && !error.fields.path) error.fields.path = 'is already used by another service';
+      gatehouse.showFieldErrors(form, error, 'The service', LABELS);
     } finally {
       submit.disabled = false;
       submit.removeAttribute('aria-busy');
