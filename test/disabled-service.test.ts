@@ -20,7 +20,7 @@ before(async () => {
   gw = await startTestGateway();
   upstream = await startEchoUpstream();
   admin = await signIn(gw);
-  call = apiClient(gw.baseUrl);
+  call = apiClient(gw.origin);
   const created = await call('POST', '/api/services', {
     as: admin,
     json: { name: 'Internal <wiki>', path: '/wiki', targetUrl: upstream.origin, requireAuth: true },
@@ -36,7 +36,7 @@ after(async () => {
 
 /** GET `target` on the public listener, with `Accept: accept` when given. */
 async function get(target: string, accept?: string) {
-  const response = await request(`${gw.baseUrl}${target}`, { headers: accept === undefined ? {} : { accept } });
+  const response = await request(`${gw.origin}${target}`, { headers: accept === undefined ? {} : { accept } });
   return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
 }
 

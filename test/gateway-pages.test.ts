@@ -11,13 +11,13 @@ before(async () => {
 });
 after(() => gw.close());
 
-async function get(path: string, headers: Record<string, string> = {}, base = gw.baseUrl) {
+async function get(path: string, headers: Record<string, string> = {}, base = gw.origin) {
   const response = await request(`${base}${path}`, { headers });
   return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
 }
 
 async function createService(admin: { cookie: string; csrfToken: string }, body: Record<string, unknown>) {
-  const response = await request(`${gw.baseUrl}/api/services`, {
+  const response = await request(`${gw.origin}/api/services`, {
     method: 'POST',
     headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -31,7 +31,7 @@ test('home page for a visitor: sign-in link and the enabled services only', asyn
   const admin = await signIn(gw);
   await createService(admin, { name: 'Wiki <internal>', path: '/wiki', targetUrl: 'http://127.0.0.1:9', requireAuth: true });
   const hidden = await createService(admin, { name: 'Old app', path: '/old', targetUrl: 'http://127.0.0.1:9' });
-  const toggled = await request(`${gw.baseUrl}/api/services/${hidden.id}/toggle`, {
+  const toggled = await request(`${gw.origin}/api/services/${hidden.id}/toggle`, {
     method: 'PATCH',
     headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
     body: JSON.stringify({ enabled: false }),
@@ -75,7 +75,7 @@ test('login page links to /auth/login and carries a safe returnTo', async () => 
 });
 
 test("/favicon.ico with no service at /: the gateway's icon, cached, on both ports", async () => {
-  for (const base of [gw.baseUrl, gw.adminUrl]) {
+  for (const base of [gw.origin, gw.adminUrl]) {
     const icon = await request(`${base}/favicon.ico`);
     assert.equal(icon.statusCode, 200, base);
     assert.equal(icon.headers['content-type'], 'image/x-icon');
@@ -93,8 +93,8 @@ test("/favicon.ico with no service at /: the gateway's icon, cached, on both por
 test('/favicon.ico is not counted against the general rate limit', async () => {
   const limited = await startTestGateway({ RATE_LIMIT_GENERAL: '2/15m' });
   try {
-    for (let i = 0; i < 4; i++) assert.equal((await get('/favicon.ico', {}, limited.baseUrl)).status, 200);
-    assert.equal((await get('/auth/login-page', {}, limited.baseUrl)).status, 200, 'the limit is still all there');
+    for (let i = 0; i < 4; i++) assert.equal((await get('/favicon.ico', {}, limited.origin)).status, 200);
+    assert.equal((await get('/auth/login-page', {}, limited.origin)).status, 200, 'the limit is still all there');
   } finally {
     await limited.close();
   }
@@ -104,7 +104,7 @@ test('unknown gateway route → 404 Not found; wrong method → 405 with Allow',
   const missing = await get('/api/nothing-here');
   assert.equal(missing.status, 404);
   assert.deepEqual(JSON.parse(missing.text), { error: 'Not found' });
-  const wrong = await request(`${gw.baseUrl}/auth/profile`, { method: 'DELETE' });
+  const wrong = await request(`${gw.origin}/auth/profile`, { method: 'DELETE' });
   assert.equal(wrong.statusCode, 405);
   assert.equal(wrong.headers.allow, 'GET');
   assert.deepEqual(await wrong.body.json(), { error: 'Method not allowed' });
@@ -122,7 +122,7 @@ test('an unexpected failure → 500 Internal server error, nothing internal reve
   try {
     const admin = await signIn(dedicated);
     dedicated.gateway.db.exec('DROP TABLE audit_logs');
-    const response = await request(`${dedicated.baseUrl}/dashboard/logs`, { headers: { cookie: admin.cookie } });
+    const response = await request(`${dedicated.origin}/dashboard/logs`, { headers: { cookie: admin.cookie } });
     assert.equal(response.statusCode, 500);
     assert.deepEqual(await response.body.json(), { error: 'Internal server error' });
   } finally {
@@ -133,8 +133,8 @@ test('an unexpected failure → 500 Internal server error, nothing internal reve
 test('general limit at the spec default: 100 requests per 15 minutes per client IP, then 429', async () => {
   const limited = await startTestGateway({ RATE_LIMIT_GENERAL: '100/15m' });
   try {
-    for (let i = 0; i < 100; i++) assert.equal((await get('/auth/login-page', {}, limited.baseUrl)).status, 200);
-    const refused = await get('/auth/login-page', {}, limited.baseUrl);
+    for (let i = 0; i < 100; i++) assert.equal((await get('/auth/login-page', {}, limited.origin)).status, 200);
+    const refused = await get('/auth/login-page', {}, limited.origin);
     assert.equal(refused.status, 429);
     assert.deepEqual(JSON.parse(refused.text), { error: 'Too many requests, please try again later' });
     assert.equal(refused.headers['ratelimit-limit'], '100');

@@ -37,7 +37,7 @@ interface Topology {
 async function embedded(): Promise<Topology> {
   const env = await startGatewayWithProvider(ENV, PROVIDER);
   const admin = await signIn(env.gw);
-  const base = env.gw.baseUrl;
+  const base = env.gw.origin;
   return {
     origins: [base],
     idp: env.idp,

@@ -42,7 +42,7 @@ const expected = (keep: (n: number) => boolean) => Array.from({ length: 30 }, (_
 before(async () => {
   gw = await startTestGateway();
   admin = await signIn(gw);
-  call = apiClient(gw.baseUrl);
+  call = apiClient(gw.origin);
   const create = (path: string) =>
     call('POST', '/api/services', { as: admin, json: { name: path, path, targetUrl: 'http://127.0.0.1:9' } });
   serviceId = (await create('/shop')).json.id;

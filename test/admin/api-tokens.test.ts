@@ -17,7 +17,7 @@ describe('admin API tokens in the embedded gateway (admin port and public port)'
   checkApiTokens(async () => {
     const gw = await startTestGateway();
     return {
-      apiUrls: [gw.adminUrl, gw.baseUrl],
+      apiUrls: [gw.adminUrl, gw.origin],
       signIn: (user) => signIn(gw, user),
       expire: (tokenId) => expireToken(gw.gateway.db, tokenId),
       close: () => gw.close(),
@@ -159,7 +159,7 @@ describe('with ADMIN_URL set', () => {
     const admin = await signIn(gw, {}, 'admin');
     const read = await createToken(gw.adminUrl, admin, { name: 'admin origin', scope: 'read' });
     assert.equal((await apiClient(gw.adminUrl)('GET', '/api/services', { authorization: bearer(read.secret) })).status, 200);
-    const onPublic = await apiClient(gw.baseUrl)('GET', '/api/services', { authorization: bearer(read.secret) });
+    const onPublic = await apiClient(gw.origin)('GET', '/api/services', { authorization: bearer(read.secret) });
     assertError(onPublic, 404, 'Service not found');
   });
 });

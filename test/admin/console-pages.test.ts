@@ -21,7 +21,7 @@ before(async () => {
   gw = await startTestGateway();
   admin = await signIn(gw, { name: 'Ada Admin' });
   member = await signIn(gw, { sub: 'member-sub', name: 'Max Member', email: 'max@example.com', isAdmin: false });
-  call = apiClient(gw.baseUrl);
+  call = apiClient(gw.origin);
   const created = await call('POST', '/api/services', {
     as: admin,
     json: { name: 'Wiki <script>alert(1)</script>', path: '/wiki', targetUrl: 'http://127.0.0.1:9', description: 'a & b' },
@@ -142,7 +142,7 @@ describe('the general rate limit and the console', () => {
   it('counts anonymous and non-admin requests, not an admin’s console (it refreshes every 5 s) nor the assets', async () => {
     const limited = await startTestGateway({ RATE_LIMIT_GENERAL: '3/15m' });
     try {
-      const limitedCall = apiClient(limited.baseUrl);
+      const limitedCall = apiClient(limited.origin);
       const limitedAdmin = await signIn(limited);
       const limitedMember = await signIn(limited, { sub: 'member', isAdmin: false });
       const overview = await limitedCall('GET', '/dashboard', { as: limitedAdmin });
@@ -182,12 +182,12 @@ describe('console assets', () => {
   it('serves uPlot from node_modules, byte for byte, gzipped when asked, 304 on a matching ETag', async () => {
     const url = urls.find((u) => u.includes('/uplot.') && u.endsWith('.js'))!;
     const onDisk = readFileSync(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
-    const plain = await request(gw.baseUrl + url);
+    const plain = await request(gw.origin + url);
     assert.deepEqual(Buffer.from(await plain.body.arrayBuffer()), onDisk);
-    const gzipped = await request(gw.baseUrl + url, { headers: { 'accept-encoding': 'gzip' } });
+    const gzipped = await request(gw.origin + url, { headers: { 'accept-encoding': 'gzip' } });
     assert.equal(gzipped.headers['content-encoding'], 'gzip');
     assert.deepEqual(gunzipSync(Buffer.from(await gzipped.body.arrayBuffer())), onDisk);
-    const again = await request(gw.baseUrl + url, { headers: { 'if-none-match': String(plain.headers.etag) } });
+    const again = await request(gw.origin + url, { headers: { 'if-none-match': String(plain.headers.etag) } });
     assert.equal(again.statusCode, 304);
     await again.body.dump();
   });

@@ -20,7 +20,7 @@ function useGateway() {
     state.gw = await startTestGateway();
     state.admin = await signIn(state.gw, { sub: 'ada-sub' });
     state.member = await signIn(state.gw, { sub: 'max-sub', isAdmin: false });
-    state.call = apiClient(state.gw.baseUrl);
+    state.call = apiClient(state.gw.origin);
   });
   after(() => state.gw.close());
   return state;

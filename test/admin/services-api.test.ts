@@ -20,7 +20,7 @@ before(async () => {
   upstream = await startEchoUpstream();
   admin = await signIn(gw);
   member = await signIn(gw, { sub: 'member-sub', name: 'Max Member', email: 'max@example.com', isAdmin: false });
-  call = apiClient(gw.baseUrl);
+  call = apiClient(gw.origin);
 });
 
 after(async () => {

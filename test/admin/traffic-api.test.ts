@@ -21,7 +21,7 @@ let call: ReturnType<typeof apiClient>;
 before(async () => {
   gw = await startTestGateway();
   admin = await signIn(gw);
-  call = apiClient(gw.baseUrl);
+  call = apiClient(gw.origin);
 });
 after(() => gw.close());
 
@@ -165,7 +165,7 @@ describe('GET /dashboard/traffic', () => {
     const upstream: EchoUpstream = await startEchoUpstream();
     try {
       const id = await createService('/through-proxy', upstream.origin);
-      const anonymous = apiClient(gw.baseUrl);
+      const anonymous = apiClient(gw.origin);
       for (let i = 0; i < 6; i++) assert.equal((await anonymous('GET', `/through-proxy/${i}`, { as: admin })).status, 200);
       await call('PATCH', `/api/services/${id}/toggle`, { as: admin, json: { enabled: false } });
       for (let i = 0; i < 2; i++) assert.equal((await anonymous('GET', '/through-proxy/off', { as: admin })).status, 503);

@@ -43,7 +43,7 @@ function keptDatabase(): string {
 }
 
 async function publishedKids(gw: TestGateway): Promise<string[]> {
-  const response = await request(`${gw.baseUrl}/.well-known/jwks.json`);
+  const response = await request(`${gw.origin}/.well-known/jwks.json`);
   assert.equal(response.statusCode, 200);
   return ((await response.body.json()) as JSONWebKeySet).keys.map((key) => key.kid!);
 }
@@ -51,7 +51,7 @@ async function publishedKids(gw: TestGateway): Promise<string[]> {
 describe('POST /api/assertion-keys/rotate', () => {
   it('needs an admin session and its CSRF token', async () => {
     const gw = await start();
-    const call = apiClient(gw.baseUrl);
+    const call = apiClient(gw.origin);
     const member = await signIn(gw, { sub: 'member', isAdmin: false });
     const admin = await signIn(gw);
     const before = await publishedKids(gw);
@@ -65,10 +65,10 @@ describe('POST /api/assertion-keys/rotate', () => {
 
   it('signs with a new key at once, keeps the old one published, and is audited without any private part', async () => {
     const gw = await start();
-    const call = apiClient(gw.baseUrl);
+    const call = apiClient(gw.origin);
     const admin = await signIn(gw);
     const [oldKid] = await publishedKids(gw);
-    const { keys } = (await (await request(`${gw.baseUrl}/.well-known/jwks.json`)).body.json()) as JSONWebKeySet;
+    const { keys } = (await (await request(`${gw.origin}/.well-known/jwks.json`)).body.json()) as JSONWebKeySet;
     assert.equal(oldKid, await calculateJwkThumbprint(keys[0]!), 'kid: the key\'s RFC 7638 thumbprint');
     const rotated = await call('POST', '/api/assertion-keys/rotate', { as: admin });
     assert.equal(rotated.status, 200);
@@ -118,7 +118,7 @@ describe('the signing key over time', () => {
     const admin = await signIn(gw);
     const firstKid = (await publishedKids(gw))[0]!;
     await eventually('a rotation by age', async () => (await publishedKids(gw))[0] !== firstKid, 10_000, 50);
-    const [entry] = (await apiClient(gw.baseUrl)('GET', '/dashboard/logs', { as: admin })).json.logs;
+    const [entry] = (await apiClient(gw.origin)('GET', '/dashboard/logs', { as: admin })).json.logs;
     assert.equal(entry.action, 'ASSERTION_KEY_ROTATED');
     assert.equal(entry.user_id, null);
     assert.equal(JSON.parse(entry.details).reason, 'lifetime');

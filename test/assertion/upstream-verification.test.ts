@@ -31,24 +31,24 @@ after(async () => {
 
 /** A new verifying upstream process for the service at `path`: it knows no key yet. */
 async function newUpstream(path = '/verified'): Promise<VerifyingUpstream> {
-  const upstream = await startVerifyingUpstream(gw.baseUrl, `${gw.baseUrl}${path}`);
+  const upstream = await startVerifyingUpstream(gw.origin, `${gw.origin}${path}`);
   upstreams.push(upstream);
   return upstream;
 }
 
 /** What the upstream answered to the user's request through the gateway. */
 async function throughGateway(): Promise<{ status: number; verdict: Verdict }> {
-  const response = await request(`${gw.baseUrl}/verified/page`, { headers: { cookie: user.cookie } });
+  const response = await request(`${gw.origin}/verified/page`, { headers: { cookie: user.cookie } });
   return { status: response.statusCode, verdict: (await response.body.json()) as Verdict };
 }
 
 async function publishedKids(): Promise<string[]> {
-  const response = await request(`${gw.baseUrl}/.well-known/jwks.json`);
+  const response = await request(`${gw.origin}/.well-known/jwks.json`);
   return ((await response.body.json()) as JSONWebKeySet).keys.map((key) => key.kid!);
 }
 
 test('a real upstream accepts the assertion; after a rotation the new key signs, the old assertion holds until the grace ends, then no verifier accepts it', async () => {
-  const call = apiClient(gw.baseUrl);
+  const call = apiClient(gw.origin);
   const first = await newUpstream();
   const created = await call('POST', '/api/services', { as: admin, json: { name: 'Verified', path: '/verified', targetUrl: first.origin, requireAuth: true } });
   assert.equal(created.status, 201, created.text);
@@ -59,7 +59,7 @@ test('a real upstream accepts the assertion; after a rotation the new key signs,
   const oldKid = accepted.verdict.kid!;
   assert.deepEqual(
     { iss: payload!.iss, aud: payload!.aud, sub: payload!.sub, email: payload!.email, groups: payload!.groups },
-    { iss: gw.baseUrl, aud: `${gw.baseUrl}/verified`, sub: 'ada', email: 'ada@example.com', groups: ['staff'] },
+    { iss: gw.origin, aud: `${gw.origin}/verified`, sub: 'ada', email: 'ada@example.com', groups: ['staff'] },
   );
 
   const rotated = await call('POST', '/api/assertion-keys/rotate', { as: admin });
@@ -92,16 +92,16 @@ test('a real upstream accepts the assertion; after a rotation the new key signs,
 
 test('a client-sent assertion never reaches the upstream: it sees the gateway\'s, or none', async () => {
   const upstream = await newUpstream('/open');
-  const created = await apiClient(gw.baseUrl)('POST', '/api/services', { as: admin, json: { name: 'Open', path: '/open', targetUrl: upstream.origin, requireAuth: false } });
+  const created = await apiClient(gw.origin)('POST', '/api/services', { as: admin, json: { name: 'Open', path: '/open', targetUrl: upstream.origin, requireAuth: false } });
   assert.equal(created.status, 201, created.text);
   const forged = (await throughGateway()).verdict.assertion!; // a real assertion, for another service
-  const anonymous = await request(`${gw.baseUrl}/open/x`, { headers: { 'x-gatehouse-assertion': forged, x_gatehouse_assertion: forged } });
+  const anonymous = await request(`${gw.origin}/open/x`, { headers: { 'x-gatehouse-assertion': forged, x_gatehouse_assertion: forged } });
   assert.equal(anonymous.statusCode, 401);
   const verdict = (await anonymous.body.json()) as Verdict;
   assert.equal(verdict.assertion, undefined, 'removed, not passed on');
-  const signedIn = await request(`${gw.baseUrl}/open/x`, { headers: { cookie: user.cookie, 'x-gatehouse-assertion': forged } });
+  const signedIn = await request(`${gw.origin}/open/x`, { headers: { cookie: user.cookie, 'x-gatehouse-assertion': forged } });
   const own = (await signedIn.body.json()) as Verdict;
   assert.equal(signedIn.statusCode, 200, JSON.stringify(own));
   assert.notEqual(own.assertion, forged);
-  assert.equal(own.payload!.aud, `${gw.baseUrl}/open`);
+  assert.equal(own.payload!.aud, `${gw.origin}/open`);
 });

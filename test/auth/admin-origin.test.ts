@@ -25,7 +25,7 @@ before(async () => {
   const adminPort = await freePort();
   adminOrigin = `http://127.0.0.1:${adminPort}`;
   env = await startGatewayWithProvider({ ADMIN_PORT: String(adminPort), ADMIN_URL: adminOrigin });
-  publicOrigin = env.gw.baseUrl;
+  publicOrigin = env.gw.origin;
   upstream = await startEchoUpstream();
   admin = await signIn(env.gw, {}, 'admin');
   await createService(`${adminOrigin}`, admin, { name: 'App', path: '/app', targetUrl: upstream.origin, requireAuth: false });

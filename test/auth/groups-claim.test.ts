@@ -21,7 +21,7 @@ const USERS = [...DEMO_USERS, UNVERIFIED];
 async function registerServices(env: GatewayWithProvider, upstream: EchoUpstream): Promise<void> {
   const admin = await signIn(env.gw);
   const protectedBy = (path: string, access: Record<string, string[]>) =>
-    createService(env.gw.baseUrl, admin, { name: path, path, targetUrl: upstream.origin, requireAuth: true, access });
+    createService(env.gw.origin, admin, { name: path, path, targetUrl: upstream.origin, requireAuth: true, access });
   await protectedBy('/staff-only', { groups: ['staff'] });
   await protectedBy('/admins-only', { groups: ['gatehouse-admins'] });
   await protectedBy('/ceo-only', { emails: ['ceo@example.com'], emailDomains: ['example.com'] });
@@ -31,11 +31,11 @@ async function registerServices(env: GatewayWithProvider, upstream: EchoUpstream
 async function sessionCookie(env: GatewayWithProvider, user: DemoUser): Promise<string> {
   const result = await env.login(user.email, { password: user.password });
   assert.equal(result.status, 302, result.body);
-  return `gw_session=${result.jar.get('gw_session', env.gw.baseUrl)}`;
+  return `gw_session=${result.jar.get('gw_session', env.gw.origin)}`;
 }
 
 async function statusOf(env: GatewayWithProvider, path: string, cookie: string): Promise<number> {
-  const response = await request(`${env.gw.baseUrl}${path}`, { headers: { cookie } });
+  const response = await request(`${env.gw.origin}${path}`, { headers: { cookie } });
   await response.body.dump();
   return response.statusCode;
 }
@@ -70,7 +70,7 @@ for (const where of ['ID token', 'userinfo'] as const) {
 
     it('the groups make the administrator too (ADMIN_GROUPS), and the profile keeps exactly sub, name, email, isAdmin', async () => {
       const admin = await sessionCookie(env, DEMO_USERS[0]!);
-      const profile = await request(`${env.gw.baseUrl}/auth/profile`, { headers: { cookie: admin } });
+      const profile = await request(`${env.gw.origin}/auth/profile`, { headers: { cookie: admin } });
       assert.deepEqual(await profile.body.json(), { user: { sub: 'demo-admin', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true } });
     });
 

@@ -25,11 +25,11 @@ for (const [kind, reason] of CASES) {
     env.idp.tamperNextIdToken(kind);
     const result = await env.login('admin@example.com');
     assert.equal(result.status, 400);
-    assert.equal(result.jar.get('gw_session', env.gw.baseUrl), undefined);
+    assert.equal(result.jar.get('gw_session', env.gw.origin), undefined);
     assert.match(result.body, /Sign-in failed/);
 
     const admin = await signIn(env.gw);
-    const logs = await request(`${env.gw.baseUrl}/dashboard/logs`, { headers: { cookie: admin.cookie } });
+    const logs = await request(`${env.gw.origin}/dashboard/logs`, { headers: { cookie: admin.cookie } });
     const newest = ((await logs.body.json()) as { logs: Array<{ action: string; details: string }> }).logs[0]!;
     assert.equal(newest.action, 'LOGIN_FAILED');
     assert.match(JSON.parse(newest.details).reason, reason);
@@ -39,5 +39,5 @@ for (const [kind, reason] of CASES) {
 test('after the rejected tokens, an honest login still works', async () => {
   const result = await env.login('admin@example.com');
   assert.equal(result.status, 302);
-  assert.ok(result.jar.get('gw_session', env.gw.baseUrl));
+  assert.ok(result.jar.get('gw_session', env.gw.origin));
 });

@@ -21,7 +21,7 @@ after(() => env.close());
 
 /** Starts a login in `jar`'s browser; returns the authorization URL. */
 async function startLogin(jar: CookieJar, returnTo: string): Promise<string> {
-  const url = `${env.gw.baseUrl}/auth/login?returnTo=${encodeURIComponent(returnTo)}`;
+  const url = `${env.gw.origin}/auth/login?returnTo=${encodeURIComponent(returnTo)}`;
   const response = await request(url, { headers: { cookie: jar.header(url, { method: 'GET' }) } });
   jar.store(response.headers['set-cookie'], url);
   await response.body.dump();
@@ -31,7 +31,7 @@ async function startLogin(jar: CookieJar, returnTo: string): Promise<string> {
 test('the transaction cookie holds a key of its own, never the state that URLs carry', async () => {
   const jar = new CookieJar();
   const authorization = new URL(await startLogin(jar, '/'));
-  const key = jar.get('gw_oidc', env.gw.baseUrl)!;
+  const key = jar.get('gw_oidc', env.gw.origin)!;
   assert.match(key, /^[A-Za-z0-9_-]{43}$/);
   assert.ok(!authorization.href.includes(key), 'the key is not in the authorization request');
   assert.notEqual(key, authorization.searchParams.get('state'));
@@ -43,13 +43,13 @@ test('a leaked unused callback URL signs nobody in elsewhere, and its owner can 
 
   // Someone else's browser completes the provider's steps and arrives with the callback URL.
   const holder = new CookieJar();
-  const stolen = await browse(authorization, holder, { email: victim.email, password: victim.password }, env.gw.baseUrl);
+  const stolen = await browse(authorization, holder, { email: victim.email, password: victim.password }, env.gw.origin);
   const callbackUrl = new URL(stolen.url);
   assert.equal(callbackUrl.pathname, '/auth/callback');
   assert.ok(callbackUrl.searchParams.get('code'), 'the walk ended at the callback with a code');
   assert.equal(stolen.status, 400);
   assert.match(stolen.body, /does not belong to this browser/);
-  assert.equal(holder.get('gw_session', env.gw.baseUrl), undefined, 'no session for the holder');
+  assert.equal(holder.get('gw_session', env.gw.origin), undefined, 'no session for the holder');
 
   // A forged transaction cookie of the right shape is no better.
   const forged = await request(callbackUrl, { headers: { cookie: `gw_oidc=${'A'.repeat(43)}` } });

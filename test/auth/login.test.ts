@@ -21,23 +21,23 @@ after(async () => {
 });
 
 async function profile(cookie: string | undefined) {
-  const response = await request(`${env.gw.baseUrl}/auth/profile`, { headers: cookie ? { cookie } : {} });
+  const response = await request(`${env.gw.origin}/auth/profile`, { headers: cookie ? { cookie } : {} });
   return { status: response.statusCode, body: (await response.body.json()) as { user?: Record<string, unknown>; error?: string } };
 }
 
 function sessionCookie(jar: CookieJar): string | undefined {
-  const value = jar.get('gw_session', env.gw.baseUrl);
+  const value = jar.get('gw_session', env.gw.origin);
   return value === undefined ? undefined : `gw_session=${value}`;
 }
 
 async function auditActions(): Promise<Array<{ action: string; user_id: string | null; details: string }>> {
   const admin = await signIn(env.gw);
-  const response = await request(`${env.gw.baseUrl}/dashboard/logs?limit=1000`, { headers: { cookie: admin.cookie } });
+  const response = await request(`${env.gw.origin}/dashboard/logs?limit=1000`, { headers: { cookie: admin.cookie } });
   return ((await response.body.json()) as { logs: Array<{ action: string; user_id: string | null; details: string }> }).logs;
 }
 
 test('GET /auth/login → 302 to the authorization endpoint with PKCE S256, state, nonce and form_post', async () => {
-  const response = await request(`${env.gw.baseUrl}/auth/login`);
+  const response = await request(`${env.gw.origin}/auth/login`);
   assert.equal(response.statusCode, 302);
   const location = new URL(String(response.headers.location));
   assert.equal(location.origin, env.idp.issuer);
@@ -49,7 +49,7 @@ test('GET /auth/login → 302 to the authorization endpoint with PKCE S256, stat
   assert.ok((params.get('state') ?? '').length >= 32);
   assert.ok((params.get('nonce') ?? '').length >= 32);
   assert.equal(params.get('response_mode'), 'form_post');
-  assert.equal(params.get('redirect_uri'), `${env.gw.baseUrl}/auth/callback`);
+  assert.equal(params.get('redirect_uri'), `${env.gw.origin}/auth/callback`);
   assert.equal(params.get('scope'), 'openid profile email');
   const setCookie = String(response.headers['set-cookie']);
   assert.match(setCookie, /^gw_oidc=/);
@@ -87,7 +87,7 @@ test('a non-admin gets a session without admin rights', async () => {
   const result = await env.login('user@example.com');
   const cookie = sessionCookie(result.jar)!;
   assert.equal((await profile(cookie)).body.user?.isAdmin, false);
-  const api = await request(`${env.gw.baseUrl}/api/services`, { headers: { cookie } });
+  const api = await request(`${env.gw.origin}/api/services`, { headers: { cookie } });
   assert.equal(api.statusCode, 403);
   assert.deepEqual(await api.body.json(), { error: 'Admin access required' });
 });
@@ -110,7 +110,7 @@ test('open-redirect attempts in returnTo land on this origin', async () => {
 test('a pre-set session cookie is replaced at login, and the old session no longer works', async () => {
   const earlier = await signIn(env.gw, { sub: 'someone-else', isAdmin: false });
   const jar = new CookieJar();
-  jar.store(`${earlier.cookie}; Path=/`, env.gw.baseUrl);
+  jar.store(`${earlier.cookie}; Path=/`, env.gw.origin);
   const result = await env.login('admin@example.com', { jar });
   const fresh = sessionCookie(result.jar)!;
   assert.notEqual(fresh, earlier.cookie);
@@ -118,7 +118,7 @@ test('a pre-set session cookie is replaced at login, and the old session no long
   assert.equal((await profile(earlier.cookie)).status, 401);
 
   const planted = new CookieJar();
-  planted.store('gw_session=attacker-chosen-value-aaaaaaaaaaaaaaaaaaaaaaaaaaaaa; Path=/', env.gw.baseUrl);
+  planted.store('gw_session=attacker-chosen-value-aaaaaaaaaaaaaaaaaaaaaaaaaaaaa; Path=/', env.gw.origin);
   const second = await env.login('user@example.com', { jar: planted });
   assert.notEqual(sessionCookie(second.jar), 'gw_session=attacker-chosen-value-aaaaaaaaaaaaaaaaaaaaaaaaaaaaa');
   assert.equal((await profile(sessionCookie(second.jar))).status, 200);
@@ -127,7 +127,7 @@ test('a pre-set session cookie is replaced at login, and the old session no long
 test('two tabs sent to sign in at once: both logins complete, the older one first', async () => {
   const jar = new CookieJar();
   const start = async (returnTo: string) => {
-    const url = `${env.gw.baseUrl}/auth/login?returnTo=${encodeURIComponent(returnTo)}`;
+    const url = `${env.gw.origin}/auth/login?returnTo=${encodeURIComponent(returnTo)}`;
     const response = await request(url, { headers: { cookie: jar.header(url, { method: 'GET' }) } });
     jar.store(response.headers['set-cookie'], url);
     await response.body.dump();
@@ -136,20 +136,20 @@ test('two tabs sent to sign in at once: both logins complete, the older one firs
   const [first, second] = [await start('/first'), await start('/second')];
   const user = DEMO_USERS.find((candidate) => candidate.email === 'user@example.com')!;
   const credentials = { email: user.email, password: user.password };
-  const finished = await browse(first, jar, credentials, env.gw.baseUrl);
+  const finished = await browse(first, jar, credentials, env.gw.origin);
   assert.equal(finished.status, 302, finished.body);
   assert.equal(finished.finalLocation, '/first');
-  const later = await browse(second, jar, credentials, env.gw.baseUrl);
+  const later = await browse(second, jar, credentials, env.gw.origin);
   assert.equal(later.status, 302, later.body);
   assert.equal(later.finalLocation, '/second');
   assert.equal((await profile(sessionCookie(jar))).body.user?.email, 'user@example.com');
 });
 
 test('a forged state creates no session and is audited as LOGIN_FAILED', async () => {
-  const start = await request(`${env.gw.baseUrl}/auth/login`);
+  const start = await request(`${env.gw.origin}/auth/login`);
   const transactionCookie = String(start.headers['set-cookie']).split(';')[0]!;
   await start.body.dump();
-  const forged = await request(`${env.gw.baseUrl}/auth/callback`, {
+  const forged = await request(`${env.gw.origin}/auth/callback`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: transactionCookie },
     body: new URLSearchParams({ code: 'stolen-code', state: 'forged-state' }).toString(),
@@ -163,7 +163,7 @@ test('a forged state creates no session and is audited as LOGIN_FAILED', async (
 
 test('GET /auth/profile and /auth/csrf-token need a session', async () => {
   assert.deepEqual(await profile(undefined), { status: 401, body: { error: 'Not authenticated' } });
-  const token = await request(`${env.gw.baseUrl}/auth/csrf-token`);
+  const token = await request(`${env.gw.origin}/auth/csrf-token`);
   assert.equal(token.statusCode, 401);
   await token.body.dump();
 });
@@ -171,11 +171,11 @@ test('GET /auth/profile and /auth/csrf-token need a session', async () => {
 test('the CSRF token from /auth/csrf-token authorises admin writes of that session only', async () => {
   const result = await env.login('admin@example.com');
   const cookie = sessionCookie(result.jar)!;
-  const tokenResponse = await request(`${env.gw.baseUrl}/auth/csrf-token`, { headers: { cookie } });
+  const tokenResponse = await request(`${env.gw.origin}/auth/csrf-token`, { headers: { cookie } });
   const { csrfToken } = (await tokenResponse.body.json()) as { csrfToken: string };
   const other = await signIn(env.gw);
   const create = (token: string) =>
-    request(`${env.gw.baseUrl}/api/services`, {
+    request(`${env.gw.origin}/api/services`, {
       method: 'POST',
       headers: { cookie, 'x-csrf-token': token, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Echo', path: `/csrf-${token.slice(0, 6).replace(/[^A-Za-z0-9]/g, 'x')}`, targetUrl: upstream.origin }),
@@ -190,16 +190,16 @@ test('the CSRF token from /auth/csrf-token authorises admin writes of that sessi
 
 test('signed in through the provider, a protected service sees the identity headers but not the cookie', async () => {
   const admin = await signIn(env.gw);
-  await createService(`${env.gw.baseUrl}`, admin, { name: 'Private echo', path: '/private', targetUrl: upstream.origin, requireAuth: true });
+  await createService(`${env.gw.origin}`, admin, { name: 'Private echo', path: '/private', targetUrl: upstream.origin, requireAuth: true });
 
-  const anonymous = await request(`${env.gw.baseUrl}/private/hello`);
+  const anonymous = await request(`${env.gw.origin}/private/hello`);
   assert.equal(anonymous.statusCode, 401);
   await anonymous.body.dump();
 
   const result = await env.login('user@example.com', { returnTo: '/private/hello' });
   assert.equal(result.finalLocation, '/private/hello');
   const cookie = sessionCookie(result.jar)!;
-  const response = await request(`${env.gw.baseUrl}/private/hello`, { headers: { cookie: `${cookie}; theme=dark` } });
+  const response = await request(`${env.gw.origin}/private/hello`, { headers: { cookie: `${cookie}; theme=dark` } });
   assert.equal(response.statusCode, 200);
   const echoed = (await response.body.json()) as Echo;
   assert.deepEqual(headerValues(echoed, 'x-forwarded-user'), ['demo-user']);

@@ -14,7 +14,7 @@ before(async () => {
   env = await startGatewayWithProvider();
   upstream = await startEchoUpstream();
   const admin = await signIn(env.gw);
-  await createService(`${env.gw.baseUrl}`, admin, { name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true });
+  await createService(`${env.gw.origin}`, admin, { name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true });
 });
 after(async () => {
   await env.close();
@@ -22,7 +22,7 @@ after(async () => {
 });
 
 async function status(path: string, cookie: string): Promise<number> {
-  const response = await request(`${env.gw.baseUrl}${path}`, { headers: { cookie } });
+  const response = await request(`${env.gw.origin}${path}`, { headers: { cookie } });
   await response.body.dump();
   return response.statusCode;
 }
@@ -30,20 +30,20 @@ async function status(path: string, cookie: string): Promise<number> {
 test('logout: 302 to the end_session_endpoint with id_token_hint, cookie cleared, USER_LOGOUT audited', async () => {
   const jar = new CookieJar();
   await env.login('user@example.com', { jar });
-  const cookie = `gw_session=${jar.get('gw_session', env.gw.baseUrl)}`;
+  const cookie = `gw_session=${jar.get('gw_session', env.gw.origin)}`;
   assert.equal(await status('/private/x', cookie), 200);
 
-  const response = await request(`${env.gw.baseUrl}/auth/logout`, { headers: { cookie } });
+  const response = await request(`${env.gw.origin}/auth/logout`, { headers: { cookie } });
   assert.equal(response.statusCode, 302);
   const location = new URL(String(response.headers.location));
   assert.equal(location.origin, env.idp.issuer);
   assert.ok(location.searchParams.get('id_token_hint'));
-  assert.equal(location.searchParams.get('post_logout_redirect_uri'), `${env.gw.baseUrl}/`);
+  assert.equal(location.searchParams.get('post_logout_redirect_uri'), `${env.gw.origin}/`);
   assert.match(String(response.headers['set-cookie']), /^gw_session=; Max-Age=0/);
   await response.body.dump();
 
   const admin = await signIn(env.gw);
-  const logs = await request(`${env.gw.baseUrl}/dashboard/logs`, { headers: { cookie: admin.cookie } });
+  const logs = await request(`${env.gw.origin}/dashboard/logs`, { headers: { cookie: admin.cookie } });
   const entries = ((await logs.body.json()) as { logs: Array<{ action: string; user_id: string }> }).logs;
   assert.ok(entries.some((entry) => entry.action === 'USER_LOGOUT' && entry.user_id === 'demo-user'));
 });
@@ -51,11 +51,11 @@ test('logout: 302 to the end_session_endpoint with id_token_hint, cookie cleared
 test('a session cookie replayed after logout is refused everywhere', async () => {
   const jar = new CookieJar();
   await env.login('admin@example.com', { jar });
-  const cookie = `gw_session=${jar.get('gw_session', env.gw.baseUrl)}`;
+  const cookie = `gw_session=${jar.get('gw_session', env.gw.origin)}`;
   assert.equal(await status('/auth/profile', cookie), 200);
-  const result = await logoutThroughProvider({ logoutUrl: `${env.gw.baseUrl}/auth/logout`, jar });
+  const result = await logoutThroughProvider({ logoutUrl: `${env.gw.origin}/auth/logout`, jar });
   assert.equal(new URL(result.url).pathname, '/', 'the provider sends the browser back to the gateway');
-  assert.equal(jar.get('gw_session', env.gw.baseUrl), undefined);
+  assert.equal(jar.get('gw_session', env.gw.origin), undefined);
 
   assert.equal(await status('/auth/profile', cookie), 401);
   assert.equal(await status('/api/services', cookie), 401);
@@ -63,7 +63,7 @@ test('a session cookie replayed after logout is refused everywhere', async () =>
 });
 
 test('logout without a session: 302 to / (idempotent)', async () => {
-  const response = await request(`${env.gw.baseUrl}/auth/logout`);
+  const response = await request(`${env.gw.origin}/auth/logout`);
   assert.equal(response.statusCode, 302);
   assert.equal(response.headers.location, '/');
   await response.body.dump();
@@ -74,12 +74,12 @@ test('an issuer without end_session_endpoint: logout redirects to /', async () =
   try {
     const jar = new CookieJar();
     await plain.login('user@example.com', { jar });
-    const cookie = `gw_session=${jar.get('gw_session', plain.gw.baseUrl)}`;
-    const response = await request(`${plain.gw.baseUrl}/auth/logout`, { headers: { cookie } });
+    const cookie = `gw_session=${jar.get('gw_session', plain.gw.origin)}`;
+    const response = await request(`${plain.gw.origin}/auth/logout`, { headers: { cookie } });
     assert.equal(response.statusCode, 302);
     assert.equal(response.headers.location, '/');
     await response.body.dump();
-    const after = await request(`${plain.gw.baseUrl}/auth/profile`, { headers: { cookie } });
+    const after = await request(`${plain.gw.origin}/auth/profile`, { headers: { cookie } });
     assert.equal(after.statusCode, 401);
     await after.body.dump();
   } finally {
@@ -90,7 +90,7 @@ test('an issuer without end_session_endpoint: logout redirects to /', async () =
 test('a GET from another site does not sign out: it answers a page whose form posts with the token', async () => {
   const user = await signIn(env.gw, { sub: 'cross-site-target', isAdmin: false });
   for (const site of ['cross-site', 'same-site']) {
-    const response = await request(`${env.gw.baseUrl}/auth/logout`, { headers: { cookie: user.cookie, 'sec-fetch-site': site } });
+    const response = await request(`${env.gw.origin}/auth/logout`, { headers: { cookie: user.cookie, 'sec-fetch-site': site } });
     assert.equal(response.statusCode, 200, site);
     assert.equal(response.headers['set-cookie'], undefined, 'the session cookie is kept');
     const page = await response.body.text();
@@ -102,7 +102,7 @@ test('a GET from another site does not sign out: it answers a page whose form po
 test('a GET from the gateway\'s own pages or a typed address signs out', async () => {
   for (const site of ['same-origin', 'none']) {
     const user = await signIn(env.gw, { sub: `get-${site}`, isAdmin: false });
-    const response = await request(`${env.gw.baseUrl}/auth/logout`, { headers: { cookie: user.cookie, 'sec-fetch-site': site } });
+    const response = await request(`${env.gw.origin}/auth/logout`, { headers: { cookie: user.cookie, 'sec-fetch-site': site } });
     assert.equal(response.statusCode, 302, site);
     await response.body.dump();
     assert.equal(await status('/auth/profile', user.cookie), 401, site);
@@ -112,7 +112,7 @@ test('a GET from the gateway\'s own pages or a typed address signs out', async (
 test('POST /auth/logout needs the session\'s CSRF token, as a form field or X-CSRF-Token', async () => {
   const user = await signIn(env.gw, { sub: 'post-logout', isAdmin: false });
   const post = (body: string, headers: Record<string, string> = {}) =>
-    request(`${env.gw.baseUrl}/auth/logout`, {
+    request(`${env.gw.origin}/auth/logout`, {
       method: 'POST',
       headers: { cookie: user.cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body,
@@ -132,7 +132,7 @@ test('POST /auth/logout needs the session\'s CSRF token, as a form field or X-CS
   assert.equal(await status('/auth/profile', user.cookie), 401);
 
   const other = await signIn(env.gw, { sub: 'post-logout-header', isAdmin: false });
-  const header = await request(`${env.gw.baseUrl}/auth/logout`, { method: 'POST', headers: { cookie: other.cookie, 'x-csrf-token': other.csrfToken } });
+  const header = await request(`${env.gw.origin}/auth/logout`, { method: 'POST', headers: { cookie: other.cookie, 'x-csrf-token': other.csrfToken } });
   assert.equal(header.statusCode, 302);
   await header.body.dump();
   assert.equal(await status('/auth/profile', other.cookie), 401);

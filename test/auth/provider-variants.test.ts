@@ -6,22 +6,22 @@ import { startTestGateway } from '../support/gateway.js';
 
 async function isAdmin(env: Awaited<ReturnType<typeof startGatewayWithProvider>>, email: string): Promise<boolean> {
   const result = await env.login(email);
-  const cookie = `gw_session=${result.jar.get('gw_session', env.gw.baseUrl)}`;
-  const response = await request(`${env.gw.baseUrl}/auth/profile`, { headers: { cookie } });
+  const cookie = `gw_session=${result.jar.get('gw_session', env.gw.origin)}`;
+  const response = await request(`${env.gw.origin}/auth/profile`, { headers: { cookie } });
   return ((await response.body.json()) as { user: { isAdmin: boolean } }).user.isAdmin;
 }
 
 test('an issuer without form_post: query response mode and GET /auth/callback', async () => {
   const env = await startGatewayWithProvider({}, { responseModes: 'query-only' });
   try {
-    const start = await request(`${env.gw.baseUrl}/auth/login`);
+    const start = await request(`${env.gw.origin}/auth/login`);
     const location = new URL(String(start.headers.location));
     await start.body.dump();
     assert.equal(location.searchParams.get('response_mode'), null);
     const result = await env.login('admin@example.com', { returnTo: '/somewhere' });
     assert.equal(result.status, 302);
     assert.equal(result.finalLocation, '/somewhere');
-    assert.ok(result.jar.get('gw_session', env.gw.baseUrl));
+    assert.ok(result.jar.get('gw_session', env.gw.origin));
   } finally {
     await env.close();
   }
@@ -64,7 +64,7 @@ test('the session lasts SESSION_TTL: the cookie says so and the stored session e
 test('an unreachable issuer: GET /auth/login → 503 Identity provider unavailable', async () => {
   const gw = await startTestGateway();
   try {
-    const response = await request(`${gw.baseUrl}/auth/login`);
+    const response = await request(`${gw.origin}/auth/login`);
     assert.equal(response.statusCode, 503);
     assert.deepEqual(await response.body.json(), { error: 'Identity provider unavailable' });
   } finally {

@@ -30,7 +30,7 @@ async function stall(baseUrl: string, head: string, sent: string): Promise<strin
 }
 
 test('a stalled form_post callback on the public port: 408 and the connection closed', async () => {
-  const reply = await stall(gw.baseUrl, 'POST /auth/callback HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n', 'state=abc&code=');
+  const reply = await stall(gw.origin, 'POST /auth/callback HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\n', 'state=abc&code=');
   assert.match(reply, /^HTTP\/1\.1 408 /);
   assert.match(reply, /\r\nconnection: close\r\n/i);
   assert.ok(reply.endsWith('{"error":"Request timeout"}'), reply);
@@ -47,8 +47,8 @@ test('a stalled admin API write on the admin port: 408, and nothing is created',
 
 test('a stalled logout form: 408, still signed in', async () => {
   const user = await signIn(gw, { isAdmin: false });
-  const reply = await stall(gw.baseUrl, `POST /auth/logout HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\nCookie: ${user.cookie}\r\n`, '_csrf=');
+  const reply = await stall(gw.origin, `POST /auth/logout HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\nCookie: ${user.cookie}\r\n`, '_csrf=');
   assert.match(reply, /^HTTP\/1\.1 408 /);
-  const profile = await fetch(`${gw.baseUrl}/auth/profile`, { headers: { cookie: user.cookie } });
+  const profile = await fetch(`${gw.origin}/auth/profile`, { headers: { cookie: user.cookie } });
   assert.equal(profile.status, 200);
 });

@@ -24,7 +24,7 @@ before(async () => {
   env = await startGatewayWithProvider({ ADMIN_EMAILS: 'admin@example.com,ceo@example.com,boss@example.com' }, { users: [...DEMO_USERS, UNVERIFIED, SILENT] });
   upstream = await startEchoUpstream();
   const admin = await signIn(env.gw);
-  await createService(`${env.gw.baseUrl}`, admin, { name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true });
+  await createService(`${env.gw.origin}`, admin, { name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true });
 });
 after(async () => {
   await env.close();
@@ -35,17 +35,17 @@ for (const user of [UNVERIFIED, SILENT]) {
   const claim = user.emailVerified === false ? 'false' : 'absent';
   test(`email_verified ${claim}: no X-Forwarded-Email, no email in the profile or the audit log, no admin rights`, async () => {
     const result = await env.login(user.email, { password: user.password });
-    const cookie = `gw_session=${result.jar.get('gw_session', env.gw.baseUrl)}`;
-    const echoed = await request(`${env.gw.baseUrl}/private/x`, { headers: { cookie } });
+    const cookie = `gw_session=${result.jar.get('gw_session', env.gw.origin)}`;
+    const echoed = await request(`${env.gw.origin}/private/x`, { headers: { cookie } });
     const seen = (await echoed.body.json()) as Echo;
     assert.deepEqual(headerValues(seen, 'x-forwarded-user'), [user.sub]);
     assert.deepEqual(headerValues(seen, 'x-forwarded-email'), []);
 
-    const profile = await request(`${env.gw.baseUrl}/auth/profile`, { headers: { cookie } });
+    const profile = await request(`${env.gw.origin}/auth/profile`, { headers: { cookie } });
     assert.deepEqual(await profile.body.json(), { user: { sub: user.sub, name: user.name, email: '', isAdmin: false } });
 
     const admin = await signIn(env.gw);
-    const logs = await request(`${env.gw.baseUrl}/dashboard/logs?limit=1000`, { headers: { cookie: admin.cookie } });
+    const logs = await request(`${env.gw.origin}/dashboard/logs?limit=1000`, { headers: { cookie: admin.cookie } });
     const entries = ((await logs.body.json()) as { logs: Array<{ action: string; user_id: string; details: string }> }).logs;
     const login = entries.find((entry) => entry.action === 'USER_LOGIN' && entry.user_id === user.sub);
     assert.ok(login);

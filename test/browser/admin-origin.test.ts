@@ -82,7 +82,7 @@ test('in Chromium: a public page cannot create, change or read anything through 
   };
   await context.addCookies([cookie(publicSession.cookie), cookie(adminSession.cookie)]);
   const page = await context.newPage();
-  await page.goto(`${env.gw.baseUrl}/app/?admin=${encodeURIComponent(adminOrigin)}`);
+  await page.goto(`${env.gw.origin}/app/?admin=${encodeURIComponent(adminOrigin)}`);
   const results = (await (await page.waitForFunction(() => (globalThis as { attackResults?: unknown }).attackResults)).jsonValue()) as Record<string, unknown>;
 
   assert.equal(results.publicApi, 404, 'the public origin has no admin API');
@@ -108,12 +108,12 @@ test('in Chromium, without ADMIN_URL (the single origin the interface defines): 
   try {
     const admin = await signIn(single.gw);
     const appUrl = `http://127.0.0.1:${(app.address() as { port: number }).port}`;
-    await createService(single.gw.baseUrl, admin, { name: 'App', path: '/app', targetUrl: appUrl, requireAuth: false });
+    await createService(single.gw.origin, admin, { name: 'App', path: '/app', targetUrl: appUrl, requireAuth: false });
     const context = await browser.newContext();
     const [name, value] = admin.cookie.split('=') as [string, string];
     await context.addCookies([{ name, value, domain: '127.0.0.1', path: '/', httpOnly: true, sameSite: 'Lax' }]);
     const page = await context.newPage();
-    await page.goto(`${single.gw.baseUrl}/app/?admin=${encodeURIComponent(single.gw.adminUrl)}`);
+    await page.goto(`${single.gw.origin}/app/?admin=${encodeURIComponent(single.gw.adminUrl)}`);
     const results = (await (await page.waitForFunction(() => (globalThis as { attackResults?: unknown }).attackResults)).jsonValue()) as Record<string, unknown>;
     assert.equal(results.publicApi, 201);
     await context.close();

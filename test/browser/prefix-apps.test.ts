@@ -49,7 +49,7 @@ before(async () => {
     launchBrowser(),
   ]);
   const admin = await signIn(gw);
-  const call = apiClient(gw.baseUrl);
+  const call = apiClient(gw.origin);
   const create = async (path: string, targetUrl: string, requireAuth = false) => {
     const created = await call('POST', '/api/services', { as: admin, json: { name: path, path, targetUrl, requireAuth } });
     assert.equal(created.status, 201, created.text);
@@ -74,8 +74,8 @@ after(async () => {
 test('opening /spa ends at /spa/, and the script the page links relatively runs', async () => {
   const page = await context.newPage();
   failures.length = 0;
-  await page.goto(`${gw.baseUrl}/spa?tab=2`);
-  assert.equal(page.url(), `${gw.baseUrl}/spa/?tab=2`);
+  await page.goto(`${gw.origin}/spa?tab=2`);
+  assert.equal(page.url(), `${gw.origin}/spa/?tab=2`);
   await page.locator('#status', { hasText: 'app.js ran at /spa/' }).waitFor();
   assert.deepEqual(failures, [], 'every resource of the page loaded');
   await page.close();
@@ -83,16 +83,16 @@ test('opening /spa ends at /spa/, and the script the page links relatively runs'
 
 test('a cookie an app sets without Path is sent back to that app, never to another service', async () => {
   const page = await context.newPage();
-  await page.goto(`${gw.baseUrl}/a`);
-  assert.equal(page.url(), `${gw.baseUrl}/a/`);
+  await page.goto(`${gw.origin}/a`);
+  assert.equal(page.url(), `${gw.origin}/a/`);
   // The request to exactly /a (its default cookie path is /, RFC 6265 §5.1.4) is the one that leaked.
   assert.equal(await page.evaluate(() => fetch('/a', { method: 'POST' }).then((response) => response.status)), 200);
   const stored = (await context.cookies()).filter((cookie) => cookie.name === 'visited');
   assert.deepEqual(stored.map((cookie) => [cookie.value, cookie.path]), [['A', '/a']]);
 
-  await page.goto(`${gw.baseUrl}/a/cookies`);
+  await page.goto(`${gw.origin}/a/cookies`);
   assert.equal(await page.locator('body').textContent(), 'visited=A');
-  await page.goto(`${gw.baseUrl}/b/`);
+  await page.goto(`${gw.origin}/b/`);
   const atB = JSON.parse((await page.locator('body').textContent()) ?? '{}') as Echo;
   assert.deepEqual(headerValues(atB, 'cookie'), [], 'no cookie of /a reaches /b');
   await page.close();
@@ -100,7 +100,7 @@ test('a cookie an app sets without Path is sent back to that app, never to anoth
 
 test("the gateway's pages for people: a disabled service, a sign-in, the icon", async () => {
   const page = await context.newPage();
-  const disabled = await page.goto(`${gw.baseUrl}/off/`);
+  const disabled = await page.goto(`${gw.origin}/off/`);
   assert.equal(disabled?.status(), 503);
   assert.equal(await page.title(), 'Service disabled · Gatehouse');
   await page.getByRole('heading', { name: 'Service disabled' }).waitFor();
@@ -108,7 +108,7 @@ test("the gateway's pages for people: a disabled service, a sign-in, the icon", 
   // The icon decodes as an image in the page that the browser would show it beside.
   assert.equal(await page.evaluate(ICON_WIDTH), 16);
 
-  const locked = await page.goto(`${gw.baseUrl}/locked/x?y=1`);
+  const locked = await page.goto(`${gw.origin}/locked/x?y=1`);
   assert.equal(locked?.status(), 401);
   assert.equal(await page.title(), 'Sign in required · Gatehouse');
   const signInLink = page.getByRole('link', { name: 'Sign in' });

@@ -6,14 +6,14 @@ import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
 import { service } from '../support/samples.js';
 import { echo, startUpstream, type Upstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const SLOW_MS = 150;
 
 describe('access log: one record per request matched to a service', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   const hanging: ServerResponse[] = [];
   let hangArrived: (() => void) | undefined;
   const services = {
@@ -40,7 +40,7 @@ describe('access log: one record per request matched to a service', () => {
     services.private.targetUrl = upstream.origin;
     services.off.targetUrl = upstream.origin;
     services.down.targetUrl = `http://127.0.0.1:${closedPort}`;
-    gateway = await startGateway({ services: Object.values(services) });
+    gateway = await startDataPlane({ services: Object.values(services) });
   });
   after(async () => {
     for (const res of hanging) res.destroy();

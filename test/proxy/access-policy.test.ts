@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { AccessPolicy, Service, SessionUser } from '../../shared/types.js';
 import { service } from '../support/samples.js';
 import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
@@ -17,7 +17,7 @@ const policy = (lists: Partial<AccessPolicy>): AccessPolicy => ({ groups: [], em
 
 describe('access policies in the data plane', () => {
   let upstream: EchoUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   let services: Record<string, Service>;
 
   /** The status of GET `<path>/x` for a caller signed in as `user`. */
@@ -39,7 +39,7 @@ describe('access policies in the data plane', () => {
       named: service({ path: '/named', name: 'Payroll <internal>', targetUrl: target, requireAuth: true, access: policy({ groups: ['payroll'] }) }),
       disabled: service({ path: '/disabled', targetUrl: target, requireAuth: true, enabled: false, access: policy({ groups: ['ops'] }) }),
     };
-    gateway = await startGateway({ services: Object.values(services) });
+    gateway = await startDataPlane({ services: Object.values(services) });
   });
   after(async () => {
     await gateway.close();

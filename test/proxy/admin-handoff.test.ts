@@ -10,11 +10,11 @@ import { EventEmitter, once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { PUBLIC_HANDOFF_HEADER } from '../../shared/gateway-paths.js';
-import { startHandedOffGateway } from './handed-off-gateway.js';
+import { startHandedOffGateway } from '../support/handed-off-data-plane.js';
 import { openRawConnection } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { echo, headerValues, startEchoUpstream, startUpstream, type Echo, type EchoUpstream, type Upstream } from '../support/upstream.js';
-import type { TestGateway } from './harness.js';
+import type { TestDataPlane } from '../support/data-plane.js';
 
 const PUBLIC_URL = 'https://gateway.example';
 const UPSTREAM_TIMEOUT_MS = 300;
@@ -45,9 +45,9 @@ describe('hand-off to the admin process', { timeout: 20_000 }, () => {
   let admin: Upstream;
   let upstream: EchoUpstream;
   /** TRUST_PROXY=loopback: the test client is a trusted proxy. The tests' gateway unless said. */
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   /** No TRUST_PROXY: the test client is the client. */
-  let untrusting: TestGateway;
+  let untrusting: TestDataPlane;
 
   before(async () => {
     admin = await startUpstream(adminProcess);

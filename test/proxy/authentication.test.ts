@@ -2,15 +2,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { service } from '../support/samples.js';
 import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 describe('authentication on protected and public services', () => {
   let upstream: EchoUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startEchoUpstream();
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       services: [
         service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),
         service({ path: '/public', targetUrl: upstream.origin, requireAuth: false }),
@@ -88,11 +88,11 @@ describe('authentication on protected and public services', () => {
 
 describe('authentication when the session store is down', () => {
   let upstream: EchoUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startEchoUpstream();
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       services: [
         service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),
         service({ path: '/public', targetUrl: upstream.origin }),

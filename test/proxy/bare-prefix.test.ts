@@ -7,15 +7,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { service } from '../support/samples.js';
 import { startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 describe('bare prefix: GET and HEAD of exactly a prefix are redirected to the prefix plus /', () => {
   let upstream: EchoUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startEchoUpstream();
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       services: [
         service({ path: '/spa', targetUrl: `${upstream.origin}/base` }),
         service({ path: '/Docs', targetUrl: upstream.origin }),

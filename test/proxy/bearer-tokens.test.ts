@@ -12,7 +12,7 @@ import { freePort } from '../support/free-port.js';
 import { startIdentityProvider, type IdentityProvider, type IdentityProviderMachineClient } from '../support/identity-provider.js';
 import { service } from '../support/samples.js';
 import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startGateway, type ClientResponse, type TestGateway } from './harness.js';
+import { startDataPlane, type ClientResponse, type TestDataPlane } from '../support/data-plane.js';
 
 const API = 'https://api.gatehouse.test';
 const OTHER_API = 'https://other-api.gatehouse.test';
@@ -45,13 +45,13 @@ function assertInvalidToken(response: ClientResponse, what: string): void {
 describe('bearer tokens on protected services', () => {
   let idp: IdentityProvider;
   let upstream: EchoUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   const forwarding = { path: '/forwarding', forwardAuthorization: true, requireAuth: true };
 
   before(async () => {
     idp = await startProvider();
     upstream = await startEchoUpstream();
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       env: { OIDC_ISSUER: idp.issuer, OIDC_API_AUDIENCES: `${API}, https://third.gatehouse.test` },
       services: [
         service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),
@@ -189,12 +189,12 @@ describe('bearer tokens on protected services', () => {
 describe('bearer tokens while the identity provider is unreachable', () => {
   let idp: IdentityProvider;
   let upstream: EchoUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     idp = await startProvider();
     upstream = await startEchoUpstream();
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       env: { OIDC_ISSUER: idp.issuer, OIDC_API_AUDIENCES: API },
       services: [service({ path: '/private', targetUrl: upstream.origin, requireAuth: true })],
     });
@@ -228,7 +228,7 @@ describe('bearer tokens while the identity provider has not started yet', () => 
   it('answers 503 until discovery succeeds, then accepts its tokens', async () => {
     const port = await freePort();
     const upstream = await startEchoUpstream();
-    const gateway = await startGateway({
+    const gateway = await startDataPlane({
       env: { OIDC_ISSUER: `http://127.0.0.1:${port}`, OIDC_API_AUDIENCES: API },
       services: [service({ path: '/private', targetUrl: upstream.origin, requireAuth: true })],
     });
@@ -251,12 +251,12 @@ describe('bearer tokens while the identity provider has not started yet', () => 
 describe('bearer tokens with OIDC_API_AUDIENCES unset', () => {
   let idp: IdentityProvider;
   let upstream: EchoUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     idp = await startProvider();
     upstream = await startEchoUpstream();
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       env: { OIDC_ISSUER: idp.issuer },
       services: [
         service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),

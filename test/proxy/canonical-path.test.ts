@@ -4,15 +4,15 @@ import { isCanonicalPath, pathLength } from '../../proxy/canonical-path.js';
 import { rawRequest } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 describe('canonical path: what could climb out of the base path gets 400', () => {
   let upstream: EchoUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startEchoUpstream();
-    gateway = await startGateway({ services: [service({ path: '/app', targetUrl: `${upstream.origin}/base` })] });
+    gateway = await startDataPlane({ services: [service({ path: '/app', targetUrl: `${upstream.origin}/base` })] });
   });
   after(async () => {
     await gateway.close();

@@ -9,16 +9,16 @@ import { CookieJar } from '../support/cookie-jar.js';
 import { startCookieSettingApp, type CookieSettingApp } from '../support/cookie-setting-app.js';
 import { service } from '../support/samples.js';
 import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 describe('cookie scope: an app cookie without Path stays with its service', () => {
   let app: CookieSettingApp;
   let other: EchoUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     [app, other] = await Promise.all([startCookieSettingApp('A'), startEchoUpstream()]);
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       services: [service({ path: '/a', targetUrl: app.origin }), service({ path: '/b', targetUrl: other.origin })],
     });
   });

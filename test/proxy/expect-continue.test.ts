@@ -8,7 +8,7 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { service } from '../support/samples.js';
 import { startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 const BODY = 'x'.repeat(64 * 1024);
 
@@ -50,11 +50,11 @@ async function upload(port: number, path: string, cookie?: string): Promise<{ in
 
 describe('Expect: 100-continue', () => {
   let upstream: EchoUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startEchoUpstream();
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       services: [
         service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),
         service({ path: '/off', targetUrl: upstream.origin, enabled: false }),

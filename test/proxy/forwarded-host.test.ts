@@ -8,13 +8,13 @@ import { after, before, describe, it } from 'node:test';
 import { rawRequest } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { echo, headerValues, startUpstream, type Echo, type Upstream } from '../support/upstream.js';
-import { startHandedOffGateway } from './handed-off-gateway.js';
-import { type TestGateway } from './harness.js';
+import { startHandedOffGateway } from '../support/handed-off-data-plane.js';
+import { type TestDataPlane } from '../support/data-plane.js';
 
 const PUBLIC_URL = 'https://gateway.example';
 
 /** What reached the echo behind `gateway` for `GET <target>` sent with `Host: <host>`. */
-async function receivedWithHost(gateway: TestGateway, target: string, host: string): Promise<Echo> {
+async function receivedWithHost(gateway: TestDataPlane, target: string, host: string): Promise<Echo> {
   const lines = [`GET ${target} HTTP/1.1`, `Host: ${host}`, 'X-Client: 1', 'X-Forwarded-Host: spoofed.example', 'Connection: close'];
   const response = await rawRequest(gateway.port, `${lines.join('\r\n')}\r\n\r\n`);
   assert.equal(response.status, 200, response.body);
@@ -25,7 +25,7 @@ describe('X-Forwarded-Host', { timeout: 10_000 }, () => {
   let upstream: Upstream;
   /** Stands in for the admin process at ADMIN_INTERNAL_URL: it shows what the hand-off sent. */
   let adminProcess: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startUpstream(echo);

@@ -12,7 +12,7 @@ import { RouteTable, type Route } from '../../proxy/route-table.js';
 import type { Service, SessionUser } from '../../shared/types.js';
 import { sampleAssertionKeySet, service } from '../support/samples.js';
 import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 const PUBLIC_URL = 'http://gateway.example';
 const ADMIN = { userId: 'admin-sub', ipAddress: '127.0.0.1' };
@@ -32,14 +32,14 @@ before(async () => {
 after(() => upstream.close());
 
 /** The gateway's published key set, as a verifier fetches it. */
-async function jwks(gateway: TestGateway): Promise<JSONWebKeySet> {
+async function jwks(gateway: TestDataPlane): Promise<JSONWebKeySet> {
   const response = await gateway.fetch('/.well-known/jwks.json');
   assert.equal(response.status, 200, response.text);
   return response.json<JSONWebKeySet>();
 }
 
 /** The one `X-Gatehouse-Assertion` the upstream received for `target` (asserting there is exactly one). */
-async function assertionAt(gateway: TestGateway, target: string, cookie: string): Promise<string> {
+async function assertionAt(gateway: TestDataPlane, target: string, cookie: string): Promise<string> {
   const response = await gateway.fetch(target, { headers: { cookie } });
   assert.equal(response.status, 200, response.text);
   const values = headerValues(response.json<Echo>(), 'x-gatehouse-assertion');
@@ -48,15 +48,15 @@ async function assertionAt(gateway: TestGateway, target: string, cookie: string)
 }
 
 /** Verifies `token` as an upstream at `audience` would, against the gateway's JWKS. */
-async function verified(gateway: TestGateway, token: string, audience: string): Promise<JWTPayload> {
+async function verified(gateway: TestDataPlane, token: string, audience: string): Promise<JWTPayload> {
   const { payload } = await jwtVerify(token, createLocalJWKSet(await jwks(gateway)), { issuer: PUBLIC_URL, audience, algorithms: ['ES256'] });
   return payload;
 }
 
 describe('X-Gatehouse-Assertion', () => {
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   before(async () => {
-    gateway = await startGateway({ env: { PUBLIC_URL }, services });
+    gateway = await startDataPlane({ env: { PUBLIC_URL }, services });
   });
   after(() => gateway.close());
 
@@ -129,9 +129,9 @@ describe('X-Gatehouse-Assertion', () => {
 });
 
 describe('GET /.well-known/jwks.json', () => {
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   before(async () => {
-    gateway = await startGateway({ env: { PUBLIC_URL, ASSERTION_TTL: '10m' }, services });
+    gateway = await startDataPlane({ env: { PUBLIC_URL, ASSERTION_TTL: '10m' }, services });
   });
   after(() => gateway.close());
 
@@ -171,9 +171,9 @@ describe('GET /.well-known/jwks.json', () => {
 });
 
 describe('before the data plane has any assertion key', () => {
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   before(async () => {
-    gateway = await startGateway({ env: { PUBLIC_URL }, services, assertionKeys: false });
+    gateway = await startDataPlane({ env: { PUBLIC_URL }, services, assertionKeys: false });
   });
   after(() => gateway.close());
 

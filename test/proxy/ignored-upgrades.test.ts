@@ -61,7 +61,7 @@ describe('upgrades other than WebSocket are served as plain requests', { timeout
       socket.end('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n');
     });
     gw = await startTestGateway();
-    const created = await apiClient(gw.baseUrl)('POST', '/api/services', {
+    const created = await apiClient(gw.origin)('POST', '/api/services', {
       as: await signIn(gw),
       json: { name: 'svc', path: '/svc', targetUrl: target.origin, requireAuth: false },
     });
@@ -112,7 +112,7 @@ describe('upgrades other than WebSocket are served as plain requests', { timeout
   it('works for curl --http2 -d itself, which reuses the connection for a second URL', { skip: !hasCurl && 'curl is not installed' }, async () => {
     const { stdout } = await promisify(execFile)('curl', [
       '--silent', '--http2', '--data', 'x=1', '--write-out', '\n%{http_code} %{num_connects}\n',
-      `${gw.baseUrl}/svc/x`, `${gw.baseUrl}/svc/y`,
+      `${gw.origin}/svc/x`, `${gw.origin}/svc/y`,
     ]);
     const [firstBody, firstStatus, secondBody, secondStatus] = stdout.trim().split('\n');
     assert.deepEqual(JSON.parse(firstBody!), { method: 'POST', url: '/x', body: 'x=1' } satisfies Seen);

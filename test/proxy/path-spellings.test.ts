@@ -18,7 +18,7 @@ import {
 import { rawRequest, type RawResponse } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 /** `GET target` sent byte for byte over TCP (fetch clients would normalise `\` and `#`). */
 function rawGet(port: number, target: string, cookie?: string): Promise<RawResponse> {
@@ -39,7 +39,7 @@ describe('path spellings: the protected service is chosen whatever the spelling'
   let express: PathReadingUpstream;
   let whatwg: PathReadingUpstream;
   let echo: EchoUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     [python, express, whatwg, echo] = await Promise.all([
@@ -48,7 +48,7 @@ describe('path spellings: the protected service is chosen whatever the spelling'
       startWhatwgUpstream(),
       startEchoUpstream(),
     ]);
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       services: [
         ...pair('py', python),
         ...pair('ex', express),
@@ -169,11 +169,11 @@ describe('path spellings: the protected service is chosen whatever the spelling'
 
 describe('path spellings: gateway paths are never proxied to a service at /', () => {
   let echo: EchoUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     echo = await startEchoUpstream();
-    gateway = await startGateway({ services: [service({ path: '/', targetUrl: echo.origin })] });
+    gateway = await startDataPlane({ services: [service({ path: '/', targetUrl: echo.origin })] });
   });
   after(async () => {
     await gateway?.close();

@@ -2,17 +2,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { service } from '../support/samples.js';
 import { echo, startUpstream, type Upstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 describe('general rate limit (RATE_LIMIT_GENERAL 3/1m)', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   let svc: ReturnType<typeof service>;
 
   before(async () => {
     upstream = await startUpstream(echo);
     svc = service({ path: '/app', targetUrl: upstream.origin });
-    gateway = await startGateway({ env: { RATE_LIMIT_GENERAL: '3/1m' }, services: [svc] });
+    gateway = await startDataPlane({ env: { RATE_LIMIT_GENERAL: '3/1m' }, services: [svc] });
   });
   after(async () => {
     await gateway.close();

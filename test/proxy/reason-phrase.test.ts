@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import { rawRequest, type RawResponse } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { rawUpstream, type RawUpstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 describe('reason phrases a target sends', { timeout: 5_000 }, () => {
   const opened: { close(): Promise<void> }[] = [];
@@ -21,7 +21,7 @@ describe('reason phrases a target sends', { timeout: 5_000 }, () => {
   async function relayed(statusLine: string): Promise<RawResponse> {
     const target: RawUpstream = await rawUpstream(`${statusLine}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok`);
     opened.push(target);
-    const gateway: TestGateway = await startGateway({ services: [service({ path: '/', targetUrl: target.origin })] });
+    const gateway: TestDataPlane = await startDataPlane({ services: [service({ path: '/', targetUrl: target.origin })] });
     opened.push(gateway);
     return rawRequest(gateway.port, 'GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n');
   }

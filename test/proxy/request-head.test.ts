@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { MAX_HEADER_FIELDS } from '../../shared/request-head.js';
-import { startTestGateway, type TestGateway as RunningGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { headerPadding, rawRequest, type RawResponse } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { startUpstream, type Upstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 /** A raw request: `requestLine`, then `lines`, then the blank line ending the head. */
 function head(requestLine: string, lines: string[]): string {
@@ -29,7 +29,7 @@ function assertRefused(response: RawResponse, statusLine: string, error: string)
 }
 
 describe('request heads refused by every listener', { timeout: 10_000 }, () => {
-  let gateway: RunningGateway;
+  let gateway: TestGateway;
   let publicPort: number;
   let adminPort: number;
 
@@ -107,12 +107,12 @@ describe("the gateway's own headers reach an upstream that keeps only its first 
   /** Node's default is 2,000; an upstream keeping 20 stands for any limit below what a client may send. */
   const UPSTREAM_FIELD_LIMIT = 20;
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startUpstream((req, res) => res.end(JSON.stringify(req.headers)));
     upstream.server.maxHeadersCount = UPSTREAM_FIELD_LIMIT;
-    gateway = await startGateway({ services: [service({ path: '/app', targetUrl: upstream.origin })] });
+    gateway = await startDataPlane({ services: [service({ path: '/app', targetUrl: upstream.origin })] });
   });
   after(async () => {
     await gateway.close();

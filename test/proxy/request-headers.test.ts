@@ -4,10 +4,10 @@ import { decodeJwt } from 'jose';
 import { rawRequest } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { echo, headerValues, startUpstream, type Echo, type Upstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 /** Sends `GET <target>` with `lines` as raw header lines, over a connection of its own. */
-async function rawEcho(gateway: TestGateway, target: string, lines: string[], extra = ''): Promise<Echo> {
+async function rawEcho(gateway: TestDataPlane, target: string, lines: string[], extra = ''): Promise<Echo> {
   const head = [`GET ${target} HTTP/1.1`, 'Host: public.example:8080', ...lines].join('\r\n');
   const response = await rawRequest(gateway.port, `${head}\r\n\r\n${extra}`);
   assert.equal(response.status, 200, response.body);
@@ -51,11 +51,11 @@ const SPOOFED = [
 
 describe('request headers sent upstream', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startUpstream(echo);
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       services: [
         service({ path: '/app', targetUrl: upstream.origin }),
         service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),
@@ -189,11 +189,11 @@ describe('request headers sent upstream', () => {
 
 describe('request headers behind a trusted proxy (TRUST_PROXY)', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startUpstream(echo);
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       env: { TRUST_PROXY: 'loopback' },
       services: [service({ path: '/app', targetUrl: upstream.origin })],
     });

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { rawRequest } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { startUpstream, type Upstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 /**
  * An upstream whose answer the query decides: `location=<url>` → 302 with that Location;
@@ -42,11 +42,11 @@ function scripted(req: IncomingMessage, res: ServerResponse): void {
 
 describe('response headers returned to the client', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startUpstream(scripted);
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       services: [
         service({ path: '/app', targetUrl: `${upstream.origin}/base` }),
         service({ path: '/plain', targetUrl: upstream.origin }),

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { service } from '../support/samples.js';
 import { echo, startUpstream, type Echo, type Upstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 describe('routing: longest whole-segment prefix', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   let registry: ReturnType<typeof service>[];
 
   before(async () => {
@@ -17,7 +17,7 @@ describe('routing: longest whole-segment prefix', () => {
       service({ path: '/api-docs', targetUrl: `${upstream.origin}/docs` }),
       service({ path: '/off', targetUrl: upstream.origin, enabled: false }),
     ];
-    gateway = await startGateway({ services: registry });
+    gateway = await startDataPlane({ services: registry });
   });
   after(async () => {
     await gateway.close();
@@ -105,11 +105,11 @@ describe('routing: longest whole-segment prefix', () => {
 
 describe('routing: base paths and path joining', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startUpstream(echo);
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       services: [
         service({ path: '/plain', targetUrl: upstream.origin }),
         service({ path: '/slash', targetUrl: `${upstream.origin}/` }),
@@ -156,11 +156,11 @@ describe('routing: base paths and path joining', () => {
 
 describe('routing: a service at /', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startUpstream(echo);
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       services: [
         service({ path: '/', targetUrl: `${upstream.origin}/root` }),
         service({ path: '/app', targetUrl: `${upstream.origin}/app` }),
@@ -199,11 +199,11 @@ describe('routing: a service at /', () => {
 
 describe('routing: gateway paths', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startUpstream(echo);
-    gateway = await startGateway({ services: [service({ path: '/app', targetUrl: upstream.origin })] });
+    gateway = await startDataPlane({ services: [service({ path: '/app', targetUrl: upstream.origin })] });
   });
   after(async () => {
     await gateway.close();
@@ -240,7 +240,7 @@ describe('routing: gateway paths', () => {
 
 describe('routing: 10,000 services', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     upstream = await startUpstream(echo);
@@ -249,7 +249,7 @@ describe('routing: 10,000 services', () => {
       const path = i % 2 === 0 ? `/svc${i}` : `/team${i % 100}/svc${i}`;
       services.push(service({ path, targetUrl: `${upstream.origin}/t${i}` }));
     }
-    gateway = await startGateway({ services });
+    gateway = await startDataPlane({ services });
   });
   after(async () => {
     await gateway.close();

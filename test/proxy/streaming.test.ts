@@ -65,7 +65,7 @@ describe('streaming: 100 MB each way without buffering', () => {
 
   before(async () => {
     upstream = await startUpstream(bulk);
-    child = fork(fileURLToPath(new URL('./streaming-gateway.js', import.meta.url)), {
+    child = fork(fileURLToPath(new URL('../support/streaming-child.js', import.meta.url)), {
       env: { ...process.env, GATEHOUSE_STREAMING_CHILD: '1', UPSTREAM_ORIGIN: upstream.origin },
       execArgv: ['--expose-gc'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

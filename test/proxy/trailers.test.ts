@@ -13,7 +13,7 @@ import { rawRequest } from '../support/raw-connection.js';
 import { openRawConnection, type RawExchange } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { rawUpstream, startUpstream, type RawUpstream, type Upstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 const BODY = 'streamed body, then its digest in a trailer';
 const SHA256 = createHash('sha256').update(BODY).digest('hex');
@@ -42,7 +42,7 @@ function header(response: RawExchange, name: string): string | undefined {
 describe('trailer fields', () => {
   let target: Upstream;
   const announcing: Record<string, RawUpstream> = {};
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
 
   before(async () => {
     target = await startUpstream((req, res) => {
@@ -62,7 +62,7 @@ describe('trailer fields', () => {
       });
     });
     for (const [path, { reply }] of Object.entries(NOT_CHUNKED)) announcing[path] = await rawUpstream(reply);
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       services: [
         service({ path: '/app', targetUrl: target.origin }),
         service({ path: '/gone', targetUrl: `http://127.0.0.1:${await freePort()}` }),

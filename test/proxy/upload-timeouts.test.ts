@@ -11,7 +11,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { service } from '../support/samples.js';
 import { echo, startUpstream, type Echo, type Upstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 const TIMEOUT_MS = 300;
 const CHUNK = 'y'.repeat(1024);
@@ -46,7 +46,7 @@ async function upload(port: number, path: string, chunks: number, gapMs: number,
 
 describe('request bodies and UPSTREAM_TIMEOUT', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   const silentRequests: IncomingMessage[] = [];
 
   before(async () => {
@@ -55,7 +55,7 @@ describe('request bodies and UPSTREAM_TIMEOUT', () => {
       silentRequests.push(req);
       req.resume(); // reads the whole body, then never answers
     });
-    gateway = await startGateway({ env: { UPSTREAM_TIMEOUT: `${TIMEOUT_MS}ms` }, services: [service({ path: '/up', targetUrl: upstream.origin })] });
+    gateway = await startDataPlane({ env: { UPSTREAM_TIMEOUT: `${TIMEOUT_MS}ms` }, services: [service({ path: '/up', targetUrl: upstream.origin })] });
   });
   after(async () => {
     await gateway.close();

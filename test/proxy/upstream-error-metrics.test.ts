@@ -26,7 +26,7 @@ before(async () => {
   });
   garbage = await rawUpstream('NOT HTTP AT ALL\r\n\r\n');
   gw = await startTestGateway({ UPSTREAM_TIMEOUT: '300ms' });
-  const call = apiClient(gw.baseUrl);
+  const call = apiClient(gw.origin);
   const as = await signIn(gw);
   const targets = { down: `http://127.0.0.1:${await freePort()}`, slow: slow.origin, garbage: garbage.origin };
   for (const [name, targetUrl] of Object.entries(targets) as [keyof typeof ids, string][]) {
@@ -42,7 +42,7 @@ after(async () => {
 });
 
 async function statusOf(path: string): Promise<number> {
-  const response = await request(`${gw.baseUrl}${path}`);
+  const response = await request(`${gw.origin}${path}`);
   await response.body.dump();
   return response.statusCode;
 }
@@ -59,7 +59,7 @@ test('refusals, timeouts and broken responses are counted per service and kind i
   assert.equal(await statusOf('/slow/hang'), 504);
   assert.equal(await statusOf('/garbage/x'), 502);
   // Cut off after its head: the client gets a truncated response, the target a bad_gateway count.
-  const cut = await request(`${gw.baseUrl}/slow/cut`);
+  const cut = await request(`${gw.origin}/slow/cut`);
   assert.equal(cut.statusCode, 200);
   await assert.rejects(cut.body.text());
 

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
 import { service } from '../support/samples.js';
 import { rawUpstream, startUpstream, type RawUpstream, type Upstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 /** A port nothing listens on: bound once, then released. */
 async function closedPort(): Promise<number> {
@@ -20,7 +20,7 @@ async function closedPort(): Promise<number> {
 describe('upstream failures', () => {
   let upstream: Upstream;
   let garbage: RawUpstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   /** Each request the misbehaving upstream receives, with its response. */
   const arrivals: { req: IncomingMessage; res: ServerResponse }[] = [];
   let arrived: (() => void) | undefined;
@@ -37,7 +37,7 @@ describe('upstream failures', () => {
       // '/hang' never answers.
     });
     garbage = await rawUpstream('NOT HTTP AT ALL\r\n\r\n');
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       env: { UPSTREAM_TIMEOUT: '500ms' },
       services: [
         service({ path: '/down', targetUrl: `http://127.0.0.1:${await closedPort()}` }),
@@ -120,7 +120,7 @@ describe('upstream failures', () => {
  */
 describe('client disconnects', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   const arrivals: { req: IncomingMessage; res: ServerResponse }[] = [];
   let arrived: (() => void) | undefined;
 
@@ -134,7 +134,7 @@ describe('client disconnects', () => {
       }
       // '/hang' never answers.
     });
-    gateway = await startGateway({ services: [service({ path: '/up', targetUrl: upstream.origin })] });
+    gateway = await startDataPlane({ services: [service({ path: '/up', targetUrl: upstream.origin })] });
   });
   after(async () => {
     for (const { res } of arrivals) res.destroy();

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { openRawConnection } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { startUpstream, type Upstream } from '../support/upstream.js';
-import { startGateway, type TestGateway } from './harness.js';
+import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 
 const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
@@ -74,7 +74,7 @@ async function openHandshake(port: number, target: string, extra: string[] = [])
 
 describe('WebSocket upgrades', () => {
   let upstream: Upstream;
-  let gateway: TestGateway;
+  let gateway: TestDataPlane;
   const handshakes: Handshake[] = [];
   const ws = service({ path: '/ws', targetUrl: '' });
 
@@ -94,7 +94,7 @@ describe('WebSocket upgrades', () => {
       socket.on('data', (data: Buffer) => socket.write(frame(`echo: ${readFrame(data)}`, false)));
     });
     ws.targetUrl = `${upstream.origin}/base`;
-    gateway = await startGateway({
+    gateway = await startDataPlane({
       services: [ws, service({ path: '/private-ws', targetUrl: upstream.origin, requireAuth: true })],
     });
   });

@@ -57,7 +57,7 @@ export async function startGatewayWithProvider(
       const user = DEMO_USERS.find((candidate) => candidate.email === email);
       const query = options.returnTo === undefined ? '' : `?returnTo=${encodeURIComponent(options.returnTo)}`;
       return loginThroughProvider({
-        loginUrl: `${gw.baseUrl}/auth/login${query}`,
+        loginUrl: `${gw.origin}/auth/login${query}`,
         email,
         password: options.password ?? user?.password ?? 'unknown',
         jar: options.jar ?? new CookieJar(),

@@ -5,11 +5,12 @@ import { loadConfig } from '../../shared/config.js';
 import { startGateway, type Gateway } from '../../admin/process/embedded-gateway.js';
 import { createLogger } from '../../shared/logger.js';
 import { freePort } from './free-port.js';
+import { TEST_ENV } from './test-env.js';
 
 /** A gateway started for one test file, with its own temporary SQLite file. */
 export interface TestGateway {
   /** Public listener, e.g. http://127.0.0.1:PORT (equal to PUBLIC_URL's origin). */
-  baseUrl: string;
+  origin: string;
   /** The admin-port API. */
   adminUrl: string;
   gateway: Gateway;
@@ -34,14 +35,12 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     DATABASE_PATH: join(dir, 'gateway.db'),
     OIDC_ISSUER: 'http://127.0.0.1:9/unreachable',
     OIDC_CLIENT_ID: 'gatehouse-test',
-    RATE_LIMIT_GENERAL: '0',
-    RATE_LIMIT_AUTH: '0',
-    LOG_LEVEL: 'silent',
+    ...TEST_ENV,
     ...env,
   });
   const gateway = await startGateway(config, createLogger(config.logLevel, 'gatehouse-test'));
   return {
-    baseUrl: `http://127.0.0.1:${gateway.port}`,
+    origin: `http://127.0.0.1:${gateway.port}`,
     adminUrl: `http://127.0.0.1:${gateway.adminPort}`,
     gateway,
     databasePath: config.databasePath,

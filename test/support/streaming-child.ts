@@ -7,8 +7,8 @@
  * Messages in: `'rss'` and `'reset'`, each answered with `{ rss, peak }` in bytes (the peak since
  * the last reset; `'reset'` then starts a new one); `'close'`. Message out at start: `{ port }`.
  */
-import { service } from '../support/samples.js';
-import { startGateway } from './harness.js';
+import { service } from './samples.js';
+import { startDataPlane } from './data-plane.js';
 
 const SAMPLE_MS = 10;
 
@@ -20,7 +20,7 @@ const SAMPLE_MS = 10;
 const collectYoungGarbage = (globalThis as { gc?: (options: { type: 'minor' | 'major' }) => void }).gc;
 
 async function main(upstreamOrigin: string, send: (message: unknown) => void): Promise<void> {
-  const gateway = await startGateway({ services: [service({ path: '/big', targetUrl: upstreamOrigin })] });
+  const gateway = await startDataPlane({ services: [service({ path: '/big', targetUrl: upstreamOrigin })] });
   let peak = process.memoryUsage().rss;
   const sampler = setInterval(() => {
     collectYoungGarbage?.({ type: 'minor' });

@@ -1,10 +1,12 @@
 /**
- * The data-plane tests' gateway, started as production starts its data plane (`startProxyPlane`,
+ * One of the two test starters (the other, gateway.ts, starts the whole embedded gateway): a data
+ * plane alone, started as production starts it (`startProxyPlane`,
  * over the embedded backends on the real migrations in an in-memory SQLite database), its
  * access-log records shipped into an array, its identity-assertion keys from the admin plane's
  * own key store in that database, and gateway-owned paths answered by a stand-in admin plane.
  */
 import { EventEmitter, once } from 'node:events';
+import { TEST_ENV } from './test-env.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
 import { AssertionKeys } from '../../admin/assertion-keys.js';
@@ -18,8 +20,8 @@ import { loadConfig, type Config } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import type { AccessLogEntry, Service, SessionUser } from '../../shared/types.js';
 
-export interface GatewayOptions {
-  /** Environment for loadConfig; RATE_LIMIT_GENERAL defaults to `0` (off) here. */
+export interface DataPlaneOptions {
+  /** Environment for loadConfig, over {@link TEST_ENV} (rate limits off, no logs). */
   env?: Record<string, string>;
   services?: Service[];
   /** Replaces the stand-in admin plane (which answers 200 `{"plane":"admin","url":…}`). */
@@ -28,7 +30,7 @@ export interface GatewayOptions {
   assertionKeys?: boolean;
 }
 
-export interface TestGateway {
+export interface TestDataPlane {
   /** `http://127.0.0.1:<port>` */
   origin: string;
   port: number;
@@ -74,8 +76,8 @@ export const TEST_USER: SessionUser = { sub: 'user-123', name: 'Ada Lovelace', e
  * Starts a data plane on a free port with `startProxyPlane`, as the processes do, with the
  * services published when given.
  */
-export async function startGateway(options: GatewayOptions = {}): Promise<TestGateway> {
-  const config = loadConfig({ PORT: '0', RATE_LIMIT_GENERAL: '0', LOG_LEVEL: 'silent', ...options.env });
+export async function startDataPlane(options: DataPlaneOptions = {}): Promise<TestDataPlane> {
+  const config = loadConfig({ PORT: '0', ...TEST_ENV, ...options.env });
   const logger = createLogger(config.logLevel, 'proxy-test');
   const db = openDatabase(':memory:');
   const records: AccessLogEntry[] = [];
