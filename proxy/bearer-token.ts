@@ -6,7 +6,7 @@ import { userFromClaims } from '../shared/identity-claims.js';
 import type { Logger } from '../shared/logger.js';
 import type { SessionUser } from '../shared/types.js';
 import { IssuerKeys } from './issuer-keys.js';
-import { VerifiedTokenCache } from './verified-token-cache.js';
+import { ExpiringCache } from '../shared/expiring-cache.js';
 
 /**
  * Signature algorithms a bearer token may use: asymmetric ones only (RFC 7518 §3.3–3.5, RFC 8037),
@@ -15,7 +15,7 @@ import { VerifiedTokenCache } from './verified-token-cache.js';
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 /** Clock skew allowed on `exp` and `nbf`, in seconds (design.md §4.7). */
 const CLOCK_TOLERANCE_SECONDS = 5;
-/** Verified tokens kept at most (see {@link VerifiedTokenCache}). */
+/** Verified tokens kept at most (see {@link ExpiringCache}). */
 const CACHE_ENTRIES = 10_000;
 
 /**
@@ -44,14 +44,14 @@ function invalidToken(): GatewayError {
  * user is made, so an access policy reads both alike). The token must be signed by OIDC_ISSUER's
  * key (issuer-keys.ts) with an asymmetric algorithm, carry `iss` = the issuer, an `aud` among
  * OIDC_API_AUDIENCES, a `sub`, and an `exp`, with `exp` and `nbf` holding within 5 s of skew.
- * Verified tokens are remembered until their `exp` (verified-token-cache.ts).
+ * Verified tokens are remembered until their `exp` (an ExpiringCache, shared/expiring-cache.ts).
  */
 export class BearerTokens {
   readonly #config: Config;
   readonly #audiences: string[];
   readonly #keys: IssuerKeys;
   readonly #logger: Logger;
-  readonly #verified = new VerifiedTokenCache(CACHE_ENTRIES);
+  readonly #verified = new ExpiringCache<SessionUser>(CACHE_ENTRIES);
   /** The header of a 401 for a request without credentials (RFC 6750 §3: the scheme, no error code). */
   readonly challenge: Record<string, string> = { 'www-authenticate': 'Bearer' };
 

@@ -1,6 +1,7 @@
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import type { AssertionKeySet } from '../shared/assertion-key-set.js';
 import { GatewayError } from '../shared/errors.js';
+import { ExpiringCache } from '../shared/expiring-cache.js';
 import type { SessionUser } from '../shared/types.js';
 import type { Route } from './route-table.js';
 
@@ -29,13 +30,6 @@ interface Signer {
   encodedHeader: string;
 }
 
-interface Cached {
-  /** The compact JWS. */
-  token: string;
-  /** Epoch ms after which a new assertion is signed instead. */
-  reuseUntil: number;
-}
-
 /**
  * The identity assertion of design.md §4.7: the `X-Gatehouse-Assertion` JWT (RFC 7519) that tells
  * an upstream who the caller is in a form it can verify against `/.well-known/jwks.json`. A JWS
@@ -55,15 +49,14 @@ interface Cached {
 export class IdentityAssertions {
   readonly #issuer: string;
   readonly #ttlS: number;
-  readonly #maxCached: number;
   #signer: Signer | undefined;
-  #cache = new Map<string, Cached>();
+  readonly #cache: ExpiringCache<string>;
 
   /** `publicUrl`: PUBLIC_URL; `ttlMs`: ASSERTION_TTL (whole seconds). */
   constructor(publicUrl: URL, ttlMs: number, maxCached = DEFAULT_MAX_CACHED) {
     this.#issuer = publicUrl.origin;
     this.#ttlS = Math.floor(ttlMs / 1000);
-    this.#maxCached = maxCached;
+    this.#cache = new ExpiringCache(maxCached);
   }
 
   /**
@@ -74,7 +67,7 @@ export class IdentityAssertions {
     const key = createPrivateKey({ key: { ...keys.signing }, format: 'jwk' });
     const header = { alg: 'ES256', typ: 'JWT', kid: keys.signing.kid };
     this.#signer = { key, encodedHeader: `${base64url(JSON.stringify(header))}.` };
-    this.#cache = new Map();
+    this.#cache.clear();
   }
 
   /**
@@ -94,8 +87,8 @@ export class IdentityAssertions {
     const groups = user.groups ?? [];
     const key = JSON.stringify([aud, user.sub, user.email, groups]);
     const now = Date.now();
-    const cached = this.#cache.get(key);
-    if (cached !== undefined && now < cached.reuseUntil) return cached.token;
+    const cached = this.#cache.get(key, now);
+    if (cached !== undefined) return cached;
 
     const iat = Math.floor(now / 1000);
     const claims: AssertionClaims = { iss: this.#issuer, aud, sub: user.sub, groups, iat, exp: iat + this.#ttlS };
@@ -103,15 +96,8 @@ export class IdentityAssertions {
     const signingInput = signer.encodedHeader + base64url(JSON.stringify(claims));
     const signature = sign('sha256', Buffer.from(signingInput), { key: signer.key, dsaEncoding: 'ieee-p1363' });
     const token = `${signingInput}.${signature.toString('base64url')}`;
-    if (this.#ttlS > REFRESH_BEFORE_EXPIRY_S) this.#remember(key, { token, reuseUntil: (claims.exp - REFRESH_BEFORE_EXPIRY_S) * 1000 });
+    if (this.#ttlS > REFRESH_BEFORE_EXPIRY_S) this.#cache.set(key, token, (claims.exp - REFRESH_BEFORE_EXPIRY_S) * 1000);
     return token;
-  }
-
-  #remember(key: string, entry: Cached): void {
-    const cache = this.#cache;
-    cache.delete(key);
-    if (cache.size >= this.#maxCached) cache.delete(cache.keys().next().value!);
-    cache.set(key, entry);
   }
 }
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bearerCredentials } from '../../proxy/bearer-token.js';
-import { VerifiedTokenCache } from '../../proxy/verified-token-cache.js';
+import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SessionUser } from '../../shared/types.js';
 
 describe('bearerCredentials', () => {
@@ -21,11 +21,11 @@ describe('bearerCredentials', () => {
   });
 });
 
-describe('VerifiedTokenCache', () => {
+describe('ExpiringCache (verified bearer tokens)', () => {
   const user = (sub: string): SessionUser => ({ sub, name: sub, email: '', isAdmin: false, groups: [] });
 
   it('serves an entry until its exp, then drops it', () => {
-    const cache = new VerifiedTokenCache(10);
+    const cache = new ExpiringCache<SessionUser>(10);
     cache.set('a', user('a'), 2_000);
     assert.equal(cache.get('a', 1_999)?.sub, 'a');
     assert.equal(cache.get('a', 2_000), undefined);
@@ -33,7 +33,7 @@ describe('VerifiedTokenCache', () => {
   });
 
   it('keeps at most maxEntries, dropping the one stored longest ago', () => {
-    const cache = new VerifiedTokenCache(2);
+    const cache = new ExpiringCache<SessionUser>(2);
     cache.set('a', user('a'), 9_000);
     cache.set('b', user('b'), 9_000);
     cache.set('a', user('a'), 9_000); // stored again: now the newest

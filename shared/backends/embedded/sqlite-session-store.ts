@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { SessionCache } from '../session-cache.js';
+import { ExpiringCache } from '../../expiring-cache.js';
 import { isWellFormedSecret, newSessionId } from '../../secrets.js';
 import { sessionKey, type SessionStore } from '../session-store.js';
 import type { Session } from '../../types.js';
@@ -13,7 +13,7 @@ const CACHE_TTL_MS = 60_000;
 /**
  * Embedded {@link SessionStore}: the `sessions` table of the gateway's SQLite file (created by the
  * admin plane's migrations). Expired rows are ignored on read and purged once a minute. Reads go
- * through a {@link SessionCache}: this process is the only writer of the table, and a destroyed
+ * through a {@link ExpiringCache}: this process is the only writer of the table, and a destroyed
  * session leaves the cache in the same call, so a cached session is never one that was revoked,
  * and the data plane skips a SQLite read and a JSON parse on nearly every request.
  */
@@ -23,7 +23,7 @@ export class SqliteSessionStore implements SessionStore {
   readonly #delete: Statement<[string]>;
   readonly #purge: Statement<[number]>;
   readonly #timer: NodeJS.Timeout;
-  readonly #cache = new SessionCache(CACHE_ENTRIES, CACHE_TTL_MS);
+  readonly #cache = new ExpiringCache<Session>(CACHE_ENTRIES);
 
   constructor(db: Database) {
     this.#insert = db.prepare('INSERT INTO sessions (key, data, expires_at) VALUES (?, ?, ?)');
@@ -43,12 +43,12 @@ export class SqliteSessionStore implements SessionStore {
     if (!isWellFormedSecret(sessionId)) return null;
     const key = sessionKey(sessionId);
     const now = Date.now();
-    const cached = this.#cache.fresh(key, now);
+    const cached = this.#cache.get(key, now);
     if (cached !== undefined) return cached.expiresAt > now ? cached : null;
     const row = this.#select.get(key, now);
     if (!row) return null;
     const session = JSON.parse(row.data) as Session;
-    this.#cache.set(key, session, now);
+    this.#cache.set(key, session, now + CACHE_TTL_MS);
     return session;
   }
 

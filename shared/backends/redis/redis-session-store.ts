@@ -6,7 +6,7 @@ import type { Session } from '../../types.js';
 import { RedisUnavailableError } from './redis-errors.js';
 import type { RedisConnections } from './redis-connections.js';
 import { SESSION_REVOKED_CHANNEL, sessionRedisKey } from './redis-keys.js';
-import { SessionCache } from '../session-cache.js';
+import { ExpiringCache } from '../../expiring-cache.js';
 
 export interface RedisSessionStoreOptions {
   /**
@@ -23,7 +23,7 @@ export interface RedisSessionStoreOptions {
 /**
  * Split-mode {@link SessionStore} (design.md §2.1): each session is a JSON string at
  * `gatehouse:session:<sha256(id)>` with `PX` = its remaining lifetime, so Redis expires it.
- * Reads go through a small local {@link SessionCache} so the data plane does not hit Redis per
+ * Reads go through a small local {@link ExpiringCache} so the data plane does not hit Redis per
  * request; only live sessions are cached (a session created elsewhere is visible at once).
  * `destroy` DELs the key and PUBLISHes the key hash on `gatehouse:session-revoked` in one MULTI;
  * every instance subscribes and evicts that entry. After the subscriber reconnects (revocations
@@ -36,7 +36,9 @@ export interface RedisSessionStoreOptions {
 export class RedisSessionStore implements SessionStore {
   readonly #connections: RedisConnections;
   readonly #redis: Redis;
-  readonly #cache: SessionCache;
+  /** Sessions Redis confirmed, each served for `cacheTtlMs` after that. */
+  readonly #cache: ExpiringCache<Session>;
+  readonly #cacheTtlMs: number;
   readonly #logger: Logger;
   readonly #unsubscribe: () => void;
   readonly #stopReconnectWatch: () => void;
@@ -46,7 +48,8 @@ export class RedisSessionStore implements SessionStore {
   constructor(connections: RedisConnections, options: RedisSessionStoreOptions = {}) {
     this.#connections = connections;
     this.#redis = connections.command;
-    this.#cache = new SessionCache(options.cacheMaxEntries ?? 10_000, options.cacheTtlMs ?? 5_000);
+    this.#cache = new ExpiringCache(options.cacheMaxEntries ?? 10_000);
+    this.#cacheTtlMs = options.cacheTtlMs ?? 5_000;
     this.#logger = options.logger ?? createLogger('silent', 'sessions');
     this.#unsubscribe = connections.subscriptions.subscribe(SESSION_REVOKED_CHANNEL, (hash) => this.#evict(hash));
     this.#stopReconnectWatch = connections.subscriptions.onReconnect(() => this.#evictAll());
@@ -68,7 +71,7 @@ export class RedisSessionStore implements SessionStore {
     } catch (error) {
       throw new RedisUnavailableError('storing a session', error);
     }
-    this.#cache.set(key, session, Date.now());
+    this.#cache.set(key, session, Date.now() + this.#cacheTtlMs);
     return id;
   }
 
@@ -79,7 +82,7 @@ export class RedisSessionStore implements SessionStore {
   get(sessionId: string): Promise<Session | null> {
     if (!isWellFormedSecret(sessionId)) return Promise.resolve(null);
     const key = sessionKey(sessionId);
-    const cached = this.#cache.fresh(key, Date.now());
+    const cached = this.#cache.get(key, Date.now());
     // A cache hit (nearly every request) settles without an async frame of its own.
     if (cached !== undefined) return Promise.resolve(live(cached));
     return this.#readThrough(key);
@@ -90,7 +93,7 @@ export class RedisSessionStore implements SessionStore {
     const evictionsBefore = this.#evictions;
     const session = await this.#read(key);
     if (session === null) this.#cache.delete(key);
-    else if (this.#evictions === evictionsBefore) this.#cache.set(key, session, Date.now());
+    else if (this.#evictions === evictionsBefore) this.#cache.set(key, session, Date.now() + this.#cacheTtlMs);
     return session === null ? null : live(session);
   }
 
