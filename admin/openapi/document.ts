@@ -23,13 +23,18 @@ interface HeaderSpec {
   required: boolean;
 }
 
-/** One way an endpoint can fail: its status, its exact message or `{ error, fields }`, its headers. */
+/** One way an endpoint can fail: its status, its exact message, whether it has `fields`, its headers. */
 interface Failure {
   status: number;
   /** The exact `error`; absent for a validation error, whose message names the fields. */
   message?: string;
+  /** Whether the body has `fields` beside `error` (always for a validation error). */
+  fields?: true;
   headers?: Record<string, HeaderSpec>;
 }
+
+/** The failures whose answer names the fields, with an exact message. */
+const WITH_FIELDS: ReadonlySet<ErrorCode> = new Set(['MISSING_FIELDS']);
 
 const WWW_AUTHENTICATE =
   'Bearer without credentials; Bearer error="invalid_token" for a bearer credential that is no live token; ' +
@@ -42,7 +47,13 @@ const RATE_LIMIT_HEADERS: Record<string, HeaderSpec> = {
   'RateLimit-Reset': { description: 'Seconds until the window resets', required: true },
 };
 
-const failure = (code: ErrorCode, headers?: Record<string, HeaderSpec>): Failure => ({ ...ERRORS[code], ...(headers ? { headers } : {}) });
+const failure = (code: ErrorCode, headers?: Record<string, HeaderSpec>): Failure => ({
+  ...ERRORS[code],
+  ...(WITH_FIELDS.has(code) ? { fields: true } : {}),
+  ...(headers ? { headers } : {}),
+});
+/** A validation error: `{ error, fields }`, the message naming each wrong field or parameter. */
+const VALIDATION: Failure = { status: ERRORS.BAD_REQUEST.status, fields: true };
 
 /**
  * The answers of a guard (guards.ts) to a request it refuses. `admin`'s 401 always challenges
@@ -76,7 +87,7 @@ function failuresOf(endpoint: Endpoint): Failure[] {
     ? [
         failure('INVALID_JSON'),
         { status: ERRORS.BAD_REQUEST.status, message: NOT_AN_OBJECT },
-        { status: ERRORS.BAD_REQUEST.status },
+        VALIDATION,
         failure('REQUEST_TIMEOUT'),
         failure('BODY_TOO_LARGE'),
         failure('UNSUPPORTED_MEDIA_TYPE'),
@@ -85,23 +96,30 @@ function failuresOf(endpoint: Endpoint): Failure[] {
   return [
     ...guardFailures(endpoint.guard, endpoint.method !== 'GET'),
     ...body,
-    ...(endpoint.query ? [{ status: ERRORS.BAD_REQUEST.status }] : []),
+    ...(endpoint.query ? [VALIDATION] : []),
     ...(endpoint.errors ?? []).map((code) => failure(code)),
     failure('RATE_LIMITED', RATE_LIMIT_HEADERS),
     failure('INTERNAL'),
   ];
 }
 
+/** The exact messages of `failures` with `fields` or without. */
+const messagesOf = (failures: Failure[], fields: boolean): string[] => [
+  ...new Set(failures.flatMap((f) => (f.message !== undefined && (f.fields === true) === fields ? [f.message] : []))),
+];
+
 /**
  * The Responses Object of one status's failures: `{ error }` with one of their exact messages,
- * or `{ error, fields }` for a validation error; a header is required when every failure of the
- * status carries it.
+ * `{ error, fields }` with one of those that name fields, or a validation error; a header is
+ * required when every failure of the status carries it.
  */
 function failureResponse(failures: Failure[]): Record<string, unknown> {
-  const messages = [...new Set(failures.flatMap((f) => (f.message === undefined ? [] : [f.message])))];
+  const messages = messagesOf(failures, false);
+  const withFields = messagesOf(failures, true);
   const validates = failures.some((f) => f.message === undefined);
   const bodies: v.GenericSchema[] = [];
   if (messages.length > 0) bodies.push(v.strictObject({ error: v.picklist(messages) }));
+  if (withFields.length > 0) bodies.push(v.strictObject({ ...RESPONSE_SCHEMAS.ValidationError.entries, error: v.picklist(withFields) }));
   if (validates) bodies.push(RESPONSE_SCHEMAS.ValidationError);
   const headerNames = [...new Set(failures.flatMap((f) => Object.keys(f.headers ?? {})))];
   const headers = Object.fromEntries(
@@ -111,7 +129,7 @@ function failureResponse(failures: Failure[]): Record<string, unknown> {
       return [name, { description: spec.description, required, schema: inlineSchema(v.string(), NAMED) }];
     }),
   );
-  const description = [...messages, ...(validates ? ['a validation error naming each wrong field or parameter'] : [])].join('; ');
+  const description = [...messages, ...withFields, ...(validates ? ['a validation error naming each wrong field or parameter'] : [])].join('; ');
   return {
     description,
     ...(headerNames.length > 0 ? { headers } : {}),

@@ -50,7 +50,7 @@ const ignoredOnUpdate = Object.fromEntries(
 export const REQUEST_SCHEMAS = {
   ServiceCreate: v.pipe(
     v.strictObject(SERVICE_BODY_SCHEMAS.create.entries),
-    v.description('A new service. Without name, path or targetUrl (or with null): 400 Missing required fields: name, path, targetUrl'),
+    v.description('A new service; without name, path or targetUrl (or with null for one): 400 Missing required fields: name, path, targetUrl'),
   ),
   ServiceUpdate: v.pipe(
     v.strictObject({ ...SERVICE_BODY_SCHEMAS.update.entries, ...ignoredOnUpdate }),
@@ -89,7 +89,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Registers a service',
     body: REQUEST_SCHEMAS.ServiceCreate,
     ok: { status: 201, description: 'The new service, enabled', schema: R.Service, headers: { Location: 'The path of the new service' } },
-    errors: ['PATH_IN_USE'],
+    errors: ['MISSING_FIELDS', 'PATH_IN_USE'],
   },
   {
     operationId: 'getService', method: 'GET', path: '/api/services/:id', tag: 'Services', guard: 'admin',

@@ -101,11 +101,11 @@ describe('the document', () => {
     const noop = () => undefined;
     const handlers = new Proxy({}, { get: () => new Proxy({}, { get: () => noop }) }) as unknown as RouteHandlers;
     const routes = buildRouter(handlers, { kind: 'public', servesConsole: true } as ServedOrigin).routes();
-    const json = routes.map((r) => `${r.method} ${r.pattern}`).filter((route) => !NOT_JSON.includes(route));
+    const json = routes.filter((r) => !NOT_JSON.includes(`${r.method} ${r.pattern}`)).map((r) => `${r.method} ${pathTemplate(r.pattern)}`);
     const documented = Object.entries(document.paths).flatMap(([path, item]) =>
       Object.keys(item as object).map((method) => `${method.toUpperCase()} ${path}`),
     );
-    assert.deepEqual(json.map((route) => route.replace(/ .*/, (path) => pathTemplate(path))).sort(), documented.sort());
+    assert.deepEqual(json.sort(), documented.sort());
   });
 
   it('with ADMIN_URL, is served on that origin only, naming its session cookie', async () => {
