@@ -44,6 +44,7 @@ const RULES = {
   order: 'must be after from',
 };
 
+/** `from` or `to`: an instant of the accepted form that exists (no 2025-02-30). */
 const instant = (description: string) =>
   v.optional(
     v.pipe(

@@ -33,7 +33,6 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const DOMAIN = /^[^\s@.]+(\.[^\s@.]+)*$/;
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f]/;
 
-
 /** The segments after the leading `/`; none for `/` itself. */
 const segmentsOf = (path: string): string[] => (path === '/' ? [] : path.slice(1).split('/'));
 
