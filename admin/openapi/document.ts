@@ -200,23 +200,31 @@ Served wherever the admin API is: the admin port, which is ADMIN_URL's origin wh
 
 Authentication: an administrator's session (cookie from signing in at /auth/login on this origin) with its CSRF token in X-CSRF-Token on POST, PUT, PATCH and DELETE, or an admin API token (Authorization: Bearer ght_…; read: GET only, write: everything but /api/tokens).`;
 
-/**
- * The OpenAPI 3.1 description of the admin plane's JSON endpoints ({@link ENDPOINTS}) as served on
- * `origin` (its session cookie's name), their schemas converted from valibot (json-schema.ts).
- * Built once per origin at start.
- */
-export function buildOpenApiDocument(origin: ServedOrigin): OpenApiDocument {
-  const paths: Record<string, Record<string, OpenApiOperation>> = {};
+/** The paths and component schemas, the same on every origin: converted once per process, when first asked for. */
+let converted: { paths: OpenApiDocument['paths']; schemas: Record<string, unknown> } | undefined;
+
+function convertedOnce(): NonNullable<typeof converted> {
+  if (converted) return converted;
+  const paths: OpenApiDocument['paths'] = {};
   for (const endpoint of ENDPOINTS) {
     const path = (paths[pathTemplate(endpoint.path)] ??= {});
     path[endpoint.method.toLowerCase()] = operationOf(endpoint);
   }
+  return (converted = { paths, schemas: componentSchemas(NAMED) });
+}
+
+/**
+ * The OpenAPI 3.1 description of the admin plane's JSON endpoints ({@link ENDPOINTS}) as served on
+ * `origin` (its session cookie's name), their schemas converted from valibot (json-schema.ts).
+ */
+export function buildOpenApiDocument(origin: ServedOrigin): OpenApiDocument {
+  const { paths, schemas } = convertedOnce();
   return {
     openapi: '3.1.1',
     info: { title: 'Gatehouse admin API', version, description: DESCRIPTION },
     paths,
     components: {
-      schemas: componentSchemas(NAMED),
+      schemas,
       securitySchemes: {
         sessionCookie: {
           type: 'apiKey',
