@@ -1,3 +1,5 @@
+import * as v from 'valibot';
+import { atMostChars } from './char-length.js';
 import { readPage, type Page } from './pagination.js';
 import { rejectWrongParameters, type QueryFields } from './query-errors.js';
 
@@ -17,14 +19,17 @@ export interface AccessLogFilter {
   to?: number;
 }
 
-/** The query parameters {@link parseAccessLogFilter} reads, in the order the README lists them. */
+/** The query parameters {@link readAccessLogFilter} reads, in the order the README lists them. */
 export const FILTER_PARAMETERS = ['status', 'method', 'path', 'user', 'from', 'to'] as const;
 
-const STATUS = /^([2-5])xx$/i;
+type FilterParameter = (typeof FILTER_PARAMETERS)[number];
+
+/** A status class; the `x`s in either case. */
+const STATUS = /^[2-5][xX][xX]$/;
 /** RFC 9110 §5.6.2 token (methods are tokens, §9.1). */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** A calendar date, or a date-time with seconds optional and a zone required (Z or ±hh:mm). */
-const ISO_8601 = /^\d{4}-\d\d-\d\d(?:T\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:\d\d))?$/i;
+/** A calendar date, or a date-time with seconds optional and a zone required (Z or ±hh:mm); `T` and `Z` in either case. */
+const ISO_8601 = /^\d{4}-\d\d-\d\d(?:[Tt]\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d\d:\d\d))?$/;
 const MAX_METHOD = 32;
 const MAX_PATH = 2048;
 const MAX_USER = 255;
@@ -38,6 +43,32 @@ const RULES = {
   to: 'must be an ISO 8601 date-time with a time zone, such as 2025-01-31T09:00:00Z',
   order: 'must be after from',
 };
+
+/** `from` or `to`: an instant of the accepted form that exists (no 2025-02-30). */
+const instant = (description: string) =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(ISO_8601),
+      v.check((text) => instantMs(text) !== undefined),
+      v.description(`${description}: an ISO 8601 date-time with a time zone (2025-01-31T09:00:00Z, …+01:00) or a date (midnight UTC)`),
+    ),
+  );
+
+/**
+ * The filters' values: what {@link readAccessLogFilter} checks (each wrong one is reported with its
+ * rule from `RULES`), and what the API's description (admin/openapi/) converts.
+ */
+export const FILTER_PARAMETER_SCHEMAS = {
+  status: v.optional(v.pipe(v.string(), v.regex(STATUS), v.description('A status class: 2xx, 3xx, 4xx or 5xx'))),
+  method: v.optional(v.pipe(v.string(), v.regex(TOKEN), v.maxLength(MAX_METHOD), v.description('The HTTP method, case-insensitively'))),
+  path: v.optional(
+    v.pipe(v.string(), ...atMostChars(MAX_PATH, RULES.path), v.description('Records whose path (with its query) contains this text, case-sensitively')),
+  ),
+  user: v.optional(v.pipe(v.string(), ...atMostChars(MAX_USER, RULES.user), v.description("The user's subject (user_id), exactly"))),
+  from: instant('Records from this instant on (inclusive)'),
+  to: instant('Records before this instant (exclusive), after from'),
+} satisfies Record<FilterParameter, v.GenericSchema<string | undefined>>;
 
 /**
  * A page of a service's access log and its filters, from `GET /api/services/:id/logs`'s query:
@@ -60,44 +91,32 @@ export function parseAccessLogQuery(query: URLSearchParams, defaultLimit?: numbe
  * `{ status: 'must be one of 2xx, 3xx, 4xx, 5xx' }` (the filter returned is then incomplete).
  */
 function readAccessLogFilter(query: URLSearchParams, fields: QueryFields): AccessLogFilter {
-  const read = (name: (typeof FILTER_PARAMETERS)[number]) => query.get(name) || undefined;
+  /** The parameter's value when present, not empty and valid; a wrong one is recorded in `fields`. */
+  const read = (name: FilterParameter): string | undefined => {
+    const text = query.get(name) || undefined;
+    if (text === undefined || v.is(FILTER_PARAMETER_SCHEMAS[name], text)) return text;
+    fields[name] = RULES[name];
+    return undefined;
+  };
   const filter: AccessLogFilter = {};
-
   const status = read('status');
-  if (status !== undefined) {
-    const match = STATUS.exec(status);
-    if (match) filter.statusClass = Number(match[1]);
-    else fields.status = RULES.status;
-  }
+  if (status !== undefined) filter.statusClass = Number(status[0]);
   const method = read('method');
-  if (method !== undefined) {
-    if (TOKEN.test(method) && method.length <= MAX_METHOD) filter.method = method.toUpperCase();
-    else fields.method = RULES.method;
-  }
+  if (method !== undefined) filter.method = method.toUpperCase();
   const path = read('path');
-  if (path !== undefined) {
-    if ([...path].length <= MAX_PATH) filter.pathContains = path;
-    else fields.path = RULES.path;
-  }
+  if (path !== undefined) filter.pathContains = path;
   const user = read('user');
-  if (user !== undefined) {
-    if ([...user].length <= MAX_USER) filter.userId = user;
-    else fields.user = RULES.user;
-  }
+  if (user !== undefined) filter.userId = user;
   for (const name of ['from', 'to'] as const) {
     const text = read(name);
-    if (text === undefined) continue;
-    const ms = parseInstant(text);
-    if (ms === undefined) fields[name] = RULES[name];
-    else filter[name] = ms;
+    if (text !== undefined) filter[name] = instantMs(text);
   }
   if (filter.from !== undefined && filter.to !== undefined && filter.to <= filter.from) fields.to = RULES.order;
   return filter;
 }
 
-/** Epoch ms of an ISO 8601 instant in the accepted forms, or undefined (also for 2025-02-30). */
-function parseInstant(text: string): number | undefined {
-  if (!ISO_8601.test(text)) return undefined;
+/** Epoch ms of an ISO 8601 instant of the accepted form, or undefined (for 2025-02-30, say). */
+function instantMs(text: string): number | undefined {
   const ms = Date.parse(text.length === 10 ? `${text}T00:00:00Z` : text);
   if (Number.isNaN(ms)) return undefined;
   // Date.parse rolls 2025-02-30 over to March; the date part must survive the round trip.

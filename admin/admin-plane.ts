@@ -26,6 +26,7 @@ import { createAssertionKeyHandlers } from './routes/assertion-key-routes.js';
 import { createAuthHandlers } from './routes/auth-routes.js';
 import { createConsoleHandlers } from './routes/console-routes.js';
 import { createDashboardHandlers } from './routes/dashboard-routes.js';
+import { createOpenApiHandlers } from './routes/openapi-routes.js';
 import { createPageHandlers } from './routes/page-routes.js';
 import { createServiceHandlers } from './routes/service-routes.js';
 import { createTokenHandlers } from './routes/token-routes.js';
@@ -76,6 +77,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const accessLogs = new AccessLogStore(db, rollups);
   const tokens = new ApiTokens(db, audit);
   const relyingParty = new RelyingParty(config, logger);
+  const origins = new ServedOrigins(config);
   const handlers = {
     pages: createPageHandlers({ config, registry, relyingParty }),
     auth: createAuthHandlers({
@@ -92,8 +94,8 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     console: createConsoleHandlers({ registry, audit, accessLogs, rollups, tokens, assets: ConsoleAssets.load() }),
     assertionKeys: createAssertionKeyHandlers({ keys: assertionKeys }),
     tokens: createTokenHandlers({ tokens }),
+    openapi: createOpenApiHandlers({ origins: [origins.public, origins.admin] }),
   };
-  const origins = new ServedOrigins(config);
   const routers = new Map<ServedOrigin, Router>([origins.public, origins.admin].map((o) => [o, buildRouter(handlers, o)]));
   await assertionKeys.start();
   await registry.publish();

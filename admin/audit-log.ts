@@ -1,18 +1,21 @@
 import type { Database, Statement } from 'better-sqlite3';
 
-/** Audit actions (design.md §5). */
-export type AuditAction =
-  | 'SERVICE_CREATED'
-  | 'SERVICE_UPDATED'
-  | 'SERVICE_DELETED'
-  | 'SERVICE_ENABLED'
-  | 'SERVICE_DISABLED'
-  | 'USER_LOGIN'
-  | 'USER_LOGOUT'
-  | 'LOGIN_FAILED'
-  | 'ASSERTION_KEY_ROTATED'
-  | 'TOKEN_CREATED'
-  | 'TOKEN_REVOKED';
+/** Audit actions (design.md §5), in that order. */
+export const AUDIT_ACTIONS = [
+  'SERVICE_CREATED',
+  'SERVICE_UPDATED',
+  'SERVICE_DELETED',
+  'SERVICE_ENABLED',
+  'SERVICE_DISABLED',
+  'USER_LOGIN',
+  'USER_LOGOUT',
+  'LOGIN_FAILED',
+  'ASSERTION_KEY_ROTATED',
+  'TOKEN_CREATED',
+  'TOKEN_REVOKED',
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** Who did something, from where. */
 export interface Actor {

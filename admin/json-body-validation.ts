@@ -7,13 +7,16 @@ import { GatewayError } from '../shared/errors.js';
  * `{ "error": "<label>: <field> <why>; …. Unknown fields: …", "fields": { "<field>": "<why>" } }`.
  */
 
+/** The message of a body that is no JSON object (an array, null, a string, a number). */
+export const NOT_AN_OBJECT = 'Body must be a JSON object';
+
 /**
  * `body` as an object.
  * @throws {GatewayError} BAD_REQUEST `Body must be a JSON object` for arrays, null and primitives.
  */
 export function requireObject(body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new GatewayError('BAD_REQUEST', { message: 'Body must be a JSON object' });
+    throw new GatewayError('BAD_REQUEST', { message: NOT_AN_OBJECT });
   }
   return body as Record<string, unknown>;
 }

@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import { rejectWrongParameters, type QueryFields } from './query-errors.js';
 
 /** Default and largest page size of log lists (interface.md §8, design.md §5). */
@@ -12,6 +13,15 @@ export interface Page {
 
 const LIMIT_RULE = `must be an integer from 1 to ${MAX_LIMIT}`;
 const OFFSET_RULE = 'must be an integer of 0 or more';
+
+/**
+ * `limit` and `offset` once read as integers: what {@link readPage} checks, and what the API's
+ * description (admin/openapi/) converts, with the API's defaults.
+ */
+export const PAGE_PARAMETERS = {
+  limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_LIMIT), v.description('Records per page')), DEFAULT_LIMIT),
+  offset: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Records to skip, newest first')), 0),
+};
 
 /**
  * Reads `limit` (integer 1–1000, default `defaultLimit`, 100 unless given) and `offset` (integer ≥ 0, default 0) from a query
@@ -34,8 +44,8 @@ export function parsePagination(query: URLSearchParams, defaultLimit = DEFAULT_L
 export function readPage(query: URLSearchParams, fields: QueryFields, defaultLimit = DEFAULT_LIMIT): Page {
   const limit = readInteger(query.get('limit'), defaultLimit);
   const offset = readInteger(query.get('offset'), 0);
-  if (limit === undefined || limit < 1 || limit > MAX_LIMIT) fields.limit = LIMIT_RULE;
-  if (offset === undefined) fields.offset = OFFSET_RULE;
+  if (limit === undefined || !v.is(PAGE_PARAMETERS.limit, limit)) fields.limit = LIMIT_RULE;
+  if (offset === undefined || !v.is(PAGE_PARAMETERS.offset, offset)) fields.offset = OFFSET_RULE;
   return { limit: limit ?? defaultLimit, offset: offset ?? 0 };
 }
 

@@ -8,6 +8,7 @@ export type RouteMatch =
 
 interface Route {
   method: string;
+  pattern: string;
   segments: string[];
   handler: Handler;
 }
@@ -21,8 +22,13 @@ export class Router {
   readonly #routes: Route[] = [];
 
   add(method: string, pattern: string, handler: Handler): this {
-    this.#routes.push({ method, segments: pattern.split('/'), handler });
+    this.#routes.push({ method, pattern, segments: pattern.split('/'), handler });
     return this;
+  }
+
+  /** Every route's method and pattern, in the order added. */
+  routes(): { method: string; pattern: string }[] {
+    return this.#routes.map(({ method, pattern }) => ({ method, pattern }));
   }
 
   match(method: string, path: string): RouteMatch {

@@ -3,6 +3,7 @@ import { requireAdmin, requireAdminPage, requireAdminSession, requireCsrf, requi
 import type { Handler } from './request-context.js';
 import type { AssertionKeyHandlers } from './routes/assertion-key-routes.js';
 import type { ConsoleHandlers } from './routes/console-routes.js';
+import type { OpenApiHandlers } from './routes/openapi-routes.js';
 import type { TokenHandlers } from './routes/token-routes.js';
 import { Router } from './router.js';
 import type { ServedOrigin } from './served-origin.js';
@@ -16,6 +17,7 @@ export interface RouteHandlers {
   console: ConsoleHandlers;
   assertionKeys: AssertionKeyHandlers;
   tokens: TokenHandlers;
+  openapi: OpenApiHandlers;
 }
 
 /**
@@ -26,7 +28,8 @@ export interface RouteHandlers {
  * Admin mutations check the session, then admin rights, then the CSRF token, in that order. The
  * admin JSON API (`/api/…`, `/dashboard/stats`, `logs`, `traffic`) also takes an API token instead
  * of the session, which needs no CSRF token and whose scope is checked instead (design.md §4.8);
- * the token endpoints take only an admin session. Console pages (design.md §4.6) send anonymous
+ * the token endpoints take only an admin session. The API's description (`/api/openapi.json`)
+ * takes no credentials (design.md §4.9). Console pages (design.md §4.6) send anonymous
  * visitors to the login page and non-admins a 403 page, and never take a token; their assets are
  * public. Pages under `/dashboard` never take `/dashboard/stats`, `logs` or `traffic`, which
  * answer JSON.
@@ -54,6 +57,7 @@ function withConsole(router: Router, h: RouteHandlers): Router {
   const sessionAdminWrite = (handler: Handler) => requireAdminSession(requireCsrf(handler));
   const adminPage = requireAdminPage;
   return router
+    .add('GET', '/api/openapi.json', h.openapi.document)
     .add('GET', '/api/services', admin(h.services.list))
     .add('POST', '/api/services', adminWrite(h.services.create))
     .add('GET', '/api/services/:id', admin(h.services.get))

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { GatewayError } from '../shared/errors.js';
 import { GATEWAY_PREFIXES, isGatewayPath } from '../shared/gateway-paths.js';
 import type { AccessPolicy } from '../shared/types.js';
+import { atMostChars } from './char-length.js';
 import { parseWith, requireObject, validationError } from './json-body-validation.js';
 
 /**
@@ -24,16 +25,13 @@ export const MAX_POLICY_ENTRY_LENGTH = 320;
 
 const REQUIRED_ON_CREATE = ['name', 'path', 'targetUrl'] as const;
 /** Fields a PUT body may carry but that are set by the service; ignored, not errors (design.md §5). */
-const READ_ONLY = ['id', 'createdAt', 'updatedAt'] as const;
+export const READ_ONLY = ['id', 'createdAt', 'updatedAt'] as const;
 const SEGMENT = /^[A-Za-z0-9._~-]+$/;
 /** An email address as a policy lists it: one `@` between a local part and a domain, no whitespace. */
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** A domain as a policy lists it: dot-separated labels, none empty, no `@` or whitespace. */
 const DOMAIN = /^[^\s@.]+(\.[^\s@.]+)*$/;
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f]/;
-
-/** Length in Unicode code points, so one emoji counts as one character. */
-const charCount = (text: string): number => [...text].length;
 
 /** The segments after the leading `/`; none for `/` itself. */
 const segmentsOf = (path: string): string[] => (path === '/' ? [] : path.slice(1).split('/'));
@@ -53,14 +51,19 @@ const authorityOf = (url: string): string => url.replace(/^[a-z]+:\/\//i, '').sp
 
 const nameSchema = v.pipe(
   v.string('must be a string'),
+  v.description(`1 to ${MAX_NAME_LENGTH} characters after trimming`),
   v.trim(),
   v.check((name) => name.length > 0, 'must not be empty'),
-  v.check((name) => charCount(name) <= MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`),
+  ...atMostChars(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`),
 );
 
 const pathSchema = v.pipe(
   v.string('must be a string'),
-  v.check((path) => charCount(path) <= MAX_PATH_LENGTH, `must be at most ${MAX_PATH_LENGTH} characters`),
+  ...atMostChars(MAX_PATH_LENGTH, `must be at most ${MAX_PATH_LENGTH} characters`),
+  v.description(
+    `The public path prefix: / or /segment/…, segments of A-Z a-z 0-9 . _ ~ -, no empty, . or .. segment, no trailing /; ` +
+      `unique ignoring case (409 Path already in use); not at or under ${GATEWAY_PREFIXES.join(', ')}`,
+  ),
   v.startsWith('/', 'must start with /'),
   v.check((path) => path === '/' || !path.endsWith('/'), 'must not end with /'),
   v.check((path) => !segmentsOf(path).includes(''), 'must not contain an empty segment (//)'),
@@ -72,7 +75,8 @@ const pathSchema = v.pipe(
 
 const targetUrlSchema = v.pipe(
   v.string('must be a string'),
-  v.check((url) => charCount(url) <= MAX_TARGET_URL_LENGTH, `must be at most ${MAX_TARGET_URL_LENGTH} characters`),
+  ...atMostChars(MAX_TARGET_URL_LENGTH, `must be at most ${MAX_TARGET_URL_LENGTH} characters`),
+  v.description('An absolute http: or https: URL with a host, without user info, query or fragment; may carry a base path'),
   v.check((url) => !WHITESPACE_OR_CONTROL.test(url), 'must not contain whitespace or control characters'),
   v.check(isAbsoluteHttpUrl, 'must be an absolute http: or https: URL with a host'),
   v.check((url) => !authorityOf(url).includes('@'), 'must not contain user info'),
@@ -82,7 +86,7 @@ const targetUrlSchema = v.pipe(
 
 const descriptionSchema = v.pipe(
   v.string('must be a string'),
-  v.check((text) => charCount(text) <= MAX_DESCRIPTION_LENGTH, `must be at most ${MAX_DESCRIPTION_LENGTH} characters`),
+  ...atMostChars(MAX_DESCRIPTION_LENGTH, `must be at most ${MAX_DESCRIPTION_LENGTH} characters`),
 );
 
 const booleanSchema = v.boolean('must be a boolean');
@@ -90,9 +94,10 @@ const booleanSchema = v.boolean('must be a boolean');
 /** One entry of an access policy's list: a string, trimmed, not empty, not too long. */
 const policyEntry = v.pipe(
   v.string('must contain only strings'),
+  v.description(`1 to ${MAX_POLICY_ENTRY_LENGTH} characters after trimming`),
   v.trim(),
   v.check((entry) => entry.length > 0, 'must not contain an empty entry'),
-  v.check((entry) => charCount(entry) <= MAX_POLICY_ENTRY_LENGTH, `entries must be at most ${MAX_POLICY_ENTRY_LENGTH} characters`),
+  ...atMostChars(MAX_POLICY_ENTRY_LENGTH, `entries must be at most ${MAX_POLICY_ENTRY_LENGTH} characters`),
 );
 
 /** The entry a reason is about, quoted for the message. */
@@ -101,6 +106,7 @@ const got = (issue: { input: unknown }): string => `(got ${JSON.stringify(issue.
 /** Emails are matched case-insensitively (design.md §4.7), so they are kept lowercased. */
 const emailEntry = v.pipe(
   policyEntry,
+  v.description('An email address: one @, no whitespace; kept lowercased'),
   v.check((entry) => EMAIL.test(entry), (issue) => `must be an email address ${got(issue)}`),
   v.toLowerCase(),
 );
@@ -108,6 +114,7 @@ const emailEntry = v.pipe(
 /** A domain matches the part after an email's last `@`, case-insensitively (design.md §4.7). */
 const domainEntry = v.pipe(
   policyEntry,
+  v.description('A domain such as example.com, without @; kept lowercased'),
   v.check((entry) => !entry.includes('@'), (issue) => `must be a domain without @ ${got(issue)}`),
   v.check((entry) => DOMAIN.test(entry), (issue) => `must be a domain such as example.com ${got(issue)}`),
   v.toLowerCase(),
@@ -118,7 +125,8 @@ const policyList = <T extends v.GenericSchema<unknown, string>>(entry: T) =>
   v.optional(
     v.pipe(
       v.array(entry, 'must be a list of strings'),
-      v.check((list) => list.length <= MAX_POLICY_ENTRIES, `must have at most ${MAX_POLICY_ENTRIES} entries`),
+      v.maxLength(MAX_POLICY_ENTRIES, `must have at most ${MAX_POLICY_ENTRIES} entries`),
+      v.description('Each entry kept once, in the order first given'),
       v.transform((list): string[] => [...new Set(list)]),
     ),
     [],
@@ -135,6 +143,10 @@ const accessSchema = v.pipe(
       v.custom<object>((input) => typeof input === 'object' && input !== null && !Array.isArray(input), 'must be an object or null'),
       v.strictObject({ groups: policyList(policyEntry), emails: policyList(emailEntry), emailDomains: policyList(domainEntry), subjects: policyList(policyEntry) }),
     ),
+  ),
+  v.description(
+    'Who may use the service once signed in: a caller matching any entry (a group, a verified email or its domain, ' +
+      'a subject); null, or all lists empty: any signed-in caller. Needs requireAuth: true',
   ),
   v.transform((policy): AccessPolicy | null => (policy && Object.values(policy).some((list) => list.length > 0) ? policy : null)),
 );
@@ -161,6 +173,12 @@ const updateSchema = v.object({
 });
 
 const toggleSchema = v.object({ enabled: booleanSchema });
+
+/**
+ * The bodies' schemas, for the API's description (admin/openapi/), which converts their structure to
+ * JSON Schema; what `v.check` and the transforms add is said in words there.
+ */
+export const SERVICE_BODY_SCHEMAS = { create: createSchema, update: updateSchema, toggle: toggleSchema };
 
 /**
  * A validated create body: `name` trimmed, `requireAuth` defaulted to true, `description` to '',

@@ -33,6 +33,9 @@ const createSchema = v.object({
   ),
 });
 
+/** The body's schema, for the API's description (admin/openapi/). */
+export const TOKEN_BODY_SCHEMAS = { create: createSchema };
+
 /** A validated create body: `name` trimmed, `expiresInDays` defaulted to 90 (`null`: never expires). */
 export type TokenCreateInput = v.InferOutput<typeof createSchema>;
 

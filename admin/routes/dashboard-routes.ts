@@ -1,9 +1,10 @@
-import { GatewayError } from '../../shared/errors.js';
+import * as v from 'valibot';
 import { sendJson } from '../../shared/http-response.js';
 import type { AuditLog } from '../audit-log.js';
 import { parsePagination } from '../pagination.js';
+import { rejectWrongParameters, type QueryFields } from '../query-errors.js';
 import type { Handler } from '../request-context.js';
-import { isServiceId, type ServiceRegistry } from '../service-registry.js';
+import type { ServiceRegistry } from '../service-registry.js';
 import { ALL_SERVICES, TRAFFIC_RANGES, type TrafficRange, type TrafficRollups } from '../traffic-rollups.js';
 
 /** How many audit entries the statistics object shows as recent activity. */
@@ -56,6 +57,12 @@ export function createDashboardHandlers(deps: { registry: ServiceRegistry; audit
 
 const RANGES = Object.keys(TRAFFIC_RANGES) as TrafficRange[];
 
+/** `range` and `serviceId`: what {@link parseTrafficQuery} checks, and what the API's description (admin/openapi/) converts. */
+export const TRAFFIC_PARAMETERS = {
+  range: v.optional(v.pipe(v.picklist(RANGES), v.description('1h: 60 one-minute points; 1d: 288 five-minute points')), '1h'),
+  serviceId: v.optional(v.pipe(v.string(), v.uuid(), v.description('One service; without it, all services together'))),
+};
+
 /**
  * Reads `range` (`1h` or `1d`, default `1h`) and `serviceId` (a UUID; absent or empty: all services).
  * @throws {GatewayError} BAD_REQUEST naming each bad parameter.
@@ -63,12 +70,9 @@ const RANGES = Object.keys(TRAFFIC_RANGES) as TrafficRange[];
 function parseTrafficQuery(query: URLSearchParams): { range: TrafficRange; serviceId: string | undefined } {
   const range = query.get('range') || '1h';
   const serviceId = query.get('serviceId') || undefined;
-  const fields: Record<string, string> = {};
-  if (!RANGES.includes(range as TrafficRange)) fields.range = `must be one of ${RANGES.join(', ')}`;
-  if (serviceId !== undefined && !isServiceId(serviceId)) fields.serviceId = 'must be a service id (a UUID)';
-  if (Object.keys(fields).length > 0) {
-    const message = Object.entries(fields).map(([name, rule]) => `${name} ${rule}`).join('; ');
-    throw new GatewayError('BAD_REQUEST', { message, fields });
-  }
+  const fields: QueryFields = {};
+  if (!v.is(TRAFFIC_PARAMETERS.range, range)) fields.range = `must be one of ${RANGES.join(', ')}`;
+  if (!v.is(TRAFFIC_PARAMETERS.serviceId, serviceId)) fields.serviceId = 'must be a service id (a UUID)';
+  rejectWrongParameters(fields);
   return { range: range as TrafficRange, serviceId };
 }

@@ -1,0 +1,178 @@
+import * as v from 'valibot';
+import { AUDIT_ACTIONS } from '../audit-log.js';
+import { TOKEN_SCOPES } from '../token-validation.js';
+import { STATUS_CLASSES, TRAFFIC_RANGES, type TrafficRange } from '../traffic-rollups.js';
+
+/**
+ * The admin API's answers as valibot schemas (interface.md §2, design.md §4.7, §4.8), for its OpenAPI
+ * description only: nothing checks an answer against them at run time, the test of the description
+ * (test/admin/openapi.test.ts) checks real answers against their conversion. Objects are strict, so
+ * a field an answer gains fails that test until it is described here.
+ */
+
+const timestamp = v.pipe(v.string(), v.isoTimestamp(), v.description('ISO 8601, UTC'));
+const uuid = v.pipe(v.string(), v.uuid());
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+const rowId = v.pipe(v.number(), v.integer(), v.minValue(1));
+
+/** A service's access policy (design.md §4.7): every list present, entries normalised. */
+const accessPolicy = v.strictObject({
+  groups: v.array(v.string()),
+  emails: v.array(v.string()),
+  emailDomains: v.array(v.string()),
+  subjects: v.array(v.string()),
+});
+
+/** A registry entry (interface.md §2.1), with `access` and `forwardAuthorization` always present (design.md §5). */
+const service = v.strictObject({
+  id: uuid,
+  name: v.string(),
+  path: v.string(),
+  targetUrl: v.string(),
+  requireAuth: v.boolean(),
+  description: v.string(),
+  enabled: v.boolean(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  access: v.nullable(accessPolicy),
+  forwardAuthorization: v.boolean(),
+});
+
+/** An access-log record (interface.md §2.2); `user_id` is null for an anonymous request. */
+const accessLogRecord = v.strictObject({
+  id: rowId,
+  service_id: uuid,
+  user_id: v.nullable(v.string()),
+  path: v.pipe(v.string(), v.description('The requested path with its query, as received')),
+  method: v.string(),
+  status_code: v.pipe(v.number(), v.integer()),
+  response_time_ms: count,
+  ip_address: v.string(),
+  timestamp,
+});
+
+/** A page of a service's access log (interface.md §4.2, README "Access-log filters"). */
+const accessLogPage = v.strictObject({
+  logs: v.pipe(v.array(accessLogRecord), v.description('Newest first')),
+  total: v.pipe(count, v.description('How many records match the filters, all pages together')),
+  partial: v.optional(
+    v.pipe(v.literal(true), v.description('method or path was checked on the newest 100,000 records of the other filters only')),
+  ),
+});
+
+const auditAction = v.picklist(AUDIT_ACTIONS);
+
+/** An audit record (interface.md §2.3); `user_id` is a subject, `token:<id>` (design.md §4.8) or null. */
+const auditRecord = v.strictObject({
+  id: rowId,
+  action: auditAction,
+  user_id: v.nullable(v.string()),
+  service_id: v.nullable(v.string()),
+  ip_address: v.nullable(v.string()),
+  details: v.pipe(v.string(), v.description('JSON text of an object')),
+  timestamp,
+});
+
+/** A page of the audit log (interface.md §4.3). */
+const auditLogPage = v.strictObject({
+  logs: v.pipe(v.array(auditRecord), v.description('Newest first')),
+  total: v.pipe(count, v.description('How many records there are, all pages together')),
+});
+
+/** A recent-activity entry of the statistics (interface.md §2.3). */
+const recentActivity = v.strictObject({ id: rowId, action: auditAction, user_id: v.nullable(v.string()), timestamp });
+
+/** The statistics object (interface.md §2.5). */
+const statistics = v.strictObject({
+  totalServices: count,
+  enabledServices: count,
+  disabledServices: count,
+  recentActivity: v.pipe(v.array(recentActivity), v.description('The newest audit entries, newest first')),
+});
+
+const latency = v.pipe(v.nullable(v.number()), v.description('Milliseconds; null without requests'));
+
+/** One step of a traffic series: requests by status class, latency percentiles. */
+const trafficPoint = v.strictObject({
+  time: v.pipe(timestamp, v.description('Start of the step')),
+  requests: count,
+  ...(Object.fromEntries(STATUS_CLASSES.map((name) => [name, count])) as Record<(typeof STATUS_CLASSES)[number], typeof count>),
+  p50: latency,
+  p95: latency,
+});
+
+/** A traffic series of `GET /dashboard/traffic`. */
+const trafficSeries = v.strictObject({
+  range: v.picklist(Object.keys(TRAFFIC_RANGES) as TrafficRange[]),
+  serviceId: v.pipe(v.nullable(uuid), v.description('null: all services together')),
+  stepSeconds: count,
+  from: timestamp,
+  to: timestamp,
+  points: v.pipe(v.array(trafficPoint), v.description('Oldest first; the last is the step in progress')),
+});
+
+const apiTokenEntries = {
+  id: uuid,
+  name: v.string(),
+  scope: v.picklist(TOKEN_SCOPES),
+  createdBy: v.pipe(v.string(), v.description("The creating administrator's subject")),
+  createdAt: timestamp,
+  lastUsedAt: v.pipe(v.nullable(timestamp), v.description('To the minute; null: never used')),
+  expiresAt: v.pipe(v.nullable(timestamp), v.description('null: never expires')),
+};
+
+/** An admin API token as listed (design.md §4.8): never its secret or hash. */
+const apiToken = v.strictObject(apiTokenEntries);
+
+/** A token just made: the only answer that shows its secret. */
+const createdApiToken = v.strictObject({
+  ...apiTokenEntries,
+  secret: v.pipe(v.string(), v.regex(/^ght_[A-Za-z0-9_-]{43}$/), v.description('Shown this once: Authorization: Bearer <secret>')),
+});
+
+/** The session user (interface.md §2.4). */
+const sessionUser = v.strictObject({
+  sub: v.string(),
+  name: v.string(),
+  email: v.pipe(v.string(), v.description("The verified email, or '' without one")),
+  isAdmin: v.boolean(),
+});
+
+/** The identity assertion's key rotation (design.md §4.7). */
+const rotatedKey = v.strictObject({
+  kid: v.pipe(v.string(), v.description('The new signing key (RFC 7638 thumbprint)')),
+  previousKid: v.pipe(v.nullable(v.string()), v.description('The key it replaces, still published until its assertions expire')),
+});
+
+/** The error object (interface.md §2.6). */
+const error = v.strictObject({ error: v.string() });
+
+/** A validation error (design.md §5): the message names every bad field or parameter, `fields` says why for each. */
+const validationError = v.strictObject({
+  error: v.string(),
+  fields: v.pipe(v.record(v.string(), v.string()), v.description('Field or parameter (access.emails for a list of a policy) → why')),
+});
+
+/** This description itself: an OpenAPI 3.1 document. */
+const openApiDocument = v.looseObject({ openapi: v.pipe(v.string(), v.startsWith('3.1.')), info: v.looseObject({}), paths: v.looseObject({}) });
+
+/** The answers' schemas by the name the document gives them (`#/components/schemas/<name>`). */
+export const RESPONSE_SCHEMAS = {
+  Service: service,
+  AccessPolicy: accessPolicy,
+  AccessLogRecord: accessLogRecord,
+  AccessLogPage: accessLogPage,
+  AuditRecord: auditRecord,
+  AuditLogPage: auditLogPage,
+  RecentActivity: recentActivity,
+  Statistics: statistics,
+  TrafficPoint: trafficPoint,
+  TrafficSeries: trafficSeries,
+  ApiToken: apiToken,
+  CreatedApiToken: createdApiToken,
+  SessionUser: sessionUser,
+  RotatedKey: rotatedKey,
+  Error: error,
+  ValidationError: validationError,
+  OpenApiDocument: openApiDocument,
+};
