@@ -66,18 +66,21 @@ async function exportDocument(api: AdminApi, file: string): Promise<void> {
   process.stderr.write(`Exported ${count} ${count === 1 ? 'service' : 'services'} from ${api.baseUrl.origin} to ${file}.\n`);
 }
 
-/** `services plan|apply <file>`: POST /api/services/apply (with dryRun=true for a plan), printed as a table. */
+/**
+ * `services plan|apply <file>`: POST /api/services/apply (with dryRun=true for a plan), the
+ * document sent without its indentation, the answer printed as a table.
+ */
 async function applyDocument(api: AdminApi, file: string, dryRun: boolean): Promise<void> {
-  const text = readDocument(file);
-  const plan = (await callAdminApi(api, 'POST', `/api/services/apply?dryRun=${dryRun}`, text)) as RegistryPlan;
+  const document = JSON.stringify(readDocument(file));
+  const plan = (await callAdminApi(api, 'POST', `/api/services/apply?dryRun=${dryRun}`, document)) as RegistryPlan;
   process.stdout.write(planTable(plan, !dryRun));
 }
 
 /**
- * The document's text, checked to be JSON (the gateway checks the rest and names each problem).
+ * The document in `file`, parsed (the gateway checks the rest and names each problem).
  * @throws {CliError} when the file cannot be read or is not JSON.
  */
-function readDocument(file: string): string {
+function readDocument(file: string): unknown {
   const name = file === '-' ? 'standard input' : file;
   let text: string;
   try {
@@ -86,11 +89,10 @@ function readDocument(file: string): string {
     throw new CliError(`cannot read ${name}: ${(error as Error).message}`);
   }
   try {
-    JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
     throw new CliError(`${name} is not JSON: ${(error as Error).message}`);
   }
-  return text;
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

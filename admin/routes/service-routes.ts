@@ -4,7 +4,7 @@ import { parseAccessLogQuery } from '../access-log-filter.js';
 import type { AccessLogStore } from '../access-log-store.js';
 import { actorOf } from '../actor.js';
 import { parseIfMatch } from '../preconditions.js';
-import { readJsonBody } from '../request-body.js';
+import { MAX_REGISTRY_DOCUMENT_BYTES, readJsonBody } from '../request-body.js';
 import type { Handler, RequestContext } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 
@@ -72,12 +72,12 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
     export: ({ res }) => sendJson(res, 200, registry.exportDocument()),
 
     /**
-     * POST /api/services/apply[?dryRun=true] with a registry document → 200, the plan (design.md
-     * §4.9): applied in one transaction, or with `dryRun=true` only made.
+     * POST /api/services/apply[?dryRun=true] with a registry document (up to 8 MiB) → 200, the
+     * plan (design.md §4.9): applied in one transaction, or with `dryRun=true` only made.
      */
     apply: async (ctx) => {
       const dryRun = dryRunOf(ctx.url.searchParams);
-      const body = await readJsonBody(ctx);
+      const body = await readJsonBody(ctx, MAX_REGISTRY_DOCUMENT_BYTES);
       sendJson(ctx.res, 200, { dryRun, ...(await registry.apply(body, actorOf(ctx), { dryRun })) });
     },
 
