@@ -125,4 +125,9 @@ export const MIGRATIONS: readonly string[] = [
     revoked_at INTEGER
   );
   `,
+  `
+  -- Each service's version (design.md §4.9): 1 when created, one more on every change to its row
+  -- (an edit, a toggle, an apply). Its ETag is the version in quotes, which If-Match compares.
+  ALTER TABLE services ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+  `,
 ];

@@ -4,19 +4,24 @@ import type { RequestContext } from './request-context.js';
 
 /** Largest JSON body the admin API reads (design.md §5), in bytes. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
+/**
+ * Largest registry document `POST /api/services/apply` reads (design.md §4.9), in bytes: about
+ * 30,000 services. Only an authenticated admin or write token gets to send one.
+ */
+export const MAX_REGISTRY_DOCUMENT_BYTES = 8 * 1024 * 1024;
 /** Largest form body accepted (an authorization response or a logout form is a few KiB), in bytes. */
 const MAX_FORM_BODY_BYTES = 64 * 1024;
 
 /**
- * Reads a JSON request body (design.md §5).
+ * Reads a JSON request body (design.md §5) of at most `maxBytes`.
  * @throws {GatewayError} UNSUPPORTED_MEDIA_TYPE (415) unless Content-Type is application/json;
- *   BODY_TOO_LARGE (413) past {@link MAX_JSON_BODY_BYTES}; INVALID_JSON (400) when it does not
- *   parse; REQUEST_TIMEOUT (408) as {@link readBody}.
+ *   BODY_TOO_LARGE (413) past `maxBytes`; INVALID_JSON (400) when it does not parse;
+ *   REQUEST_TIMEOUT (408) as {@link readBody}.
  */
-export async function readJsonBody(ctx: RequestContext): Promise<unknown> {
+export async function readJsonBody(ctx: RequestContext, maxBytes = MAX_JSON_BODY_BYTES): Promise<unknown> {
   if (mediaType(ctx.req) !== 'application/json') throw new GatewayError('UNSUPPORTED_MEDIA_TYPE');
-  if (Number(ctx.req.headers['content-length'] ?? 0) > MAX_JSON_BODY_BYTES) throw new GatewayError('BODY_TOO_LARGE');
-  const body = await readBody(ctx, MAX_JSON_BODY_BYTES);
+  if (Number(ctx.req.headers['content-length'] ?? 0) > maxBytes) throw new GatewayError('BODY_TOO_LARGE');
+  const body = await readBody(ctx, maxBytes);
   try {
     return JSON.parse(body.toString('utf8'));
   } catch {

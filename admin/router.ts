@@ -40,7 +40,8 @@ export class Router {
       if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { handler: route.handler, params };
       allow.push(route.method);
     }
-    return allow.length > 0 ? { allow } : undefined;
+    // Two patterns may match one path (`/api/services/export` and `/api/services/:id`): each method once.
+    return allow.length > 0 ? { allow: [...new Set(allow)] } : undefined;
   }
 }
 

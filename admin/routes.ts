@@ -4,6 +4,7 @@ import type { Handler } from './request-context.js';
 import type { AssertionKeyHandlers } from './routes/assertion-key-routes.js';
 import type { ConsoleHandlers } from './routes/console-routes.js';
 import type { OpenApiHandlers } from './routes/openapi-routes.js';
+import type { ServiceHandlers } from './routes/service-routes.js';
 import type { TokenHandlers } from './routes/token-routes.js';
 import { Router } from './router.js';
 import type { ServedOrigin } from './served-origin.js';
@@ -12,7 +13,7 @@ import type { ServedOrigin } from './served-origin.js';
 export interface RouteHandlers {
   pages: { home: Handler; consoleHome: Handler; loginPage: Handler; favicon: Handler };
   auth: { login: Handler; callback: Handler; logout: Handler; profile: Handler; csrfToken: Handler };
-  services: { list: Handler; create: Handler; get: Handler; update: Handler; remove: Handler; toggle: Handler; logs: Handler };
+  services: ServiceHandlers;
   dashboard: { stats: Handler; logs: Handler; traffic: Handler };
   console: ConsoleHandlers;
   assertionKeys: AssertionKeyHandlers;
@@ -29,9 +30,11 @@ export interface RouteHandlers {
  * admin JSON API (`/api/…`, `/dashboard/stats`, `logs`, `traffic`) also takes an API token instead
  * of the session, which needs no CSRF token and whose scope is checked instead (design.md §4.8);
  * the token endpoints take only an admin session. The API's description (`/api/openapi.json`)
- * takes no credentials (design.md §4.9). Console pages (design.md §4.6) send anonymous
- * visitors to the login page and non-admins a 403 page, and never take a token; their assets are
- * public. Pages under `/dashboard` never take `/dashboard/stats`, `logs` or `traffic`, which
+ * takes no credentials (design.md §4.10). `POST /api/services/apply` is a write, with
+ * `dryRun=true` too (a `write` token; a session's CSRF token): design.md §4.9. The registry
+ * document's routes come before `/api/services/:id`, which would take `export` for an id. Console
+ * pages (design.md §4.6) send anonymous visitors to the login page and non-admins a 403 page, and
+ * never take a token; their assets are public. Pages under `/dashboard` never take `/dashboard/stats`, `logs` or `traffic`, which
  * answer JSON.
  */
 export function buildRouter(h: RouteHandlers, origin: ServedOrigin): Router {
@@ -60,6 +63,8 @@ function withConsole(router: Router, h: RouteHandlers): Router {
     .add('GET', '/api/openapi.json', h.openapi.document)
     .add('GET', '/api/services', admin(h.services.list))
     .add('POST', '/api/services', adminWrite(h.services.create))
+    .add('GET', '/api/services/export', admin(h.services.export))
+    .add('POST', '/api/services/apply', adminWrite(h.services.apply))
     .add('GET', '/api/services/:id', admin(h.services.get))
     .add('PUT', '/api/services/:id', adminWrite(h.services.update))
     .add('DELETE', '/api/services/:id', adminWrite(h.services.remove))

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
 import type { Database, Statement } from 'better-sqlite3';
 import { GatewayError } from '../shared/errors.js';
 import type { EventBus } from '../shared/backends/event-bus.js';
 import type { AccessPolicy, Service } from '../shared/types.js';
 import type { Actor, AuditLog } from './audit-log.js';
-import { assertPolicyNeedsSignIn, parseServiceCreate, parseServiceUpdate, parseToggle, type ServicePatch } from './service-validation.js';
+import { ifMatchHolds, type IfMatch } from './preconditions.js';
+import { parseRegistryDocument, planRegistry, toDocument, type RegistryDocument, type RegistryPlan } from './registry-document.js';
+import { afterChanges, changedFields } from './service-changes.js';
+import { assertPolicyNeedsSignIn, parseServiceCreate, parseServiceUpdate, parseToggle } from './service-validation.js';
 
 /** A `services` row: snake_case columns, booleans as 0/1, timestamps as ISO text, the access policy as JSON text or NULL. */
 interface ServiceRow {
@@ -20,6 +22,8 @@ interface ServiceRow {
   updated_at: string;
   access: string | null;
   forward_authorization: number;
+  /** 1 when created, one more on every change (design.md §4.9). */
+  version: number;
 }
 
 /** Named parameters of the insert and update statements. */
@@ -31,20 +35,29 @@ type ServiceParams = Omit<Service, 'requireAuth' | 'enabled' | 'access' | 'forwa
 };
 
 /** A service as the registry keeps and returns it: `access` and `forwardAuthorization` always present. */
-type StoredService = Service & { access: AccessPolicy | null; forwardAuthorization: boolean };
+export type StoredService = Service & { access: AccessPolicy | null; forwardAuthorization: boolean };
 
-/** Before and after of each changed field, the details of `SERVICE_UPDATED` (design.md §5). */
-export type ServiceChanges = Partial<Record<keyof ServicePatch, { before: unknown; after: unknown }>>;
+/** A service and its ETag (design.md §4.9). */
+export interface TaggedService {
+  service: StoredService;
+  /** A strong entity tag (RFC 9110 §8.8.3): the service's version in quotes, `"3"`. */
+  etag: string;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** True when `text` has the form of a service id (a UUID). */
 export const isServiceId = (text: string): boolean => UUID.test(text);
 
+/** The ETag of a service at `version` (design.md §4.9). */
+const etagOf = (version: number): string => `"${version}"`;
+
 /**
  * The service registry (interface.md §2.1, §3): the `services` table, its audit trail and the snapshot the
  * data plane routes by. Each write validates its body, then changes the row and records its audit
- * entry in one SQLite transaction, then publishes the whole registry on the event bus.
+ * entry in one SQLite transaction, then publishes the whole registry on the event bus. Every change
+ * of a row adds one to its version, whose ETag a write of one service may be conditional on
+ * (`If-Match`, checked in the write's transaction: design.md §4.9).
  */
 export class ServiceRegistry {
   readonly #db: Database;
@@ -56,6 +69,7 @@ export class ServiceRegistry {
   readonly #insert: Statement<[ServiceParams]>;
   readonly #update: Statement<[ServiceParams]>;
   readonly #delete: Statement<[string]>;
+  readonly #versions: Statement<[], { id: string; version: number }>;
   readonly #counts: Statement<[], { total: number; enabled: number }>;
   #publishing: Promise<void> = Promise.resolve();
 
@@ -76,9 +90,10 @@ export class ServiceRegistry {
     this.#update = db.prepare(
       `UPDATE services SET name = @name, path = @path, target_url = @targetUrl, require_auth = @requireAuth,
          description = @description, enabled = @enabled, updated_at = @updatedAt, access = @access,
-         forward_authorization = @forwardAuthorization WHERE id = @id`,
+         forward_authorization = @forwardAuthorization, version = version + 1 WHERE id = @id`,
     );
     this.#delete = db.prepare('DELETE FROM services WHERE id = ?');
+    this.#versions = db.prepare('SELECT id, version FROM services');
     this.#counts = db.prepare('SELECT count(*) AS total, coalesce(sum(enabled), 0) AS enabled FROM services');
   }
 
@@ -92,9 +107,26 @@ export class ServiceRegistry {
    * @throws {GatewayError} SERVICE_NOT_FOUND (404) when there is none, including for ids that are not UUIDs.
    */
   get(id: string): StoredService {
-    const row = isServiceId(id) ? this.#byId.get(id) : undefined;
-    if (!row) throw new GatewayError('SERVICE_NOT_FOUND');
-    return fromRow(row);
+    return fromRow(this.#row(id));
+  }
+
+  /**
+   * The service with this id and its ETag (`GET /api/services/:id`, the console's forms).
+   * @throws {GatewayError} SERVICE_NOT_FOUND (404), as {@link get}.
+   */
+  getTagged(id: string): TaggedService {
+    const row = this.#row(id);
+    return { service: fromRow(row), etag: etagOf(row.version) };
+  }
+
+  /** Every service's ETag, by id (the console's buttons send them back as If-Match). */
+  etags(): Map<string, string> {
+    return new Map(this.#versions.all().map((row) => [row.id, etagOf(row.version)]));
+  }
+
+  /** The whole registry as a document (design.md §4.9; `GET /api/services/export`). */
+  exportDocument(): RegistryDocument {
+    return toDocument(this.list());
   }
 
   /**
@@ -120,15 +152,15 @@ export class ServiceRegistry {
    * with details `{ name, path, changes: { <field>: { before, after } } }` (the name and path after
    * the change, so the audit names the service as it then was; changed fields only). A body that
    * changes nothing returns the service as it is: no audit entry, `updatedAt` kept.
-   * @throws {GatewayError} SERVICE_NOT_FOUND (404); 400 from {@link parseServiceUpdate}, or with
-   *   `fields.access` when the service would keep a policy without `requireAuth`; PATH_IN_USE (409).
+   * @throws {GatewayError} SERVICE_NOT_FOUND (404); PRECONDITION_FAILED (412) unless `ifMatch`
+   *   holds; 400 from {@link parseServiceUpdate}, or with `fields.access` when the service would
+   *   keep a policy without `requireAuth`; PATH_IN_USE (409).
    */
-  async update(id: string, body: unknown, actor: Actor): Promise<StoredService> {
-    this.get(id);
-    const patch = parseServiceUpdate(body);
+  async update(id: string, body: unknown, actor: Actor, ifMatch: IfMatch = null): Promise<StoredService> {
     const result = this.#write(() => {
-      const before = this.get(id);
-      const changes = diff(before, patch);
+      const before = this.#current(id, ifMatch);
+      const patch = parseServiceUpdate(body);
+      const changes = changedFields(before, patch);
       if (Object.keys(changes).length === 0) return { service: before, changed: false };
       const after: StoredService = { ...before, ...patch, updatedAt: new Date().toISOString() };
       assertPolicyNeedsSignIn(after);
@@ -144,11 +176,11 @@ export class ServiceRegistry {
   /**
    * Deletes a service (interface.md §3). Its access-log records stay. Audited as `SERVICE_DELETED` with
    * details `{ service }`, the service as it was.
-   * @throws {GatewayError} SERVICE_NOT_FOUND (404).
+   * @throws {GatewayError} SERVICE_NOT_FOUND (404); PRECONDITION_FAILED (412) unless `ifMatch` holds.
    */
-  async remove(id: string, actor: Actor): Promise<void> {
+  async remove(id: string, actor: Actor, ifMatch: IfMatch = null): Promise<void> {
     this.#write(() => {
-      const service = this.get(id);
+      const service = this.#current(id, ifMatch);
       this.#delete.run(id);
       this.#audit.record({ ...actor, action: 'SERVICE_DELETED', serviceId: id, details: { service } });
     });
@@ -159,13 +191,13 @@ export class ServiceRegistry {
    * Applies a toggle body `{ "enabled": <boolean> }` (interface.md §3). Audited as `SERVICE_ENABLED` or
    * `SERVICE_DISABLED` with details `{ name, path }`; setting the current state again is a no-op
    * (no audit entry, `updatedAt` kept).
-   * @throws {GatewayError} SERVICE_NOT_FOUND (404); 400 from {@link parseToggle}.
+   * @throws {GatewayError} SERVICE_NOT_FOUND (404); PRECONDITION_FAILED (412) unless `ifMatch`
+   *   holds; 400 from {@link parseToggle}.
    */
-  async setEnabled(id: string, body: unknown, actor: Actor): Promise<StoredService> {
-    this.get(id);
-    const { enabled } = parseToggle(body);
+  async setEnabled(id: string, body: unknown, actor: Actor, ifMatch: IfMatch = null): Promise<StoredService> {
     const result = this.#write(() => {
-      const before = this.get(id);
+      const before = this.#current(id, ifMatch);
+      const { enabled } = parseToggle(body);
       if (before.enabled === enabled) return { service: before, changed: false };
       const after: StoredService = { ...before, enabled, updatedAt: new Date().toISOString() };
       this.#update.run(toParams(after));
@@ -175,6 +207,44 @@ export class ServiceRegistry {
     });
     if (result.changed) await this.publish();
     return result.service;
+  }
+
+  /**
+   * Brings the registry to what a document declares (design.md §4.9; `POST /api/services/apply`):
+   * the plan from {@link planRegistry}, and unless `dryRun`, its deletions, updates and creations
+   * in one transaction, each audited as the single-service writes are (`SERVICE_DELETED`,
+   * `SERVICE_UPDATED`, `SERVICE_CREATED`), then one publication of the registry. The plan is made
+   * again inside the transaction, so it is what is applied; a plan of no changes writes and
+   * publishes nothing. A dry run reads the registry only.
+   * @throws {GatewayError} 400 from {@link parseRegistryDocument}, nothing applied; PATH_IN_USE
+   *   (409) should the database refuse a path anyway (the transaction then rolls back whole).
+   */
+  async apply(body: unknown, actor: Actor, options: { dryRun: boolean }): Promise<RegistryPlan> {
+    const declared = parseRegistryDocument(body);
+    if (options.dryRun) return planRegistry(this.list(), declared);
+    const plan = this.#write(() => {
+      const planned = planRegistry(this.list(), declared);
+      const now = new Date().toISOString();
+      for (const { id } of planned.delete) {
+        const service = this.get(id);
+        this.#delete.run(id);
+        this.#audit.record({ ...actor, action: 'SERVICE_DELETED', serviceId: id, details: { service } });
+      }
+      for (const { id, changes } of planned.update) {
+        const after: StoredService = { ...this.get(id), ...afterChanges(changes), updatedAt: now };
+        this.#update.run(toParams(after));
+        this.#audit.record({ ...actor, action: 'SERVICE_UPDATED', serviceId: id, details: { name: after.name, path: after.path, changes } });
+      }
+      const create = planned.create.map((item) => {
+        const service: StoredService = { id: randomUUID(), ...item.service, createdAt: now, updatedAt: now };
+        this.#insert.run(toParams(service));
+        this.#audit.record({ ...actor, action: 'SERVICE_CREATED', serviceId: service.id, details: { service } });
+        return { ...item, id: service.id };
+      });
+      return { ...planned, create };
+    });
+    if (plan.create.length + plan.update.length + plan.delete.length > 0) await this.publish();
+    return plan;
   }
 
   /** How many services there are, and how many of them are enabled or disabled (interface.md §2.5). */
@@ -192,6 +262,24 @@ export class ServiceRegistry {
     const next = this.#publishing.then(() => this.#bus.publishRegistry(this.list()));
     this.#publishing = next.catch(() => undefined);
     return next;
+  }
+
+  /** The row of service `id`; SERVICE_NOT_FOUND (404) when there is none, including for ids that are not UUIDs. */
+  #row(id: string): ServiceRow {
+    const row = isServiceId(id) ? this.#byId.get(id) : undefined;
+    if (!row) throw new GatewayError('SERVICE_NOT_FOUND');
+    return row;
+  }
+
+  /**
+   * Service `id` as a conditional write finds it, inside the write's transaction, so nothing can
+   * change it between the check and the write (RFC 9110 §13.2.2: a missing service is 404 first).
+   * @throws {GatewayError} SERVICE_NOT_FOUND (404); PRECONDITION_FAILED (412) unless `ifMatch` holds for its ETag.
+   */
+  #current(id: string, ifMatch: IfMatch): StoredService {
+    const row = this.#row(id);
+    if (!ifMatchHolds(ifMatch, etagOf(row.version))) throw new GatewayError('PRECONDITION_FAILED');
+    return fromRow(row);
   }
 
   /** Runs `change` in one transaction; a unique-path violation becomes PATH_IN_USE (409). */
@@ -212,19 +300,6 @@ export class ServiceRegistry {
   #assertPathFree(path: string, id: string): void {
     if (this.#pathTaken.get(path, id)) throw new GatewayError('PATH_IN_USE');
   }
-}
-
-/**
- * The fields of `patch` whose value differs from `service`, each with its before and after. Values
- * are compared by content: an access policy given again as it is stored is no change.
- */
-function diff(service: StoredService, patch: ServicePatch): ServiceChanges {
-  const changes: ServiceChanges = {};
-  for (const [field, after] of Object.entries(patch) as [keyof ServicePatch, unknown][]) {
-    const before = service[field];
-    if (after !== undefined && !isDeepStrictEqual(after, before)) changes[field] = { before, after };
-  }
-  return changes;
 }
 
 function fromRow(row: ServiceRow): StoredService {

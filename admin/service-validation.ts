@@ -172,6 +172,12 @@ const updateSchema = v.object({
   forwardAuthorization: v.optional(booleanSchema),
 });
 
+/**
+ * A service as a registry document declares it (design.md §4.9): the create body's fields with
+ * the same defaults, and `enabled` (default true); the entry's `id` is ignored.
+ */
+const entrySchema = v.object({ ...createSchema.entries, enabled: v.optional(booleanSchema, true) });
+
 const toggleSchema = v.object({ enabled: booleanSchema });
 
 /**
@@ -187,6 +193,8 @@ export const SERVICE_BODY_SCHEMAS = { create: createSchema, update: updateSchema
 export type ServiceCreateInput = v.InferOutput<typeof createSchema>;
 /** A validated PUT body: only the fields present, each valid (`access` normalised); read-only fields dropped. */
 export type ServicePatch = v.InferOutput<typeof updateSchema>;
+/** A validated registry document entry: every writable field of a service, defaults filled in. */
+export type ServiceEntryInput = v.InferOutput<typeof entrySchema>;
 /** A validated toggle body (interface.md §4.2 PATCH /api/services/:id/toggle). */
 export type ToggleInput = v.InferOutput<typeof toggleSchema>;
 
@@ -197,12 +205,29 @@ export type ToggleInput = v.InferOutput<typeof toggleSchema>;
  *   `targetUrl` is absent or null; BAD_REQUEST with `fields` for every invalid or unknown field.
  */
 export function parseServiceCreate(body: unknown): ServiceCreateInput {
+  return parseWhole(createSchema, body, []);
+}
+
+/**
+ * Validates one service of a registry document (design.md §4.9) by the create body's rules, with
+ * `enabled` besides; `id` is ignored (a document's services are matched by path).
+ * @throws {GatewayError} as {@link parseServiceCreate}.
+ */
+export function parseServiceEntry(entry: unknown): ServiceEntryInput {
+  return parseWhole(entrySchema, entry, ['id']);
+}
+
+/**
+ * A whole service (a create body, a document entry): `name`, `path` and `targetUrl` present, every
+ * field valid, a policy only with `requireAuth`.
+ */
+function parseWhole<S extends typeof createSchema | typeof entrySchema>(schema: S, body: unknown, ignored: readonly string[]): v.InferOutput<S> {
   const object = requireObject(body);
   const missing = REQUIRED_ON_CREATE.filter((field) => object[field] === undefined || object[field] === null);
   if (missing.length > 0) {
     throw new GatewayError('MISSING_FIELDS', { fields: Object.fromEntries(missing.map((f) => [f, 'is required'])) });
   }
-  const input = parseWith(createSchema, object, 'Invalid service', []);
+  const input = parseWith(schema, object, 'Invalid service', ignored);
   assertPolicyNeedsSignIn(input);
   return input;
 }

@@ -20,6 +20,7 @@ export const ERRORS = {
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
   REQUEST_TIMEOUT: { status: 408, message: 'Request timeout' },
   PATH_IN_USE: { status: 409, message: 'Path already in use' },
+  PRECONDITION_FAILED: { status: 412, message: 'Precondition failed' },
   BODY_TOO_LARGE: { status: 413, message: 'Request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json' },
   RATE_LIMITED: { status: 429, message: 'Too many requests, please try again later' },

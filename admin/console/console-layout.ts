@@ -32,7 +32,7 @@ export interface ConsolePageOptions {
 }
 
 /** Scripts every console page loads, in order (classic `defer` scripts sharing `window.gatehouse`). */
-const COMMON_SCRIPTS = ['api.js', 'notices.js', 'local-time.js', 'live-regions.js', 'confirm-dialog.js', 'service-actions.js'];
+const COMMON_SCRIPTS = ['api.js', 'notices.js', 'local-time.js', 'live-regions.js', 'confirm-dialog.js', 'service-conflicts.js', 'service-actions.js'];
 
 /**
  * A complete console page: header with navigation and the signed-in admin, a notice area for

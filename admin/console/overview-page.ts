@@ -10,6 +10,8 @@ import { trafficPanel } from './traffic-panel.js';
 export interface OverviewData {
   counts: { total: number; enabled: number; disabled: number };
   services: Service[];
+  /** Each service's ETag, by id (design.md §4.9). */
+  etags: Map<string, string>;
   /** Requests in the last hour per service id, and in total under `*`. */
   requestsLastHour: Map<string, number>;
   recentActivity: AuditRecord[];
@@ -38,7 +40,7 @@ ${trafficPanel()}
 <section aria-labelledby="services-heading">
   <div class="section-head"><h2 id="services-heading">Services</h2>
     <a class="button" href="/dashboard/services/new">New service</a></div>
-  <div data-live="services">${servicesTable(data.services, requestsLastHour, view.servicesOrigin)}</div>
+  <div data-live="services">${servicesTable(data.services, data.etags, requestsLastHour, view.servicesOrigin)}</div>
 </section>
 <section aria-labelledby="activity-heading">
   <div class="section-head"><h2 id="activity-heading">Recent activity</h2>

@@ -1,5 +1,6 @@
-import type { AccessPolicy, Service } from '../../shared/types.js';
+import type { AccessPolicy } from '../../shared/types.js';
 import { html, type Html } from '../../shared/html.js';
+import type { TaggedService } from '../service-registry.js';
 import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from '../service-validation.js';
 import { POLICY_LISTS } from './access-policy-text.js';
 import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
@@ -16,16 +17,21 @@ const POLICY_HINTS: Record<keyof AccessPolicy, string> = {
  * `GET /dashboard/services/new` and `/dashboard/services/:id/edit` (design.md §4.6): the service form,
  * the access policy (design.md §4.7) as four lists of one entry per line. service-form.js sends it
  * to `POST /api/services` or `PUT /api/services/:id` and shows each of the API's per-field
- * messages (`fields` of the 400 answer, `access.emails` for a list) next to its field.
+ * messages (`fields` of the 400 answer, `access.emails` for a list) next to its field. An edit
+ * sends the service's ETag as If-Match; when someone else changed the service since (412), the
+ * page says what changed (`data-service`, the service as the form shows it) and offers to reload
+ * (design.md §4.9).
  */
-export function serviceFormPage(view: ConsoleView, service?: Service): string {
+export function serviceFormPage(view: ConsoleView, tagged?: TaggedService): string {
+  const service = tagged?.service;
   const editing = service !== undefined;
   const title = editing ? `Edit ${service.name}` : 'New service';
   const cancel = editing ? `/dashboard/services/${service.id}` : '/dashboard';
   const body = html`<p class="breadcrumb"><a href="/dashboard">Overview</a> / ${editing ? html`<a href="${cancel}">${service.name}</a> / Edit` : 'New service'}</p>
 <h1>${title}</h1>
 <form class="service-form" method="post" novalidate data-service-form
-  data-method="${editing ? 'PUT' : 'POST'}" data-endpoint="${editing ? `/api/services/${service.id}` : '/api/services'}">
+  data-method="${editing ? 'PUT' : 'POST'}" data-endpoint="${editing ? `/api/services/${service.id}` : '/api/services'}"
+  ${editing ? html`data-etag="${tagged!.etag}" data-service="${JSON.stringify(service)}"` : ''}>
   ${csrfInput(view)}
   <div class="form-error" data-form-error role="alert" hidden></div>
   ${field({ name: 'name', label: 'Name', value: service?.name, required: true, hint: `Shown in the console and on the home page; at most ${MAX_NAME_LENGTH} characters.` })}

@@ -12,10 +12,10 @@ import { trafficPanel } from './traffic-panel.js';
  * `GET /dashboard/services/:id`: one service (design.md §4.6): its settings and actions, its
  * traffic charts, and its access log with filters.
  */
-export function servicePage(view: ConsoleView, data: AccessLogSectionOptions & { requestsLastHour: number }): string {
+export function servicePage(view: ConsoleView, data: AccessLogSectionOptions & { etag: string; requestsLastHour: number }): string {
   const { service } = data;
   const body = html`<p class="breadcrumb"><a href="/dashboard">Overview</a> / Service</p>
-<div class="section-head" data-live="heading"><h1>${service.name}</h1>${serviceActions(service, { afterDelete: '/dashboard' })}</div>
+<div class="section-head" data-live="heading"><h1>${service.name}</h1>${serviceActions(service, data.etag, { afterDelete: '/dashboard' })}</div>
 <div data-live="summary">${summary(service, data.requestsLastHour, data.servicesOrigin)}</div>
 ${trafficPanel(service.id)}
 ${accessLogSection(data)}`;

@@ -5,12 +5,14 @@ import { badge, emptyState, formatCount, timeTag } from './fragments.js';
 
 /**
  * A service's buttons: enable/disable in one click, edit, delete (after a confirmation that names
- * it). service-actions.js handles the clicks through the JSON API. `afterDelete` is where the
- * browser goes once the service is gone (default: stay and refresh).
+ * it). service-actions.js handles the clicks through the JSON API, sending `etag` (the service's
+ * ETag when the page was made) as If-Match; on 412 service-conflicts.js compares the service as
+ * shown (`data-service`, the API's JSON) with the current one (design.md §4.9). `afterDelete` is
+ * where the browser goes once the service is gone (default: stay and refresh).
  */
-export function serviceActions(service: Service, options: { edit?: boolean; afterDelete?: string } = {}): Html {
+export function serviceActions(service: Service, etag: string, options: { edit?: boolean; afterDelete?: string } = {}): Html {
   const toggleLabel = service.enabled ? 'Disable' : 'Enable';
-  return html`<div class="actions">
+  return html`<div class="actions" data-etag="${etag}" data-service="${JSON.stringify(service)}">
 <button type="button" class="button small secondary" data-action="toggle" data-id="${service.id}" data-enabled="${String(!service.enabled)}"
   data-name="${service.name}" data-focus-key="toggle-${service.id}" aria-label="${toggleLabel} ${service.name}">${toggleLabel}</button>
 ${options.edit === false ? '' : html`<a class="button small secondary" href="/dashboard/services/${service.id}/edit" aria-label="Edit ${service.name}">Edit</a>`}
@@ -21,9 +23,10 @@ ${options.edit === false ? '' : html`<a class="button small secondary" href="/da
 
 /**
  * The services table (design.md §4.6): name, path as a link, target, whether sign-in is required,
- * enabled, last change, requests in the last hour, and the row's actions.
+ * enabled, last change, requests in the last hour, and the row's actions (with each service's
+ * ETag from `etags`, by id).
  */
-export function servicesTable(services: Service[], requestsLastHour: Map<string, number>, servicesOrigin: string): Html {
+export function servicesTable(services: Service[], etags: Map<string, string>, requestsLastHour: Map<string, number>, servicesOrigin: string): Html {
   if (services.length === 0) {
     return emptyState(
       'No services yet. Register an upstream under a public path, and Gatehouse starts forwarding and logging its traffic.',
@@ -38,7 +41,7 @@ export function servicesTable(services: Service[], requestsLastHour: Map<string,
 <td data-label="State">${badge(service.enabled, 'Enabled', 'Disabled')}</td>
 <td data-label="Last change">${timeTag(service.updatedAt)}</td>
 <td data-label="Requests, last hour" class="num">${formatCount(requestsLastHour.get(service.id) ?? 0)}</td>
-<td class="row-actions">${serviceActions(service)}</td>
+<td class="row-actions">${serviceActions(service, etags.get(service.id)!)}</td>
 </tr>`;
   return html`<div class="table-wrap"><table class="responsive services-table">
 <caption class="visually-hidden">Registered services</caption>

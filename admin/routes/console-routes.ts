@@ -87,6 +87,7 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
         html: overviewPage(viewOf(ctx), {
           counts: registry.counts(),
           services: registry.list(),
+          etags: registry.etags(),
           requestsLastHour: requestsLastHour(),
           recentActivity,
           actors: actorNames(recentActivity),
@@ -96,10 +97,10 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
 
     newService: pageHandler((ctx) => ({ html: serviceFormPage(viewOf(ctx)) })),
 
-    editService: pageHandler((ctx) => ({ html: serviceFormPage(viewOf(ctx), registry.get(ctx.params.id!)) })),
+    editService: pageHandler((ctx) => ({ html: serviceFormPage(viewOf(ctx), registry.getTagged(ctx.params.id!)) })),
 
     service: pageHandler((ctx) => {
-      const service = registry.get(ctx.params.id!);
+      const { service, etag } = registry.getTagged(ctx.params.id!);
       const { limit, offset } = parsePagination(ctx.url.searchParams, CONSOLE_LOG_PAGE_SIZE);
       let result;
       let status = 200;
@@ -112,7 +113,7 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
         status = error.status;
       }
       const requests = requestsLastHour().get(service.id) ?? 0;
-      return { status, html: servicePage(viewOf(ctx), { service, url: ctx.url, limit, offset, result, requestsLastHour: requests, servicesOrigin: ctx.origin.servicesOrigin }) };
+      return { status, html: servicePage(viewOf(ctx), { service, etag, url: ctx.url, limit, offset, result, requestsLastHour: requests, servicesOrigin: ctx.origin.servicesOrigin }) };
     }),
 
     audit: pageHandler((ctx) => {

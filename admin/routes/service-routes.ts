@@ -1,9 +1,11 @@
+import { GatewayError } from '../../shared/errors.js';
 import { sendJson } from '../../shared/http-response.js';
 import { parseAccessLogQuery } from '../access-log-filter.js';
 import type { AccessLogStore } from '../access-log-store.js';
 import { actorOf } from '../actor.js';
-import { readJsonBody } from '../request-body.js';
-import type { Handler } from '../request-context.js';
+import { parseIfMatch } from '../preconditions.js';
+import { MAX_REGISTRY_DOCUMENT_BYTES, readJsonBody } from '../request-body.js';
+import type { Handler, RequestContext } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 
 /** The service-management endpoints (interface.md §4.2); admin and CSRF guards are wired in routes.ts. */
@@ -15,11 +17,15 @@ export interface ServiceHandlers {
   remove: Handler;
   toggle: Handler;
   logs: Handler;
+  export: Handler;
+  apply: Handler;
 }
 
 /**
- * Handlers for `/api/services…` (interface.md §4.2, design.md §5). Each throws `GatewayError` for its failures
- * (400/404/409/413/415), which the admin plane turns into the JSON error response.
+ * Handlers for `/api/services…` (interface.md §4.2, design.md §5, §4.9). Each throws `GatewayError` for its
+ * failures (400/404/409/412/413/415), which the admin plane turns into the JSON error response.
+ * `GET /api/services/:id` answers the service's ETag; `PUT`, `PATCH …/toggle` and `DELETE` honour
+ * `If-Match` (412 when it no longer holds; without it they write unconditionally).
  */
 export function createServiceHandlers(deps: { registry: ServiceRegistry; accessLogs: AccessLogStore }): ServiceHandlers {
   const { registry, accessLogs } = deps;
@@ -33,25 +39,46 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
       sendJson(ctx.res, 201, service, { location: `/api/services/${service.id}` });
     },
 
-    /** GET /api/services/:id → 200, the service. */
-    get: ({ res, params }) => sendJson(res, 200, registry.get(params.id!)),
+    /** GET /api/services/:id → 200, the service, with its `ETag`. */
+    get: ({ res, params }) => {
+      const { service, etag } = registry.getTagged(params.id!);
+      sendJson(res, 200, service, { etag });
+    },
 
-    /** PUT /api/services/:id → 200, the updated service. */
+    /**
+     * PUT /api/services/:id → 200, the updated service; no `ETag`, as the stored service is not
+     * the body sent (RFC 9110 §9.3.4): GET it again for the next conditional write.
+     */
     update: async (ctx) => {
+      const ifMatch = ifMatchOf(ctx);
       const body = await readJsonBody(ctx);
-      sendJson(ctx.res, 200, await registry.update(ctx.params.id!, body, actorOf(ctx)));
+      sendJson(ctx.res, 200, await registry.update(ctx.params.id!, body, actorOf(ctx), ifMatch));
     },
 
     /** DELETE /api/services/:id → 204, no body. */
     remove: async (ctx) => {
-      await registry.remove(ctx.params.id!, actorOf(ctx));
+      await registry.remove(ctx.params.id!, actorOf(ctx), ifMatchOf(ctx));
       ctx.res.writeHead(204, { 'cache-control': 'no-store' }).end();
     },
 
     /** PATCH /api/services/:id/toggle with `{ "enabled": <boolean> }` → 200, the updated service. */
     toggle: async (ctx) => {
+      const ifMatch = ifMatchOf(ctx);
       const body = await readJsonBody(ctx);
-      sendJson(ctx.res, 200, await registry.setEnabled(ctx.params.id!, body, actorOf(ctx)));
+      sendJson(ctx.res, 200, await registry.setEnabled(ctx.params.id!, body, actorOf(ctx), ifMatch));
+    },
+
+    /** GET /api/services/export → 200, the whole registry as a document (design.md §4.9). */
+    export: ({ res }) => sendJson(res, 200, registry.exportDocument()),
+
+    /**
+     * POST /api/services/apply[?dryRun=true] with a registry document (up to 8 MiB) → 200, the
+     * plan (design.md §4.9): applied in one transaction, or with `dryRun=true` only made.
+     */
+    apply: async (ctx) => {
+      const dryRun = dryRunOf(ctx.url.searchParams);
+      const body = await readJsonBody(ctx, MAX_REGISTRY_DOCUMENT_BYTES);
+      sendJson(ctx.res, 200, { dryRun, ...(await registry.apply(body, actorOf(ctx), { dryRun })) });
     },
 
     /**
@@ -65,4 +92,19 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
       sendJson(res, 200, accessLogs.listForService(service.id, page.limit, page.offset, filter));
     },
   };
+}
+
+/** The request's `If-Match` (design.md §4.9); 400 when it is malformed. */
+const ifMatchOf = (ctx: RequestContext) => parseIfMatch(ctx.req.headers['if-match']);
+
+/**
+ * `dryRun` of `POST /api/services/apply`: `true`, or `false` (the default).
+ * @throws {GatewayError} BAD_REQUEST (400) with `fields.dryRun` for any other value.
+ */
+function dryRunOf(query: URLSearchParams): boolean {
+  const value = query.get('dryRun') ?? 'false';
+  if (value !== 'true' && value !== 'false') {
+    throw new GatewayError('BAD_REQUEST', { message: 'dryRun must be true or false', fields: { dryRun: 'must be true or false' } });
+  }
+  return value === 'true';
 }

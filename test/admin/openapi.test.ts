@@ -1,5 +1,5 @@
 /**
- * The admin API's OpenAPI description (design.md §4.9): `GET /api/openapi.json` is a valid OpenAPI
+ * The admin API's OpenAPI description (design.md §4.10): `GET /api/openapi.json` is a valid OpenAPI
  * 3.1 document, served without credentials wherever the admin API is; it names every JSON route of
  * routes.ts; and the running gateway's real answers, good and bad, to a signed-in administrator
  * (through the identity provider), a non-admin, API tokens and anonymous callers are what it says

@@ -20,6 +20,8 @@ export interface CallOptions {
   csrf?: string | null;
   /** An `Authorization` value, sent as is (`Bearer ght_…` for an admin API token, design.md §4.8). */
   authorization?: string;
+  /** Other request headers (`if-match`, say), sent as they are. */
+  headers?: Record<string, string>;
   /** Sent as JSON with Content-Type application/json. */
   json?: unknown;
   /** Raw body, sent with `contentType` (if any). */
@@ -35,7 +37,7 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 export function apiClient(baseUrl: string) {
   return async function call(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse> {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...options.headers };
     if (options.as) headers.cookie = options.as.cookie;
     if (options.authorization !== undefined) headers.authorization = options.authorization;
     const csrf = options.csrf === undefined && MUTATING.has(method) ? options.as?.csrfToken : options.csrf;

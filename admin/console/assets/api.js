@@ -1,6 +1,7 @@
 // Gatehouse console: calls to the gateway's JSON API from the page.
 // Every state-changing call carries the session's CSRF token in X-CSRF-Token (interface.md §5.6), read from
-// <meta name="csrf-token"> unless the caller passes the token of its form's hidden input.
+// <meta name="csrf-token"> unless the caller passes the token of its form's hidden input. A change
+// of one service may carry the ETag the page was made with as If-Match (design.md §4.9).
 (function () {
   'use strict';
   const gatehouse = (window.gatehouse = window.gatehouse || {});
@@ -21,12 +22,14 @@
   }
 
   /**
-   * Sends `body` (when given) as JSON and resolves with the parsed answer (null for 204).
-   * Rejects with an ApiError carrying the API's message and per-field reasons.
+   * Sends `body` (when given) as JSON, with `ifMatch` (an ETag) as If-Match when given, and
+   * resolves with the parsed answer (null for 204). Rejects with an ApiError carrying the API's
+   * message and per-field reasons (status 412 when `ifMatch` no longer holds).
    */
-  async function api(method, path, body, csrfToken) {
+  async function api(method, path, body, csrfToken, ifMatch) {
     const headers = { accept: 'application/json' };
     if (method !== 'GET' && method !== 'HEAD') headers['x-csrf-token'] = csrfToken || metaToken();
+    if (ifMatch) headers['if-match'] = ifMatch;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let response;
     try {

@@ -5,10 +5,13 @@
   const gatehouse = window.gatehouse;
   const FLASH_KEY = 'gatehouse:flash';
 
-  /** Shows `message`; kind is 'success', 'error' (announced at once) or 'info'. */
-  function notify(message, kind) {
+  /**
+   * Shows `message`; kind is 'success', 'error' (announced at once) or 'info'. `action`, when
+   * given, `{ label, run }`, adds a button that calls `run`. Returns the notice element.
+   */
+  function notify(message, kind, action) {
     const area = document.getElementById('notices');
-    if (!area) return;
+    if (!area) return null;
     const notice = document.createElement('p');
     notice.className = `notice ${kind || 'success'}`;
     notice.setAttribute('role', kind === 'error' ? 'alert' : 'status');
@@ -20,8 +23,18 @@
     dismiss.setAttribute('aria-label', 'Dismiss this message');
     dismiss.textContent = '×';
     dismiss.addEventListener('click', () => notice.remove());
-    notice.append(text, dismiss);
+    notice.append(text);
+    if (action) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'button small secondary notice-action';
+      button.textContent = action.label;
+      button.addEventListener('click', action.run);
+      notice.append(button);
+    }
+    notice.append(dismiss);
     area.replaceChildren(notice);
+    return notice;
   }
 
   /** Keeps `message` for the next page this tab opens. */

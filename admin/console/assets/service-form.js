@@ -1,6 +1,8 @@
 // Gatehouse console: the create and edit forms. Sends the form to the JSON API (with the token of
 // its hidden _csrf input) and shows each of the API's per-field messages next to its field
-// (form-errors.js).
+// (form-errors.js). An edit is conditional on the service being as the form was made with it
+// (If-Match with the form's data-etag); when someone else changed it since, the notice says what
+// changed and offers to reload (service-conflicts.js, design.md §4.9).
 (function () {
   'use strict';
   const gatehouse = window.gatehouse;
@@ -43,10 +45,14 @@
     submit.setAttribute('aria-busy', 'true');
     submit.disabled = true;
     try {
-      const service = await gatehouse.api(form.dataset.method, form.dataset.endpoint, body, value('_csrf'));
+      const service = await gatehouse.api(form.dataset.method, form.dataset.endpoint, body, value('_csrf'), form.dataset.etag);
       gatehouse.flash(`${creating ? 'Created' : 'Saved'} “${service.name}”.`);
       location.assign(`/dashboard/services/${encodeURIComponent(service.id)}`);
     } catch (error) {
+      if (error.status === 412) {
+        await gatehouse.explainConflict('Your changes were not saved', JSON.parse(form.dataset.service));
+        return;
+      }
       // A 409 is the path's, though the API names no field for it.
       if (error.status === 409 && !error.fields.path) error.fields.path = 'is already used by another service';
       gatehouse.showFieldErrors(form, error, 'The service', LABELS);

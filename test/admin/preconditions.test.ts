@@ -1,0 +1,137 @@
+/**
+ * design.md §4.9, safe concurrent edits: reading If-Match (RFC 9110 §13.1.1), and the registry's
+ * versions and conditional writes (the check and the write in one transaction).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { AuditLog, type Actor } from '../../admin/audit-log.js';
+import BetterSqlite3 from 'better-sqlite3';
+import { openDatabase, type Database } from '../../admin/database.js';
+import { MIGRATIONS } from '../../admin/migrations.js';
+import { ifMatchHolds, parseIfMatch } from '../../admin/preconditions.js';
+import { ServiceRegistry } from '../../admin/service-registry.js';
+import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
+import { GatewayError, type ErrorCode } from '../../shared/errors.js';
+
+const actor: Actor = { userId: 'admin-sub', ipAddress: '203.0.113.7' };
+
+describe('parseIfMatch', () => {
+  it('no field: no condition; * : any current representation', () => {
+    assert.equal(parseIfMatch(undefined), null);
+    assert.equal(parseIfMatch('*'), '*');
+    assert.equal(parseIfMatch(' * '), '*');
+  });
+
+  it('a list of entity tags, weak ones dropped (If-Match compares strongly), empty elements allowed', () => {
+    assert.deepEqual(parseIfMatch('"3"'), ['"3"']);
+    assert.deepEqual(parseIfMatch('"1", W/"2" ,"3"'), ['"1"', '"3"']);
+    assert.deepEqual(parseIfMatch(' , "1",,'), ['"1"']);
+    assert.deepEqual(parseIfMatch('"a,b"'), ['"a,b"'], 'a comma inside a tag is part of it');
+    assert.deepEqual(parseIfMatch('""'), ['""']);
+    assert.deepEqual(parseIfMatch('W/"3"'), [], 'holds for nothing');
+    assert.deepEqual(parseIfMatch('"1", "2"'), ['"1"', '"2"'], 'two fields as Node joins them');
+  });
+
+  it('anything else is 400, not silently no condition', () => {
+    for (const value of ['', ' ', ',', '3', '"3', '3"', '"1" "2"', 'w/"3"', '*, "1"', '"a"b"', '"tab\tinside"']) {
+      assert.throws(() => parseIfMatch(value), (error) => {
+        assert.ok(error instanceof GatewayError);
+        assert.equal(error.status, 400);
+        assert.equal(error.message, 'If-Match must be * or a list of entity tags, such as "3"');
+        return true;
+      }, JSON.stringify(value));
+    }
+  });
+
+  it('holds without a condition, for *, and when a listed tag is the current one, exactly', () => {
+    assert.equal(ifMatchHolds(null, '"2"'), true);
+    assert.equal(ifMatchHolds('*', '"2"'), true);
+    assert.equal(ifMatchHolds(['"1"', '"2"'], '"2"'), true);
+    assert.equal(ifMatchHolds(['"1"'], '"2"'), false);
+    assert.equal(ifMatchHolds([], '"2"'), false);
+    assert.equal(ifMatchHolds(parseIfMatch('W/"2"'), '"2"'), false);
+  });
+});
+
+describe('the registry: versions and conditional writes', () => {
+  let dir: string;
+  let db: Database;
+  let registry: ServiceRegistry;
+  let id: string;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-preconditions-'));
+    db = openDatabase(join(dir, 'gateway.db'));
+    registry = new ServiceRegistry(db, new AuditLog(db), new MemoryEventBus());
+    id = (await registry.create({ name: 'Orders', path: '/orders', targetUrl: 'http://orders:1' }, actor)).id;
+  });
+  afterEach(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const etag = () => registry.getTagged(id).etag;
+  const auditCount = () => db.prepare('SELECT count(*) AS n FROM audit_logs').pluck().get();
+  const rejectsWith = (promise: Promise<unknown>, code: ErrorCode) =>
+    assert.rejects(promise, (error) => error instanceof GatewayError && error.code === code);
+
+  it('a service starts at "1" and every change adds one: an edit, a toggle; a write that changes nothing does not', async () => {
+    assert.equal(etag(), '"1"');
+    await registry.update(id, { description: 'v2' }, actor);
+    assert.equal(etag(), '"2"');
+    await registry.setEnabled(id, { enabled: false }, actor);
+    assert.equal(etag(), '"3"');
+    await registry.update(id, { description: 'v2' }, actor);
+    await registry.setEnabled(id, { enabled: false }, actor);
+    assert.equal(etag(), '"3"');
+    assert.deepEqual(registry.etags(), new Map([[id, '"3"']]));
+  });
+
+  it('PUT, toggle and DELETE with a stale ETag: 412, nothing changed or audited; with the current one, *, or a list holding it: done', async () => {
+    const stale = parseIfMatch('"1"');
+    await registry.update(id, { description: 'changed by someone else' }, actor);
+    const service = registry.get(id);
+    const audited = auditCount();
+    await rejectsWith(registry.update(id, { name: 'Mine' }, actor, stale), 'PRECONDITION_FAILED');
+    await rejectsWith(registry.setEnabled(id, { enabled: false }, actor, stale), 'PRECONDITION_FAILED');
+    await rejectsWith(registry.remove(id, actor, stale), 'PRECONDITION_FAILED');
+    await rejectsWith(registry.update(id, { name: 'Mine' }, actor, parseIfMatch('W/"2"')), 'PRECONDITION_FAILED');
+    assert.deepEqual(registry.get(id), service);
+    assert.equal(auditCount(), audited);
+
+    await registry.update(id, { name: 'Mine' }, actor, parseIfMatch('"2"'));
+    await registry.setEnabled(id, { enabled: false }, actor, parseIfMatch('"1", "3"'));
+    await registry.setEnabled(id, { enabled: true }, actor, parseIfMatch('*'));
+    assert.equal(etag(), '"5"');
+    await registry.remove(id, actor, parseIfMatch(etag()));
+    assert.deepEqual(registry.list(), []);
+  });
+
+  it('a missing service is 404 before any condition; the condition comes before the body is validated', async () => {
+    await rejectsWith(registry.update(crypto.randomUUID(), { name: 'x' }, actor, parseIfMatch('"1"')), 'SERVICE_NOT_FOUND');
+    await rejectsWith(registry.remove('not-a-uuid', actor, '*'), 'SERVICE_NOT_FOUND');
+    await rejectsWith(registry.update(id, { name: '' }, actor, parseIfMatch('"9"')), 'PRECONDITION_FAILED');
+    await rejectsWith(registry.update(id, { name: '' }, actor, parseIfMatch('"1"')), 'BAD_REQUEST');
+  });
+
+  it('a database made before versions: its services start at "1"', () => {
+    const old = join(dir, 'old.db');
+    const legacy = new BetterSqlite3(old);
+    const beforeVersions = MIGRATIONS.findIndex((migration) => migration.includes('ADD COLUMN version'));
+    for (const migration of MIGRATIONS.slice(0, beforeVersions)) legacy.exec(migration);
+    legacy.pragma(`user_version = ${beforeVersions}`);
+    const legacyId = crypto.randomUUID();
+    legacy
+      .prepare(`INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at) VALUES (?, 'Old', '/old', 'http://localhost:1', 1, '', 1, ?, ?)`)
+      .run(legacyId, '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
+    legacy.close();
+    const migrated = openDatabase(old);
+    try {
+      assert.equal(new ServiceRegistry(migrated, new AuditLog(migrated), new MemoryEventBus()).getTagged(legacyId).etag, '"1"');
+    } finally {
+      migrated.close();
+    }
+  });
+});
