@@ -175,6 +175,7 @@ export const pathTemplate = (routePath: string): string => routePath.replace(/:(
 function operationOf(endpoint: Endpoint): OpenApiOperation {
   const parameters = [
     ...Object.entries(endpoint.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema: inlineSchema(schema, NAMED) })),
+    ...Object.entries(endpoint.headers ?? {}).map(([name, schema]) => ({ name, in: 'header', required: false, schema: inlineSchema(schema, NAMED) })),
     ...Object.entries(endpoint.query ?? {}).map(([name, schema]) => ({
       name,
       in: 'query',

@@ -31,6 +31,8 @@ export interface Endpoint {
   guard: Guard;
   /** The schema of each `:name` of the path. */
   params?: Record<string, v.GenericSchema>;
+  /** Request header fields it reads (optional ones). */
+  headers?: Record<string, v.GenericSchema>;
   /** The query parameters; wrong ones answer 400 with `fields`. */
   query?: Record<string, v.GenericSchema>;
   /** The JSON body; its answers (400, 408, 413, 415) follow. */
@@ -58,9 +60,20 @@ export const REQUEST_SCHEMAS = {
   ),
   ServiceToggle: v.strictObject(SERVICE_BODY_SCHEMAS.toggle.entries),
   ApiTokenCreate: v.strictObject(TOKEN_BODY_SCHEMAS.create.entries),
+  RegistryDocument: v.pipe(
+    v.strictObject({
+      version: v.literal(1),
+      services: v.array(v.strictObject({ id: v.optional(v.string()), ...SERVICE_BODY_SCHEMAS.create.entries, enabled: v.optional(v.boolean()) })),
+    }),
+    v.description("A registry document (GET /api/services/export's form): each entry by the create body's rules, plus enabled; an entry's id is ignored"),
+  ),
 };
 
 const serviceId = v.pipe(v.string(), v.uuid(), v.description("The service's id"));
+/** `If-Match` on a service's changes (RFC 9110 §13.1.1, design.md §4.9). */
+const ifMatch = {
+  'If-Match': v.pipe(v.string(), v.description('ETags from GET /api/services/:id ("<version>"), or *; no longer matching: 412 Precondition failed; malformed: 400')),
+};
 const tokenId = v.pipe(v.string(), v.uuid(), v.description("The token's id"));
 
 /**
@@ -92,34 +105,49 @@ export const ENDPOINTS: Endpoint[] = [
     errors: ['MISSING_FIELDS', 'PATH_IN_USE'],
   },
   {
+    operationId: 'exportServices', method: 'GET', path: '/api/services/export', tag: 'Services', guard: 'admin',
+    summary: 'The whole registry as a document, for a repository of service definitions',
+    ok: { status: 200, description: 'The registry document', schema: R.RegistryDocument },
+  },
+  {
+    operationId: 'applyServices', method: 'POST', path: '/api/services/apply', tag: 'Services', guard: 'admin',
+    summary: 'Makes the registry what a document says (matched by path), in one transaction; with dryRun=true only plans it',
+    query: { dryRun: v.optional(v.pipe(v.picklist(['true', 'false']), v.description('true: plan only, nothing changes'))) },
+    body: REQUEST_SCHEMAS.RegistryDocument,
+    ok: { status: 200, description: 'The plan, as applied (or as it would be)', schema: R.RegistryPlan },
+  },
+  {
     operationId: 'getService', method: 'GET', path: '/api/services/:id', tag: 'Services', guard: 'admin',
     summary: 'One service',
     params: { id: serviceId },
-    ok: { status: 200, description: 'The service', schema: R.Service },
+    ok: { status: 200, description: 'The service', schema: R.Service, headers: { ETag: 'The service\'s version, for If-Match' } },
     errors: ['SERVICE_NOT_FOUND'],
   },
   {
     operationId: 'updateService', method: 'PUT', path: '/api/services/:id', tag: 'Services', guard: 'admin',
     summary: 'Changes a service',
     params: { id: serviceId },
+    headers: ifMatch,
     body: REQUEST_SCHEMAS.ServiceUpdate,
     ok: { status: 200, description: 'The service as changed', schema: R.Service },
-    errors: ['SERVICE_NOT_FOUND', 'PATH_IN_USE'],
+    errors: ['SERVICE_NOT_FOUND', 'PATH_IN_USE', 'PRECONDITION_FAILED'],
   },
   {
     operationId: 'deleteService', method: 'DELETE', path: '/api/services/:id', tag: 'Services', guard: 'admin',
     summary: 'Removes a service',
     params: { id: serviceId },
+    headers: ifMatch,
     ok: { status: 204, description: 'Removed' },
-    errors: ['SERVICE_NOT_FOUND'],
+    errors: ['SERVICE_NOT_FOUND', 'PRECONDITION_FAILED'],
   },
   {
     operationId: 'toggleService', method: 'PATCH', path: '/api/services/:id/toggle', tag: 'Services', guard: 'admin',
     summary: 'Enables or disables a service (a disabled one answers 503 Service is disabled)',
     params: { id: serviceId },
+    headers: ifMatch,
     body: REQUEST_SCHEMAS.ServiceToggle,
     ok: { status: 200, description: 'The service as changed', schema: R.Service },
-    errors: ['SERVICE_NOT_FOUND'],
+    errors: ['SERVICE_NOT_FOUND', 'PRECONDITION_FAILED'],
   },
   {
     operationId: 'listServiceAccessLog', method: 'GET', path: '/api/services/:id/logs', tag: 'Services', guard: 'admin',

@@ -144,6 +144,36 @@ const rotatedKey = v.strictObject({
   previousKid: v.pipe(v.nullable(v.string()), v.description('The key it replaces, still published until its assertions expire')),
 });
 
+/** The writable fields of a service as the registry document lists them (design.md §4.9). */
+const declaredEntries = {
+  name: v.string(),
+  path: v.string(),
+  targetUrl: v.string(),
+  requireAuth: v.boolean(),
+  description: v.string(),
+  enabled: v.boolean(),
+  access: v.nullable(accessPolicy),
+  forwardAuthorization: v.boolean(),
+};
+
+/** `GET /api/services/export`: the whole registry, ordered by path (design.md §4.9). */
+const registryDocument = v.strictObject({
+  version: v.pipe(v.literal(1), v.description('The document format')),
+  services: v.array(v.strictObject({ id: v.pipe(v.string(), v.description('Informative: entries are matched by path')), ...declaredEntries })),
+});
+
+/** One field's change in a plan, as `SERVICE_UPDATED` records it. */
+const fieldChange = v.strictObject({ before: v.unknown(), after: v.unknown() });
+
+/** What applying a document does, or would do with `dryRun=true` (design.md §4.9), each list ordered by path. */
+const registryPlan = v.strictObject({
+  dryRun: v.boolean(),
+  create: v.array(v.strictObject({ path: v.string(), id: v.pipe(v.optional(v.string()), v.description('Once applied')), service: v.strictObject(declaredEntries) })),
+  update: v.array(v.strictObject({ path: v.string(), id: v.string(), name: v.string(), changes: v.record(v.string(), fieldChange) })),
+  delete: v.array(v.strictObject({ path: v.string(), id: v.string(), name: v.string() })),
+  unchanged: v.array(v.string()),
+});
+
 /** The error object (interface.md §2.6). */
 const error = v.strictObject({ error: v.string() });
 
@@ -172,6 +202,8 @@ export const RESPONSE_SCHEMAS = {
   CreatedApiToken: createdApiToken,
   SessionUser: sessionUser,
   RotatedKey: rotatedKey,
+  RegistryDocument: registryDocument,
+  RegistryPlan: registryPlan,
   Error: error,
   ValidationError: validationError,
   OpenApiDocument: openApiDocument,

@@ -224,9 +224,28 @@ describe("real answers match the document (each call's answer is checked)", () =
     assert.equal((await call('PATCH', `/api/services/${serviceId}/toggle`, { authorization: writeToken, json: { enabled: true } })).status, 200);
     assert.equal((await call('PATCH', `/api/services/${serviceId}/toggle`, { as: admin, json: { enabled: 'no' } })).status, 400);
     assert.equal((await call('PATCH', `/api/services/${UNKNOWN_ID}/toggle`, { as: admin, json: { enabled: true } })).status, 404);
+    const current = await call('GET', `/api/services/${serviceId}`, { as: admin });
+    assert.match(String(current.headers.etag), /^"\d+"$/);
+    assert.equal((await call('PUT', `/api/services/${serviceId}`, { as: admin, headers: { 'if-match': '"1"' }, json: { name: 'Stale' } })).status, 412);
+    assert.equal((await call('PATCH', `/api/services/${serviceId}/toggle`, { as: admin, headers: { 'if-match': String(current.headers.etag) }, json: { enabled: true } })).status, 200);
     const doomed = await call('POST', '/api/services', { as: admin, json: { name: 'Doomed', path: '/doomed', targetUrl: upstream.origin } });
     assert.equal((await call('DELETE', `/api/services/${doomed.json.id}`, { as: admin })).status, 204);
     assert.equal((await call('DELETE', `/api/services/${doomed.json.id}`, { authorization: writeToken })).status, 404);
+  });
+
+  it('the registry as a document: export, plan, apply, a bad document', async () => {
+    const exported = await call('GET', '/api/services/export', { authorization: readToken });
+    assert.equal(exported.status, 200);
+    const plan = await call('POST', '/api/services/apply?dryRun=true', { as: admin, json: exported.json });
+    assert.equal(plan.status, 200, plan.text);
+    assert.deepEqual([plan.json.create, plan.json.update, plan.json.delete], [[], [], []]);
+    const withNew = { ...exported.json, services: [...exported.json.services, { name: 'Declared', path: '/declared', targetUrl: upstream.origin }] };
+    const applied = await call('POST', '/api/services/apply', { authorization: writeToken, json: withNew });
+    assert.equal(applied.status, 200, applied.text);
+    assert.equal(applied.json.create.length, 1);
+    assert.equal((await call('POST', '/api/services/apply', { as: admin, json: { version: 2, services: [] } })).status, 400);
+    assert.equal((await call('POST', '/api/services/apply?dryRun=maybe', { as: admin, json: exported.json })).status, 400);
+    assert.equal((await call('POST', '/api/services/apply', { authorization: writeToken, json: exported.json })).json.delete.length, 1);
   });
 
   it("a service's access log, its filters and paging", async () => {
