@@ -23,20 +23,20 @@ const accessPolicy = v.strictObject({
   subjects: v.array(v.string()),
 });
 
-/** A registry entry (interface.md §2.1), with `access` and `forwardAuthorization` always present (design.md §5). */
-const service = v.strictObject({
-  id: uuid,
+/** A service's writable fields, as the API answers them and the registry document lists them (design.md §4.9). */
+const declaredEntries = {
   name: v.string(),
   path: v.string(),
   targetUrl: v.string(),
   requireAuth: v.boolean(),
   description: v.string(),
   enabled: v.boolean(),
-  createdAt: timestamp,
-  updatedAt: timestamp,
   access: v.nullable(accessPolicy),
   forwardAuthorization: v.boolean(),
-});
+};
+
+/** A registry entry (interface.md §2.1), with `access` and `forwardAuthorization` always present (design.md §5). */
+const service = v.strictObject({ id: uuid, ...declaredEntries, createdAt: timestamp, updatedAt: timestamp });
 
 /** An access-log record (interface.md §2.2); `user_id` is null for an anonymous request. */
 const accessLogRecord = v.strictObject({
@@ -143,18 +143,6 @@ const rotatedKey = v.strictObject({
   kid: v.pipe(v.string(), v.description('The new signing key (RFC 7638 thumbprint)')),
   previousKid: v.pipe(v.nullable(v.string()), v.description('The key it replaces, still published until its assertions expire')),
 });
-
-/** The writable fields of a service as the registry document lists them (design.md §4.9). */
-const declaredEntries = {
-  name: v.string(),
-  path: v.string(),
-  targetUrl: v.string(),
-  requireAuth: v.boolean(),
-  description: v.string(),
-  enabled: v.boolean(),
-  access: v.nullable(accessPolicy),
-  forwardAuthorization: v.boolean(),
-};
 
 /** `GET /api/services/export`: the whole registry, ordered by path (design.md §4.9). */
 const registryDocument = v.strictObject({
