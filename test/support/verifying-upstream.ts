@@ -3,11 +3,10 @@
  * "Identity assertion" tells upstreams to (verifying-upstream-main.ts), for tests that the
  * assertion holds up outside the gateway's own process.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
+import { spawn } from 'node:child_process';
 import { request } from 'undici';
 import type { Verdict } from './verifying-upstream-main.js';
+import { announcedPort, stopChild } from './child-output.js';
 
 export type { Verdict };
 
@@ -29,8 +28,8 @@ export interface VerifyingUpstream {
  */
 export async function startVerifyingUpstream(gateway: string, audience: string): Promise<VerifyingUpstream> {
   const child = spawn(process.execPath, [MAIN], { env: { ...process.env, GATEWAY: gateway, AUDIENCE: audience }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await listeningPort(child).catch(async (error: unknown) => {
-    await stop(child);
+  const port = await announcedPort(child, /^listening (\d+)$/, 'the verifying upstream').catch(async (error: unknown) => {
+    await stopChild(child);
     throw error;
   });
   const origin = `http://127.0.0.1:${port}`;
@@ -40,28 +39,6 @@ export async function startVerifyingUpstream(gateway: string, audience: string):
       const response = await request(`${origin}/`, { headers: { 'x-gatehouse-assertion': assertion } });
       return { status: response.statusCode, verdict: (await response.body.json()) as Verdict };
     },
-    close: () => stop(child),
+    close: () => stopChild(child),
   };
-}
-
-/** The port from the `listening <port>` line. @throws when the process exits first. */
-async function listeningPort(child: ChildProcess): Promise<number> {
-  const exited = once(child, 'exit').then(() => undefined);
-  const listening = (async () => {
-    for await (const line of createInterface({ input: child.stdout! })) {
-      const match = /^listening (\d+)$/.exec(line);
-      if (match) return Number(match[1]);
-    }
-    return undefined;
-  })();
-  const port = await Promise.race([listening, exited]);
-  if (port === undefined) throw new Error('the verifying upstream stopped before listening');
-  return port;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill();
-  await exited;
 }
