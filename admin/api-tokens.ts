@@ -125,7 +125,7 @@ export class ApiTokens {
       if (!row) throw new GatewayError('TOKEN_NOT_FOUND');
       this.#revoke.run(Date.now(), id);
       this.#audit.record({ ...actor, action: 'TOKEN_REVOKED', serviceId: null, details: { token: auditDetails(fromRow(row)) } });
-    })();
+    }).immediate(); // reads, then writes: IMMEDIATE, see ServiceRegistry's #write
   }
 
   /**

@@ -167,7 +167,7 @@ export class AssertionKeys {
         this.#logger.info({ kid: key.kid, previousKid, reason }, 'assertion signing key rotated');
       }
       return previousKid;
-    })();
+    }).immediate(); // reads, then writes: IMMEDIATE, see ServiceRegistry's #write
   }
 
   /**

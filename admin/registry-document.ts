@@ -1,5 +1,5 @@
 import { GatewayError } from '../shared/errors.js';
-import type { AccessPolicy } from '../shared/types.js';
+import type { Service } from '../shared/types.js';
 import { validationError } from './json-body-validation.js';
 import { changedFields, type ServiceChanges } from './service-changes.js';
 import type { StoredService } from './service-registry.js';
@@ -15,17 +15,7 @@ import { parseServiceEntry, type ServiceEntryInput } from './service-validation.
 export const DOCUMENT_VERSION = 1;
 
 /** A service as a document lists it: its `id` (informative: documents are matched by path) and every writable field. */
-export interface DocumentEntry {
-  id: string;
-  name: string;
-  path: string;
-  targetUrl: string;
-  requireAuth: boolean;
-  description: string;
-  enabled: boolean;
-  access: AccessPolicy | null;
-  forwardAuthorization: boolean;
-}
+export type DocumentEntry = Omit<Service, 'createdAt' | 'updatedAt'> & Required<Pick<Service, 'access' | 'forwardAuthorization'>>;
 
 /** `GET /api/services/export`'s answer and `POST /api/services/apply`'s body. */
 export interface RegistryDocument {

@@ -58,8 +58,7 @@ function withConsole(router: Router, h: RouteHandlers): Router {
   const adminWrite = (handler: Handler) => requireAdmin(requireCsrf(handler));
   const sessionAdmin = requireAdminSession;
   const sessionAdminWrite = (handler: Handler) => requireAdminSession(requireCsrf(handler));
-  const adminPage = requireAdminPage;
-  return router
+  router
     .add('GET', '/api/openapi.json', h.openapi.document)
     .add('GET', '/api/services', admin(h.services.list))
     .add('POST', '/api/services', adminWrite(h.services.create))
@@ -77,12 +76,17 @@ function withConsole(router: Router, h: RouteHandlers): Router {
     .add('GET', '/dashboard/stats', admin(h.dashboard.stats))
     .add('GET', '/dashboard/logs', admin(h.dashboard.logs))
     .add('GET', '/dashboard/traffic', admin(h.dashboard.traffic))
-    .add('GET', '/dashboard', adminPage(h.console.overview))
     .add('GET', '/dashboard/', h.console.slash)
-    .add('GET', '/dashboard/audit', adminPage(h.console.audit))
-    .add('GET', '/dashboard/tokens', adminPage(h.console.tokens))
-    .add('GET', '/dashboard/services/new', adminPage(h.console.newService))
-    .add('GET', '/dashboard/services/:id', adminPage(h.console.service))
-    .add('GET', '/dashboard/services/:id/edit', adminPage(h.console.editService))
     .add('GET', '/dashboard/assets/:file', h.console.asset);
+  // The console's pages, all behind the page guard; `new` before `:id`, which would take it.
+  const pages: Record<string, Handler> = {
+    '/dashboard': h.console.overview,
+    '/dashboard/audit': h.console.audit,
+    '/dashboard/tokens': h.console.tokens,
+    '/dashboard/services/new': h.console.newService,
+    '/dashboard/services/:id': h.console.service,
+    '/dashboard/services/:id/edit': h.console.editService,
+  };
+  for (const [path, page] of Object.entries(pages)) router.add('GET', path, requireAdminPage(page));
+  return router;
 }

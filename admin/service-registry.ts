@@ -285,7 +285,10 @@ export class ServiceRegistry {
   /** Runs `change` in one transaction; a unique-path violation becomes PATH_IN_USE (409). */
   #write<T>(change: () => T): T {
     try {
-      return this.#db.transaction(change)();
+      // IMMEDIATE: the change reads before it writes; a deferred transaction would fail at once with
+      // SQLITE_BUSY, without waiting, when another connection (the access-log writer thread) wrote
+      // in between (SQLite's WAL mode cannot upgrade a stale read snapshot).
+      return this.#db.transaction(change).immediate();
     } catch (error) {
       if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new GatewayError('PATH_IN_USE');
       throw error;

@@ -56,43 +56,34 @@ export function readInboundHeaders(raw: readonly string[]): InboundHeaders {
   return inbound;
 }
 
-function remember(inbound: InboundHeaders, name: string, value: string): void {
-  switch (name) {
-    case 'cookie':
-      inbound.cookie = joined(inbound.cookie, value, '; ');
-      break;
-    case 'accept':
-      inbound.accept ??= value;
-      break;
-    case 'authorization':
-      inbound.authorization = joined(inbound.authorization, value, ', ');
-      break;
-    case 'x-forwarded-for':
-      inbound.forwardedFor = joined(inbound.forwardedFor, value, ', ');
-      break;
-    case 'x-forwarded-proto':
-      inbound.forwardedProto ??= value;
-      break;
-    case 'connection':
-      inbound.connection = joined(inbound.connection, value, ', ');
-      break;
-    case 'upgrade':
-      inbound.upgrade ??= value;
-      break;
-    case 'transfer-encoding':
-      inbound.hasBody = true;
-      inbound.chunked = true;
-      break;
-    case 'trailer':
-      inbound.trailer = joined(inbound.trailer, value, ', ');
-      break;
-    case 'content-length':
-      if (Number(value) > 0) inbound.hasBody = true;
-      break;
-  }
-}
+/** The string fields of {@link InboundHeaders}. */
+type TextField = 'cookie' | 'accept' | 'authorization' | 'forwardedFor' | 'forwardedProto' | 'connection' | 'upgrade' | 'trailer';
 
-/** `value` after the fields of that name seen before, if any, with `separator` between. */
-function joined(seen: string | undefined, value: string, separator: string): string {
-  return seen === undefined ? value : `${seen}${separator}${value}`;
+/**
+ * How each text field is read from the lines of its header: joined with a separator (RFC 9110
+ * §5.3; `Cookie` with `; `, RFC 6265 §5.4), or the first line only (null).
+ */
+const TEXT_FIELDS: ReadonlyMap<string, { field: TextField; separator: string | null }> = new Map([
+  ['cookie', { field: 'cookie', separator: '; ' }],
+  ['accept', { field: 'accept', separator: null }],
+  ['authorization', { field: 'authorization', separator: ', ' }],
+  ['x-forwarded-for', { field: 'forwardedFor', separator: ', ' }],
+  ['x-forwarded-proto', { field: 'forwardedProto', separator: null }],
+  ['connection', { field: 'connection', separator: ', ' }],
+  ['upgrade', { field: 'upgrade', separator: null }],
+  ['trailer', { field: 'trailer', separator: ', ' }],
+]);
+
+function remember(inbound: InboundHeaders, name: string, value: string): void {
+  const text = TEXT_FIELDS.get(name);
+  if (text !== undefined) {
+    const seen = inbound[text.field];
+    if (seen === undefined) inbound[text.field] = value;
+    else if (text.separator !== null) inbound[text.field] = `${seen}${text.separator}${value}`;
+  } else if (name === 'transfer-encoding') {
+    inbound.hasBody = true;
+    inbound.chunked = true;
+  } else if (name === 'content-length' && Number(value) > 0) {
+    inbound.hasBody = true;
+  }
 }

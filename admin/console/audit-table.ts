@@ -1,6 +1,7 @@
 import type { AuditAction, AuditRecord } from '../audit-log.js';
 import { html, type Html } from '../../shared/html.js';
 import { policyLines } from './access-policy-text.js';
+import { SERVICE_FIELD_LABELS } from './service-field-labels.js';
 import { emptyState, timeTag } from './fragments.js';
 
 /** How each audit action reads in the console. */
@@ -16,18 +17,6 @@ const ACTION_LABELS: Record<AuditAction, string> = {
   ASSERTION_KEY_ROTATED: 'Assertion key rotated',
   TOKEN_CREATED: 'API token created',
   TOKEN_REVOKED: 'API token revoked',
-};
-
-/** Service fields as the forms name them. */
-const FIELD_LABELS: Record<string, string> = {
-  name: 'Name',
-  path: 'Path',
-  targetUrl: 'Target URL',
-  requireAuth: 'Sign-in required',
-  description: 'Description',
-  enabled: 'Enabled',
-  access: 'Who may use it',
-  forwardAuthorization: 'Bearer token forwarded',
 };
 
 type Details = Record<string, unknown>;
@@ -162,7 +151,7 @@ function changesList(changes: unknown): Html | string {
   if (typeof changes !== 'object' || changes === null) return '';
   const items = Object.entries(changes as Record<string, { before?: unknown; after?: unknown }>).map(([field, change]) => {
     const text = field === 'access' ? (policy: unknown) => policyLines(policy).join('; ') : show;
-    return html`<li><span class="field">${FIELD_LABELS[field] ?? field}</span>:
+    return html`<li><span class="field">${SERVICE_FIELD_LABELS[field] ?? field}</span>:
 <del><span class="visually-hidden">before: </span>${text(change.before)}</del> → <ins><span class="visually-hidden">after: </span>${text(change.after)}</ins></li>`;
   });
   return html`<ul class="changes">${items}</ul>`;

@@ -2,6 +2,7 @@ import type { SessionUser } from '../../shared/types.js';
 import { html, type Html } from '../../shared/html.js';
 import { logoutForm } from '../../shared/pages/logout-page.js';
 import type { ConsoleAssets } from './console-assets.js';
+import { SERVICE_LABELS_META, serviceLabelsJson } from './service-field-labels.js';
 
 /** What every console page needs about the request. */
 export interface ConsoleView {
@@ -32,7 +33,7 @@ export interface ConsolePageOptions {
 }
 
 /** Scripts every console page loads, in order (classic `defer` scripts sharing `window.gatehouse`). */
-const COMMON_SCRIPTS = ['api.js', 'notices.js', 'local-time.js', 'live-regions.js', 'confirm-dialog.js', 'service-conflicts.js', 'service-actions.js'];
+const COMMON_SCRIPTS = ['api.js', 'notices.js', 'local-time.js', 'live-regions.js', 'confirm-dialog.js', 'button-actions.js', 'service-conflicts.js', 'service-actions.js'];
 
 /**
  * A complete console page: header with navigation and the signed-in admin, a notice area for
@@ -50,6 +51,7 @@ export function consolePage(view: ConsoleView, options: ConsolePageOptions): str
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="csrf-token" content="${view.csrfToken}">
+<meta name="${SERVICE_LABELS_META}" content="${serviceLabelsJson}">
 <title>${options.title} · Gatehouse console</title>
 <link rel="stylesheet" href="${assets.url('console.css')}">
 ${options.charts ? html`<link rel="stylesheet" href="${assets.url('uplot.css')}">` : ''}

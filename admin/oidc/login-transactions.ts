@@ -64,6 +64,6 @@ export class LoginTransactions {
       }
       this.#delete.run(key);
       return transaction;
-    })();
+    }).immediate(); // reads, then writes: IMMEDIATE, see ServiceRegistry's #write
   }
 }

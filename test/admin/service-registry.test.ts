@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import { AuditLog, type Actor, type AuditRecord } from '../../admin/audit-log.js';
 import BetterSqlite3 from 'better-sqlite3';
 import { openDatabase, type Database } from '../../admin/database.js';
@@ -361,6 +363,38 @@ describe('ServiceRegistry.remove', () => {
     breakAuditLog();
     await assert.rejects(registry.remove(created.id, actor), /audit down/);
     assert.deepEqual(registry.get(created.id), created);
+  });
+});
+
+describe('ServiceRegistry: changes while another connection writes (the access-log writer thread)', () => {
+  /**
+   * A second connection, in a worker thread as the admin's access-log writer is, that takes the
+   * write lock, writes and holds it for `holdMs` before committing. Resolves once it holds the lock.
+   */
+  async function otherWriterHolding(holdMs: number): Promise<{ committed: Promise<void> }> {
+    const worker = new Worker(
+      `const { parentPort, workerData } = require('node:worker_threads');
+       const db = new (require(workerData.module))(workerData.path);
+       db.pragma('busy_timeout = 5000');
+       db.exec('BEGIN IMMEDIATE');
+       db.exec('CREATE TABLE other_writer (n INTEGER)');
+       parentPort.postMessage('locked');
+       setTimeout(() => { db.exec('COMMIT'); db.close(); parentPort.postMessage('committed'); }, workerData.holdMs);`,
+      { eval: true, workerData: { module: createRequire(import.meta.url).resolve('better-sqlite3'), path: db.name, holdMs } },
+    );
+    const next = () => new Promise<unknown>((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+    await next();
+    return { committed: next().then(() => worker.terminate()).then(() => undefined) };
+  }
+
+  it('waits for the other writer and then applies a change that reads first (If-Match), instead of failing with SQLITE_BUSY', async () => {
+    const created = await registry.create(orders, actor);
+    const other = await otherWriterHolding(200);
+    await registry.remove(created.id, actor, '*');
+    await other.committed;
+    assert.deepEqual(registry.list(), []);
+    assert.equal(auditTrail().at(-1)!.action, 'SERVICE_DELETED');
+    assert.equal((db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'other_writer'").get() as { n: number }).n, 1);
   });
 });
 

@@ -55,18 +55,8 @@
     }
   }
 
-  const busy = new WeakSet();
-  document.addEventListener('click', async (event) => {
-    const button = event.target instanceof Element ? event.target.closest('button[data-action]') : null;
-    if (!button || busy.has(button)) return;
-    busy.add(button);
-    button.setAttribute('aria-busy', 'true');
-    try {
-      if (button.dataset.action === 'toggle') await toggle(button);
-      else if (button.dataset.action === 'delete') await remove(button);
-    } finally {
-      busy.delete(button);
-      button.removeAttribute('aria-busy');
-    }
+  gatehouse.onButtonAction('button[data-action]', async (button) => {
+    if (button.dataset.action === 'toggle') await toggle(button);
+    else if (button.dataset.action === 'delete') await remove(button);
   });
 })();

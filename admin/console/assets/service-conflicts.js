@@ -5,18 +5,10 @@
 (function () {
   'use strict';
   const gatehouse = window.gatehouse;
-  /** The service's fields as the console names them (the audit log's names). */
-  const LABELS = {
-    name: 'Name',
-    path: 'Path',
-    targetUrl: 'Target URL',
-    requireAuth: 'Sign-in required',
-    description: 'Description',
-    enabled: 'Enabled',
-    access: 'Who may use it',
-    forwardAuthorization: 'Bearer token forwarded',
-  };
-  const POLICY_LISTS = { groups: 'Groups', emails: 'Emails', emailDomains: 'Email domains', subjects: 'Subjects' };
+  /** The service's fields and policy lists as the console names them (service-field-labels.ts). */
+  const { fields: LABELS, policyLists: POLICY_LISTS } = JSON.parse(
+    document.querySelector('meta[name="gatehouse-service-labels"]').content,
+  );
 
   /** A field's value as text: strings quoted, booleans yes/no, a policy by its lists. */
   function show(field, value) {

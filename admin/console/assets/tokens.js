@@ -76,17 +76,5 @@
   }
 
   panel.querySelector('[data-copy-secret]').addEventListener('click', copySecret);
-  const busy = new WeakSet();
-  document.addEventListener('click', async (event) => {
-    const button = event.target instanceof Element ? event.target.closest('button[data-revoke-token]') : null;
-    if (!button || busy.has(button)) return;
-    busy.add(button);
-    button.setAttribute('aria-busy', 'true');
-    try {
-      await revoke(button);
-    } finally {
-      busy.delete(button);
-      button.removeAttribute('aria-busy');
-    }
-  });
+  gatehouse.onButtonAction('button[data-revoke-token]', revoke);
 })();

@@ -1,0 +1,29 @@
+import { POLICY_LISTS } from './access-policy-text.js';
+
+/**
+ * A service's fields as the console's forms name them: the audit table's before/after lines and
+ * the browser's 412 notice (service-conflicts.js, which reads them from the `SERVICE_LABELS_META` meta).
+ */
+export const SERVICE_FIELD_LABELS: Readonly<Record<string, string>> = {
+  name: 'Name',
+  path: 'Path',
+  targetUrl: 'Target URL',
+  requireAuth: 'Sign-in required',
+  description: 'Description',
+  enabled: 'Enabled',
+  access: 'Who may use it',
+  forwardAuthorization: 'Bearer token forwarded',
+};
+
+/** Name of the `<meta>` whose content is `serviceLabelsJson`. */
+export const SERVICE_LABELS_META = 'gatehouse-service-labels';
+
+/**
+ * The labels the browser scripts need, as JSON `{fields: {name: 'Name', …}, policyLists:
+ * {groups: 'Groups', …}}`: pages carry it in a `<meta>` so the scripts name fields as the server
+ * does (the pages' CSP allows no inline script).
+ */
+export const serviceLabelsJson = JSON.stringify({
+  fields: SERVICE_FIELD_LABELS,
+  policyLists: Object.fromEntries(POLICY_LISTS.map(({ key, label }) => [key, label])),
+});
