@@ -4,14 +4,14 @@
  * with the batch's id, or the error that rolled it back. Not imported by the main thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { AccessLogEntry } from '../shared/types.js';
+import { recordsOf, type AccessLogBatch } from '../shared/backends/access-log-batch.js';
 import { AccessLogStore } from './access-log-store.js';
 import { openDatabase } from './database.js';
 
-/** A batch to store, numbered by the sender. */
+/** A batch to store, numbered by the sender: its JSON texts (see {@link AccessLogBatch}: strings cross threads as one copy each). */
 export interface WriterRequest {
   id: number;
-  batch: AccessLogEntry[];
+  json: AccessLogBatch['json'];
 }
 
 /** The outcome of request `id`: stored, or rolled back with `error`. */
@@ -24,9 +24,9 @@ if (parentPort !== null && workerData?.path !== undefined) {
   const port = parentPort;
   const db = openDatabase(workerData.path as string);
   const store = new AccessLogStore(db);
-  port.on('message', ({ id, batch }: WriterRequest) => {
+  port.on('message', ({ id, json }: WriterRequest) => {
     try {
-      store.insertBatch(batch);
+      store.insertBatch(recordsOf({ json }));
       port.postMessage({ id } satisfies WriterReply);
     } catch (error) {
       const { message, code } = error as Error & { code?: string };

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { AccessLogEntry } from '../shared/types.js';
+import { recordsOf, type AccessLogBatch } from '../shared/backends/access-log-batch.js';
 import type { Database } from './database.js';
 import { AccessLogStore } from './access-log-store.js';
 import type { WriterReply, WriterRequest } from './access-log-writer-thread.js';
@@ -14,7 +14,7 @@ export interface AccessLogWriter {
    * Stores `batch`; resolves once it is committed (then readable through the main connection).
    * @throws (rejects with) the SQLite error when the batch breaks the schema; nothing of it is stored.
    */
-  store(batch: AccessLogEntry[]): Promise<void>;
+  store(batch: AccessLogBatch): Promise<void>;
   /** Waits for the batches already handed over, then stops. */
   close(): Promise<void>;
 }
@@ -28,7 +28,7 @@ export interface AccessLogWriter {
 export function openAccessLogWriter(db: Database, path: string): AccessLogWriter {
   if (path === ':memory:') {
     const store = new AccessLogStore(db);
-    return { store: async (batch) => store.insertBatch(batch), close: async () => {} };
+    return { store: async (batch) => store.insertBatch(recordsOf(batch)), close: async () => {} };
   }
   return new ThreadedAccessLogWriter(path);
 }
@@ -46,11 +46,11 @@ class ThreadedAccessLogWriter implements AccessLogWriter {
     this.#path = path;
   }
 
-  store(batch: AccessLogEntry[]): Promise<void> {
+  store(batch: AccessLogBatch): Promise<void> {
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#thread().postMessage({ id, batch } satisfies WriterRequest);
+      this.#thread().postMessage({ id, json: batch.json } satisfies WriterRequest);
     });
   }
 

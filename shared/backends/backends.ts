@@ -4,10 +4,7 @@ import type { EventBus } from './event-bus.js';
 import type { ReadinessCheck } from '../internal-endpoints.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { SessionStore } from './session-store.js';
-import type { AccessLogEntry } from '../types.js';
-
-/** Stores one batch of access-log records durably (the admin plane's SQLite writer). */
-export type StoreAccessLogs = (batch: AccessLogEntry[]) => void | Promise<void>;
+import type { StoreAccessLogs } from './access-log-batch.js';
 
 /**
  * The admin plane's SQLite side, given to the backends of a process that has it (the embedded

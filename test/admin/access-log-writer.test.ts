@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
 import { openAccessLogWriter, type AccessLogWriter } from '../../admin/access-log-writer.js';
 import { openDatabase, type Database } from '../../admin/database.js';
+import { batchOf } from '../../shared/backends/access-log-batch.js';
 import { eventId } from '../../shared/event-id.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 
@@ -48,7 +49,7 @@ const stored = (path = '/svc/x') => (db.prepare('SELECT count(*) AS n FROM acces
 test('a batch is written by another thread: this event loop turns while it is stored, and reads see it once store resolves', async () => {
   let turned = false;
   setImmediate(() => (turned = true));
-  await writer.store(records(20_000));
+  await writer.store(batchOf(records(20_000)));
   assert.equal(turned, true, 'an in-thread insert would have finished before the next turn of the loop');
   assert.equal(stored(), 20_000);
   const rollup = db.prepare("SELECT sum(count_2xx) AS n FROM access_rollups WHERE service_id = 'svc-1'").get() as { n: number };
@@ -56,7 +57,7 @@ test('a batch is written by another thread: this event loop turns while it is st
 });
 
 test('close waits for every batch already handed over', async () => {
-  const pending = [writer.store(records(3_000, '/a')), writer.store(records(3_000, '/b'))];
+  const pending = [writer.store(batchOf(records(3_000, '/a'))), writer.store(batchOf(records(3_000, '/b')))];
   await writer.close();
   await Promise.all(pending);
   assert.deepEqual([stored('/a'), stored('/b')], [3_000, 3_000]);
@@ -65,8 +66,8 @@ test('close waits for every batch already handed over', async () => {
 test('a batch that breaks the schema is rejected whole, and the writer goes on with the next', async () => {
   const broken = records(3, '/broken');
   (broken[1] as { statusCode: unknown }).statusCode = null;
-  await assert.rejects(writer.store(broken), /NOT NULL/);
+  await assert.rejects(writer.store(batchOf(broken)), /NOT NULL/);
   assert.equal(stored('/broken'), 0);
-  await writer.store(records(2, '/after'));
+  await writer.store(batchOf(records(2, '/after')));
   assert.equal(stored('/after'), 2);
 });

@@ -13,7 +13,7 @@ import { accessLogContract } from './access-log.contract.js';
 const redis = redisForFile();
 
 accessLogContract('embedded: BatchingAccessLogSink into AccessLogStore', async (database) => {
-  const sink = new BatchingAccessLogSink((batch) => database.accessLogs.insertBatch(batch));
+  const sink = new BatchingAccessLogSink((records) => database.accessLogs.insertBatch(records));
   return { sink, drained: () => sink.flush(), close: () => sink.close() };
 });
 
@@ -22,7 +22,7 @@ accessLogContract('Redis: RedisAccessLogSink, stream, AccessLogStreamConsumer', 
   const adminSide = track(new RedisConnections(redis.server.url), (c) => c.close());
   await Promise.all([workerSide.ready(5_000), adminSide.ready(5_000)]);
   const sink = track(new RedisAccessLogSink(workerSide), (s) => s.close());
-  const consumer = track(new AccessLogStreamConsumer(adminSide, (batch) => database.accessLogs.insertBatch(batch)), (c) => c.stop());
+  const consumer = track(new AccessLogStreamConsumer(adminSide, database.storeAccessLogs), (c) => c.stop());
   consumer.start();
   return { sink, drained: () => consumer.drained(), close: closeTracked };
 });

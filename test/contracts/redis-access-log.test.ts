@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import type { AccessLogEntry } from '../../shared/types.js';
-import { AccessLogStreamConsumer, type AccessLogStreamConsumerOptions, type StoreAccessLogBatch } from '../../shared/backends/redis/access-log-stream-consumer.js';
+import type { StoreAccessLogs } from '../../shared/backends/access-log-batch.js';
+import { AccessLogStreamConsumer, type AccessLogStreamConsumerOptions } from '../../shared/backends/redis/access-log-stream-consumer.js';
 import { RedisAccessLogSink, type RedisAccessLogSinkOptions } from '../../shared/backends/redis/redis-access-log-sink.js';
 import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
 import { ACCESS_LOG_GROUP, ACCESS_LOG_STREAM } from '../../shared/backends/redis/redis-keys.js';
@@ -35,8 +36,8 @@ async function workerSink(options: RedisAccessLogSinkOptions = {}): Promise<{ si
   return { sink, connections: opened };
 }
 
-async function adminConsumer(options: AccessLogStreamConsumerOptions = {}, store?: StoreAccessLogBatch): Promise<AccessLogStreamConsumer> {
-  const store_ = store ?? ((batch: AccessLogEntry[]) => database.accessLogs.insertBatch(batch));
+async function adminConsumer(options: AccessLogStreamConsumerOptions = {}, store?: StoreAccessLogs): Promise<AccessLogStreamConsumer> {
+  const store_ = store ?? database.storeAccessLogs;
   const consumer = track(new AccessLogStreamConsumer(await connections(), store_, options), (c) => c.stop());
   consumer.start();
   return consumer;
@@ -178,10 +179,10 @@ describe('the access-log consumer group', SUITE, () => {
   it('a batch whose store threw is delivered again later and stored once', async () => {
     const { sink } = await workerSink();
     let calls = 0;
-    const flaky: StoreAccessLogBatch = (batch) => {
+    const flaky: StoreAccessLogs = (batch) => {
       calls++;
       if (calls === 1) throw new Error('database is locked');
-      database.accessLogs.insertBatch(batch);
+      return database.storeAccessLogs(batch);
     };
     const consumer = await adminConsumer({ claimMinIdleMs: 100, claimIntervalMs: 50, blockMs: 100, retryDelayMs: 10 }, flaky);
     const written = entries(0, 12);
@@ -212,10 +213,10 @@ describe('the access-log consumer group', SUITE, () => {
     const storing = new Promise<void>((resolve) => (release = resolve));
     let entered!: () => void;
     const started = new Promise<void>((resolve) => (entered = resolve));
-    const slow: StoreAccessLogBatch = async (batch) => {
+    const slow: StoreAccessLogs = async (batch) => {
       entered();
       await storing;
-      database.accessLogs.insertBatch(batch);
+      return database.storeAccessLogs(batch);
     };
     const consumer = await adminConsumer({ blockMs: 10_000 }, slow);
     entries(0, 5).forEach((entry) => sink.write(entry));

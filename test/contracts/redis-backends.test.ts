@@ -43,7 +43,7 @@ describe('openRedisBackends', SUITE, () => {
 
     const sink = worker.accessLogSink();
     assert.equal(worker.accessLogSink(), sink, 'one sink per process');
-    const consumer = admin.consumeAccessLogs((batch) => database.accessLogs.insertBatch(batch));
+    const consumer = admin.consumeAccessLogs(database.storeAccessLogs);
     sink.write(sampleEntry(1));
     await sink.flush();
     await consumer.drained();

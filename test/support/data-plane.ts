@@ -15,6 +15,7 @@ import { openDatabase, type Database } from '../../admin/database.js';
 import { GatewayMetrics } from '../../proxy/gateway-metrics.js';
 import { startProxyPlane } from '../../proxy/process/start-proxy-plane.js';
 import type { UpgradeHandler } from '../../proxy/upgrade.js';
+import { recordsOf, type AccessLogBatch } from '../../shared/backends/access-log-batch.js';
 import { openEmbeddedBackends } from '../../shared/backends/embedded/embedded-backends.js';
 import { loadConfig, type Config } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
@@ -82,8 +83,8 @@ export async function startDataPlane(options: DataPlaneOptions = {}): Promise<Te
   const db = openDatabase(':memory:');
   const records: AccessLogEntry[] = [];
   const shipped = new EventEmitter();
-  const storeAccessLogs = (batch: AccessLogEntry[]) => {
-    records.push(...batch);
+  const storeAccessLogs = (batch: AccessLogBatch) => {
+    records.push(...recordsOf(batch));
     shipped.emit('batch');
   };
   const backends = openEmbeddedBackends(config, { db, storeAccessLogs }, logger, { accessLog: { intervalMs: 1 } });

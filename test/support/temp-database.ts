@@ -4,12 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AccessLogStore } from '../../admin/access-log-store.js';
 import { openDatabase, type Database } from '../../admin/database.js';
+import { recordsOf, type StoreAccessLogs } from '../../shared/backends/access-log-batch.js';
 import { LOG_SERVICE } from './samples.js';
 
 /** A migrated SQLite file in a temporary folder, with the admin's access-log store over it. */
 export interface TempDatabase {
   db: Database;
   accessLogs: AccessLogStore;
+  /** Stores a batch as the admin's writer does, on this thread (`accessLogs.insertBatch`). */
+  storeAccessLogs: StoreAccessLogs;
   /** Paths of every stored record of {@link LOG_SERVICE}, oldest first. */
   storedPaths(): string[];
   /** Closes the database and removes its folder. */
@@ -25,6 +28,7 @@ export function tempDatabase(): TempDatabase {
   return {
     db,
     accessLogs,
+    storeAccessLogs: (batch) => accessLogs.insertBatch(recordsOf(batch)),
     storedPaths: () => select.all(LOG_SERVICE).map((row) => row.path),
     close() {
       db.close();

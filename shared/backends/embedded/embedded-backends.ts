@@ -1,4 +1,5 @@
 import type { Backends, SqliteStorage } from '../backends.js';
+import { batchOf } from '../access-log-batch.js';
 import { BatchingAccessLogSink, type BatchingOptions } from '../batching-access-log-sink.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
@@ -28,7 +29,7 @@ export function openEmbeddedBackends(config: Config, storage: SqliteStorage, log
     generalLimiter: new MemoryRateLimiter(config.rateLimitGeneral),
     authLimiter: new MemoryRateLimiter(config.rateLimitAuth),
     accessLogSink: () =>
-      (sink ??= new BatchingAccessLogSink(storage.storeAccessLogs, {
+      (sink ??= new BatchingAccessLogSink((records) => storage.storeAccessLogs(batchOf(records)), {
         ...options.accessLog,
         onError: (err) => logger.error({ err }, 'storing access-log batch failed; will retry'),
       })),

@@ -3,8 +3,8 @@ import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { createLogger, type Logger } from '../../logger.js';
-import type { AccessLogEntry } from '../../types.js';
-import { decodeEntry } from './access-log-stream-entry.js';
+import { checkRecords, type StoreAccessLogs } from '../access-log-batch.js';
+import { recordsField } from './access-log-stream-entry.js';
 import { OutageLog } from './outage-log.js';
 import { nextEvent, type RedisConnections } from './redis-connections.js';
 import { ACCESS_LOG_GROUP, ACCESS_LOG_STREAM } from './redis-keys.js';
@@ -13,12 +13,6 @@ import { claimReply, entriesOfRead, type StreamEntry } from './stream-replies.js
 
 /** How long {@link AccessLogStreamConsumer.stop} waits for the pass in progress, in ms. */
 const STOP_GRACE_MS = 2_000;
-
-/**
- * Stores one batch of records, all or nothing (the admin passes `AccessLogStore.insertBatch`: one
- * SQLite transaction, idempotent by `eventId`). Throwing leaves the batch to be delivered again.
- */
-export type StoreAccessLogBatch = (batch: AccessLogEntry[]) => void | Promise<void>;
 
 export interface AccessLogStreamConsumerOptions {
   /** This consumer's name in the group; unique per process (default `<host>-<pid>-<random>`). */
@@ -50,7 +44,7 @@ export interface AccessLogStreamConsumerOptions {
 export class AccessLogStreamConsumer {
   readonly consumerName: string;
   readonly #connections: RedisConnections;
-  readonly #store: StoreAccessLogBatch;
+  readonly #store: StoreAccessLogs;
   readonly #options: Required<Omit<AccessLogStreamConsumerOptions, 'consumerName' | 'logger'>>;
   readonly #logger: Logger;
   readonly #outage: OutageLog;
@@ -67,7 +61,7 @@ export class AccessLogStreamConsumer {
   #stored = 0;
   #skipped = 0;
 
-  constructor(connections: RedisConnections, store: StoreAccessLogBatch, options: AccessLogStreamConsumerOptions = {}) {
+  constructor(connections: RedisConnections, store: StoreAccessLogs, options: AccessLogStreamConsumerOptions = {}) {
     this.#connections = connections;
     this.#store = store;
     this.consumerName = options.consumerName ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -202,23 +196,29 @@ export class AccessLogStreamConsumer {
     if (forgotten.length > 0) this.#logger.info({ consumers: forgotten }, 'removed stopped consumers from the access-log group');
   }
 
-  /** Stores the entries' valid records in one call, then acknowledges and deletes all the entries. */
+  /**
+   * Stores the entries' valid records in one call (the admin passes `AccessLogWriter.store`: one
+   * SQLite transaction, idempotent by `eventId`), then acknowledges and deletes all the entries.
+   * A store that throws leaves them to be delivered again.
+   */
   async #process(redis: Redis, entries: StreamEntry[]): Promise<void> {
-    const records: AccessLogEntry[] = [];
+    const json: string[] = [];
+    let count = 0;
     let invalid = 0;
     for (const entry of entries) {
       if (entry.fields === null) continue;
-      const decoded = decodeEntry(entry.fields);
-      records.push(...decoded.records);
-      invalid += decoded.invalid;
+      const checked = checkRecords(recordsField(entry.fields));
+      if (checked.json !== undefined) json.push(checked.json);
+      count += checked.count;
+      invalid += checked.invalid;
     }
     if (invalid > 0) this.#logger.error({ invalid, entries: entries.length }, 'skipping malformed access-log records');
-    if (records.length > 0) await this.#store(records);
+    if (count > 0) await this.#store({ json, count });
     const ids = entries.map((entry) => entry.id);
     const results = await redis.multi().xack(ACCESS_LOG_STREAM, ACCESS_LOG_GROUP, ...ids).xdel(ACCESS_LOG_STREAM, ...ids).exec();
     const failed = results?.find(([error]) => error !== null)?.[0];
     if (failed) throw failed;
-    this.#stored += records.length;
+    this.#stored += count;
     this.#skipped += invalid;
   }
 

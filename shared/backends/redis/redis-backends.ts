@@ -1,4 +1,5 @@
-import type { Backends, StoreAccessLogs } from '../backends.js';
+import type { StoreAccessLogs } from '../access-log-batch.js';
+import type { Backends } from '../backends.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import { AccessLogStreamConsumer, type AccessLogStreamConsumerOptions } from './access-log-stream-consumer.js';
