@@ -7,6 +7,9 @@ import type { UpstreamFailureCounter, UpstreamFailureKind } from './upstream-err
 /** Response-time buckets, in seconds (Prometheus base unit): 1 ms to 30 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+/** The `status_class` label of counts index 0–8: a status's first digit minus one (Node relays 100–999). */
+const STATUS_CLASSES = Array.from({ length: 9 }, (_, i) => `${i + 1}xx`);
+
 /**
  * The data plane's Prometheus metrics (prom-client), in a registry of their own:
  * - `gatehouse_requests_total{service,status_class}`: requests matched to a service, by outcome;
@@ -18,13 +21,30 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  */
 export class GatewayMetrics implements UpstreamFailureCounter {
   readonly registry = processMetricsRegistry();
-  readonly #requests: Counter<'service' | 'status_class'>;
+  /**
+   * Requests by service id, then status class ({@link STATUS_CLASSES}), counted here and copied
+   * into `gatehouse_requests_total` when scraped: prom-client's `inc` hashes its labels on every
+   * call, a cost per request for a value read a few times a minute.
+   */
+  readonly #requestCounts = new Map<string, Float64Array>();
   readonly #duration: Histogram;
   readonly #upstreamErrors: Counter<'service' | 'kind'>;
 
   constructor(accessLog?: AccessLogSink) {
     const registers = [this.registry];
-    this.#requests = new Counter({ name: 'gatehouse_requests_total', help: 'Requests matched to a service, by status class.', labelNames: ['service', 'status_class'], registers });
+    const requestCounts = this.#requestCounts;
+    new Counter({
+      name: 'gatehouse_requests_total',
+      help: 'Requests matched to a service, by status class.',
+      labelNames: ['service', 'status_class'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [service, counts] of requestCounts) {
+          counts.forEach((count, i) => count > 0 && this.inc({ service, status_class: STATUS_CLASSES[i] }, count));
+        }
+      },
+    });
     this.#duration = new Histogram({ name: 'gatehouse_request_duration_seconds', help: 'Time from request start to response end.', buckets: LATENCY_BUCKETS, registers });
     this.#upstreamErrors = new Counter({ name: 'gatehouse_upstream_errors_total', help: 'Target failures by service: unavailable (503), timeout (504), bad_gateway (502 or a response cut off).', labelNames: ['service', 'kind'], registers });
     if (accessLog) {
@@ -35,7 +55,9 @@ export class GatewayMetrics implements UpstreamFailureCounter {
 
   /** Counts one finished request from its access-log record. */
   observe(record: AccessLogEntry): void {
-    this.#requests.inc({ service: record.serviceId, status_class: `${Math.floor(record.statusCode / 100)}xx` });
+    let counts = this.#requestCounts.get(record.serviceId);
+    if (counts === undefined) this.#requestCounts.set(record.serviceId, (counts = new Float64Array(STATUS_CLASSES.length)));
+    counts[Math.floor(record.statusCode / 100) - 1]!++; // a typed array ignores an index outside it
     this.#duration.observe(record.responseTimeMs / 1000);
   }
 

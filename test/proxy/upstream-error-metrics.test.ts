@@ -8,14 +8,16 @@ import { signIn } from '../support/sessions.js';
 import { rawUpstream, startUpstream, type RawUpstream, type Upstream } from '../support/upstream.js';
 
 /**
- * README, "Health": `gatehouse_upstream_errors_total{service,kind}` counts target failures, read the
- * way an operator reads it: the embedded gateway's `/metrics` on the admin port.
+ * README, "Health": `gatehouse_upstream_errors_total{service,kind}` counts target failures and
+ * `gatehouse_requests_total{service,status_class}` every request by outcome, read the way an
+ * operator reads them: the embedded gateway's `/metrics` on the admin port.
  */
 
 let gw: TestGateway;
 let slow: Upstream;
 let garbage: RawUpstream;
-const ids: Record<'down' | 'slow' | 'garbage', string> = { down: '', slow: '', garbage: '' };
+let unusual: RawUpstream;
+const ids: Record<'down' | 'slow' | 'garbage' | 'unusual', string> = { down: '', slow: '', garbage: '', unusual: '' };
 
 before(async () => {
   // Answers nothing, except `/cut`: headers promising 100 bytes, ten of them, then a reset.
@@ -25,10 +27,11 @@ before(async () => {
     res.write('only ten b', () => res.destroy());
   });
   garbage = await rawUpstream('NOT HTTP AT ALL\r\n\r\n');
+  unusual = await rawUpstream('HTTP/1.1 600 Beyond\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
   gw = await startTestGateway({ UPSTREAM_TIMEOUT: '300ms' });
   const call = apiClient(gw.origin);
   const as = await signIn(gw);
-  const targets = { down: `http://127.0.0.1:${await freePort()}`, slow: slow.origin, garbage: garbage.origin };
+  const targets = { down: `http://127.0.0.1:${await freePort()}`, slow: slow.origin, garbage: garbage.origin, unusual: unusual.origin };
   for (const [name, targetUrl] of Object.entries(targets) as [keyof typeof ids, string][]) {
     const created = await call('POST', '/api/services', { as, json: { name, path: `/${name}`, targetUrl, requireAuth: false } });
     assert.equal(created.status, 201, created.text);
@@ -39,6 +42,7 @@ after(async () => {
   await gw?.close();
   await slow?.close();
   await garbage?.close();
+  await unusual?.close();
 });
 
 async function statusOf(path: string): Promise<number> {
@@ -47,10 +51,19 @@ async function statusOf(path: string): Promise<number> {
   return response.statusCode;
 }
 
-/** The value of `gatehouse_upstream_errors_total` for one service and kind in a /metrics text (0 when absent). */
-function upstreamErrors(metrics: string, serviceId: string, kind: string): number {
-  const line = metrics.split('\n').find((l) => l.startsWith(`gatehouse_upstream_errors_total{service="${serviceId}",kind="${kind}"} `));
+/** The value of metric `name` with exactly `labels` (in their order) in a /metrics text (0 when absent). */
+function sample(metrics: string, name: string, labels: Record<string, string>): number {
+  const selector = Object.entries(labels).map(([key, value]) => `${key}="${value}"`).join(',');
+  const line = metrics.split('\n').find((l) => l.startsWith(`${name}{${selector}} `));
   return line === undefined ? 0 : Number(line.split(' ').at(-1));
+}
+
+function upstreamErrors(metrics: string, serviceId: string, kind: string): number {
+  return sample(metrics, 'gatehouse_upstream_errors_total', { service: serviceId, kind });
+}
+
+async function scrape(): Promise<string> {
+  return (await request(`${gw.adminUrl}/metrics`)).body.text();
 }
 
 test('refusals, timeouts and broken responses are counted per service and kind in /metrics', async () => {
@@ -63,7 +76,7 @@ test('refusals, timeouts and broken responses are counted per service and kind i
   assert.equal(cut.statusCode, 200);
   await assert.rejects(cut.body.text());
 
-  const metrics = await (await request(`${gw.adminUrl}/metrics`)).body.text();
+  const metrics = await scrape();
   assert.equal(upstreamErrors(metrics, ids.down, 'unavailable'), 2);
   assert.equal(upstreamErrors(metrics, ids.slow, 'timeout'), 1);
   assert.equal(upstreamErrors(metrics, ids.slow, 'bad_gateway'), 1);
@@ -71,4 +84,16 @@ test('refusals, timeouts and broken responses are counted per service and kind i
   for (const [kind, service] of [['timeout', ids.down], ['bad_gateway', ids.down], ['unavailable', ids.slow], ['unavailable', ids.garbage]]) {
     assert.equal(upstreamErrors(metrics, service!, kind!), 0, `${kind} for ${service}`);
   }
+});
+
+test('every request is counted once per service and status class, the class being the first digit of any status relayed', async () => {
+  const before = await scrape();
+  const count = (metrics: string, service: string, statusClass: string) => sample(metrics, 'gatehouse_requests_total', { service, status_class: statusClass });
+  assert.equal(await statusOf('/unusual/a'), 600);
+  assert.equal(await statusOf('/unusual/b'), 600);
+  assert.equal(await statusOf('/down/c'), 503);
+  const after = await scrape();
+  assert.equal(count(after, ids.unusual, '6xx') - count(before, ids.unusual, '6xx'), 2);
+  assert.equal(count(after, ids.down, '5xx') - count(before, ids.down, '5xx'), 1);
+  assert.equal(count(after, ids.down, '2xx'), 0);
 });
