@@ -76,6 +76,22 @@ const ifMatch = {
 };
 const tokenId = v.pipe(v.string(), v.uuid(), v.description("The token's id"));
 
+/**
+ * One endpoint of {@link ENDPOINTS}: `route` as routes.ts adds it (`GET /api/services/:id`), its
+ * operation id and summary, its answer when it works, and what else it has (params, headers,
+ * query, body, errors).
+ */
+function endpoint(
+  route: `${HttpMethod} /${string}`,
+  operationId: string,
+  summary: string,
+  ok: Endpoint['ok'],
+  more: Pick<Endpoint, 'params' | 'headers' | 'query' | 'body' | 'errors'> = {},
+): Omit<Endpoint, 'tag' | 'guard'> {
+  const [method, path] = route.split(' ') as [HttpMethod, string];
+  return { operationId, method, path, summary, ok, ...more };
+}
+
 /** `endpoints` under one tag of the description, behind one guard. */
 function tagged(tag: string, guard: Guard, endpoints: Omit<Endpoint, 'tag' | 'guard'>[]): Endpoint[] {
   return endpoints.map((endpoint) => ({ ...endpoint, tag, guard }));
@@ -88,136 +104,64 @@ function tagged(tag: string, guard: Guard, endpoints: Omit<Endpoint, 'tag' | 'gu
  */
 export const ENDPOINTS: Endpoint[] = [
   ...tagged('Session', 'session', [
-    {
-      operationId: 'getProfile', method: 'GET', path: '/auth/profile',
-      summary: 'The signed-in user',
-      ok: { status: 200, description: 'The session user', schema: v.strictObject({ user: R.SessionUser }) },
-    },
-    {
-      operationId: 'getCsrfToken', method: 'GET', path: '/auth/csrf-token',
-      summary: "The session's CSRF token, for X-CSRF-Token",
-      ok: { status: 200, description: 'The CSRF token', schema: v.strictObject({ csrfToken: v.string() }) },
-    },
+    endpoint('GET /auth/profile', 'getProfile', 'The signed-in user',
+      { status: 200, description: 'The session user', schema: v.strictObject({ user: R.SessionUser }) }),
+    endpoint('GET /auth/csrf-token', 'getCsrfToken', "The session's CSRF token, for X-CSRF-Token",
+      { status: 200, description: 'The CSRF token', schema: v.strictObject({ csrfToken: v.string() }) }),
   ]),
   ...tagged('Services', 'admin', [
-    {
-      operationId: 'listServices', method: 'GET', path: '/api/services',
-      summary: 'Every service',
-      ok: { status: 200, description: 'Every service, ordered by path', schema: v.array(R.Service) },
-    },
-    {
-      operationId: 'createService', method: 'POST', path: '/api/services',
-      summary: 'Registers a service',
-      body: REQUEST_SCHEMAS.ServiceCreate,
-      ok: { status: 201, description: 'The new service, enabled', schema: R.Service, headers: { Location: 'The path of the new service' } },
-      errors: ['MISSING_FIELDS', 'PATH_IN_USE'],
-    },
-    {
-      operationId: 'exportServices', method: 'GET', path: '/api/services/export',
-      summary: 'The whole registry as a document, for a repository of service definitions',
-      ok: { status: 200, description: 'The registry document', schema: R.RegistryDocument },
-    },
-    {
-      operationId: 'applyServices', method: 'POST', path: '/api/services/apply',
-      summary: 'Makes the registry what a document says (matched by path), in one transaction; with dryRun=true only plans it',
-      query: { dryRun: v.optional(v.pipe(v.picklist(['true', 'false']), v.description('true: plan only, nothing changes'))) },
-      body: REQUEST_SCHEMAS.RegistryDocument,
-      ok: { status: 200, description: 'The plan, as applied (or as it would be)', schema: R.RegistryPlan },
-    },
-    {
-      operationId: 'getService', method: 'GET', path: '/api/services/:id',
-      summary: 'One service',
-      params: { id: serviceId },
-      ok: { status: 200, description: 'The service', schema: R.Service, headers: { ETag: 'The service\'s version, for If-Match' } },
-      errors: ['SERVICE_NOT_FOUND'],
-    },
-    {
-      operationId: 'updateService', method: 'PUT', path: '/api/services/:id',
-      summary: 'Changes a service',
-      params: { id: serviceId },
-      headers: ifMatch,
-      body: REQUEST_SCHEMAS.ServiceUpdate,
-      ok: { status: 200, description: 'The service as changed', schema: R.Service },
-      errors: ['SERVICE_NOT_FOUND', 'PATH_IN_USE', 'PRECONDITION_FAILED'],
-    },
-    {
-      operationId: 'deleteService', method: 'DELETE', path: '/api/services/:id',
-      summary: 'Removes a service',
-      params: { id: serviceId },
-      headers: ifMatch,
-      ok: { status: 204, description: 'Removed' },
-      errors: ['SERVICE_NOT_FOUND', 'PRECONDITION_FAILED'],
-    },
-    {
-      operationId: 'toggleService', method: 'PATCH', path: '/api/services/:id/toggle',
-      summary: 'Enables or disables a service (a disabled one answers 503 Service is disabled)',
-      params: { id: serviceId },
-      headers: ifMatch,
-      body: REQUEST_SCHEMAS.ServiceToggle,
-      ok: { status: 200, description: 'The service as changed', schema: R.Service },
-      errors: ['SERVICE_NOT_FOUND', 'PRECONDITION_FAILED'],
-    },
-    {
-      operationId: 'listServiceAccessLog', method: 'GET', path: '/api/services/:id/logs',
-      summary: "A page of the service's access log, newest first; filters combine with AND, empty ones are ignored",
-      params: { id: serviceId },
-      query: { ...PAGE_PARAMETERS, ...FILTER_PARAMETER_SCHEMAS },
-      ok: { status: 200, description: 'The page', schema: R.AccessLogPage },
-      errors: ['SERVICE_NOT_FOUND'],
-    },
+    endpoint('GET /api/services', 'listServices', 'Every service',
+      { status: 200, description: 'Every service, ordered by path', schema: v.array(R.Service) }),
+    endpoint('POST /api/services', 'createService', 'Registers a service',
+      { status: 201, description: 'The new service, enabled', schema: R.Service, headers: { Location: 'The path of the new service' } },
+      { body: REQUEST_SCHEMAS.ServiceCreate, errors: ['MISSING_FIELDS', 'PATH_IN_USE'] }),
+    endpoint('GET /api/services/export', 'exportServices', 'The whole registry as a document, for a repository of service definitions',
+      { status: 200, description: 'The registry document', schema: R.RegistryDocument }),
+    endpoint('POST /api/services/apply', 'applyServices', 'Makes the registry what a document says (matched by path), in one transaction; with dryRun=true only plans it',
+      { status: 200, description: 'The plan, as applied (or as it would be)', schema: R.RegistryPlan },
+      { query: { dryRun: v.optional(v.pipe(v.picklist(['true', 'false']), v.description('true: plan only, nothing changes'))) }, body: REQUEST_SCHEMAS.RegistryDocument }),
+    endpoint('GET /api/services/:id', 'getService', 'One service',
+      { status: 200, description: 'The service', schema: R.Service, headers: { ETag: 'The service\'s version, for If-Match' } },
+      { params: { id: serviceId }, errors: ['SERVICE_NOT_FOUND'] }),
+    endpoint('PUT /api/services/:id', 'updateService', 'Changes a service',
+      { status: 200, description: 'The service as changed', schema: R.Service },
+      { params: { id: serviceId }, headers: ifMatch, body: REQUEST_SCHEMAS.ServiceUpdate, errors: ['SERVICE_NOT_FOUND', 'PATH_IN_USE', 'PRECONDITION_FAILED'] }),
+    endpoint('DELETE /api/services/:id', 'deleteService', 'Removes a service',
+      { status: 204, description: 'Removed' },
+      { params: { id: serviceId }, headers: ifMatch, errors: ['SERVICE_NOT_FOUND', 'PRECONDITION_FAILED'] }),
+    endpoint('PATCH /api/services/:id/toggle', 'toggleService', 'Enables or disables a service (a disabled one answers 503 Service is disabled)',
+      { status: 200, description: 'The service as changed', schema: R.Service },
+      { params: { id: serviceId }, headers: ifMatch, body: REQUEST_SCHEMAS.ServiceToggle, errors: ['SERVICE_NOT_FOUND', 'PRECONDITION_FAILED'] }),
+    endpoint('GET /api/services/:id/logs', 'listServiceAccessLog', "A page of the service's access log, newest first; filters combine with AND, empty ones are ignored",
+      { status: 200, description: 'The page', schema: R.AccessLogPage },
+      { params: { id: serviceId }, query: { ...PAGE_PARAMETERS, ...FILTER_PARAMETER_SCHEMAS }, errors: ['SERVICE_NOT_FOUND'] }),
   ]),
   ...tagged('Identity assertion', 'admin', [
-    {
-      operationId: 'rotateAssertionKey', method: 'POST', path: '/api/assertion-keys/rotate',
-      summary: 'Signs identity assertions with a new key from now on; the previous key stays published until its assertions expire',
-      ok: { status: 200, description: 'The new and the previous key', schema: R.RotatedKey },
-    },
+    endpoint('POST /api/assertion-keys/rotate', 'rotateAssertionKey', 'Signs identity assertions with a new key from now on; the previous key stays published until its assertions expire',
+      { status: 200, description: 'The new and the previous key', schema: R.RotatedKey }),
   ]),
   ...tagged('API tokens', 'adminSession', [
-    {
-      operationId: 'listApiTokens', method: 'GET', path: '/api/tokens',
-      summary: 'The admin API tokens not revoked, expired ones included, newest first',
-      ok: { status: 200, description: 'The tokens, never a secret', schema: v.array(R.ApiToken) },
-    },
-    {
-      operationId: 'createApiToken', method: 'POST', path: '/api/tokens',
-      summary: 'Makes an admin API token',
-      body: REQUEST_SCHEMAS.ApiTokenCreate,
-      ok: { status: 201, description: 'The token with its secret, shown this once', schema: R.CreatedApiToken },
-    },
-    {
-      operationId: 'revokeApiToken', method: 'DELETE', path: '/api/tokens/:id',
-      summary: 'Revokes an admin API token at once',
-      params: { id: tokenId },
-      ok: { status: 204, description: 'Revoked' },
-      errors: ['TOKEN_NOT_FOUND'],
-    },
+    endpoint('GET /api/tokens', 'listApiTokens', 'The admin API tokens not revoked, expired ones included, newest first',
+      { status: 200, description: 'The tokens, never a secret', schema: v.array(R.ApiToken) }),
+    endpoint('POST /api/tokens', 'createApiToken', 'Makes an admin API token',
+      { status: 201, description: 'The token with its secret, shown this once', schema: R.CreatedApiToken },
+      { body: REQUEST_SCHEMAS.ApiTokenCreate }),
+    endpoint('DELETE /api/tokens/:id', 'revokeApiToken', 'Revokes an admin API token at once',
+      { status: 204, description: 'Revoked' },
+      { params: { id: tokenId }, errors: ['TOKEN_NOT_FOUND'] }),
   ]),
   ...tagged('Dashboard', 'admin', [
-    {
-      operationId: 'getStatistics', method: 'GET', path: '/dashboard/stats',
-      summary: 'Counts of services and the recent activity',
-      ok: { status: 200, description: 'The statistics', schema: R.Statistics },
-    },
-    {
-      operationId: 'listAuditLog', method: 'GET', path: '/dashboard/logs',
-      summary: 'A page of the audit log, newest first',
-      query: PAGE_PARAMETERS,
-      ok: { status: 200, description: 'The page', schema: R.AuditLogPage },
-    },
-    {
-      operationId: 'getTraffic', method: 'GET', path: '/dashboard/traffic',
-      summary: 'Requests by status class and latency over the last hour or day, from the per-minute rollups',
-      query: TRAFFIC_PARAMETERS,
-      ok: { status: 200, description: 'The series', schema: R.TrafficSeries },
-      errors: ['SERVICE_NOT_FOUND'],
-    },
+    endpoint('GET /dashboard/stats', 'getStatistics', 'Counts of services and the recent activity',
+      { status: 200, description: 'The statistics', schema: R.Statistics }),
+    endpoint('GET /dashboard/logs', 'listAuditLog', 'A page of the audit log, newest first',
+      { status: 200, description: 'The page', schema: R.AuditLogPage },
+      { query: PAGE_PARAMETERS }),
+    endpoint('GET /dashboard/traffic', 'getTraffic', 'Requests by status class and latency over the last hour or day, from the per-minute rollups',
+      { status: 200, description: 'The series', schema: R.TrafficSeries },
+      { query: TRAFFIC_PARAMETERS, errors: ['SERVICE_NOT_FOUND'] }),
   ]),
   ...tagged('Description', 'public', [
-    {
-      operationId: 'getOpenApiDocument', method: 'GET', path: '/api/openapi.json',
-      summary: 'This description of the admin API (OpenAPI 3.1)',
-      ok: { status: 200, description: 'The OpenAPI document', schema: R.OpenApiDocument },
-    },
+    endpoint('GET /api/openapi.json', 'getOpenApiDocument', 'This description of the admin API (OpenAPI 3.1)',
+      { status: 200, description: 'The OpenAPI document', schema: R.OpenApiDocument }),
   ]),
 ];
