@@ -149,26 +149,51 @@ export function cpuBetween(before: CpuReading, after: CpuReading): CpuUse {
   return { ownCores: round2(own), otherCores: round2(Math.max(0, machine - own)), byRole, seconds };
 }
 
+/** The role of Apache + mod_auth_openidc's session store, named by the bench (apache-openidc-peer.ts). */
+export const APACHE_REDIS_ROLE = 'apache redis-server';
+
+/** Roles given by the bench to processes their command line does not tell apart (a peer's redis-server). */
+const NAMED = new Map<number, string>();
+
+/** Gives process `pid` the role `role` in the CPU tables, whatever its command line. */
+export function nameProcess(pid: number, role: string): void {
+  NAMED.set(pid, role);
+}
+
+/** The pids of the processes alive now whose command line (arguments joined by spaces) passes `test`. */
+export function processesMatching(test: (command: string) => boolean): number[] {
+  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry) && test(commandLine(Number(entry)))).map(Number);
+}
+
 /**
  * What a process of the benchmark's tree is, from its command line: `load generator` (this
  * process), `upstream`, `baseline proxy`, `gateway` (embedded), `gateway proxy` (primary and
- * workers), `gateway admin`, `redis-server`, or `other`.
+ * workers), `gateway admin`, `redis-server`, `caddy`, `apache httpd` (its parent and children),
+ * a role given by {@link nameProcess}, or `other`.
  */
 export function processRole(pid: number): string {
   if (pid === process.pid) return 'load generator';
-  let command: string;
-  try {
-    command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return 'other';
-  }
+  const named = NAMED.get(pid);
+  if (named !== undefined) return named;
+  const command = commandLine(pid);
   if (command.includes('bench-upstream.js')) return 'upstream';
   if (command.includes('baseline-proxy.js')) return 'baseline proxy';
   if (command.includes('proxy/process/main.js')) return 'gateway proxy';
   if (command.includes('admin/process/main.js')) return 'gateway admin';
   if (command.includes('admin/process/embedded-main.js')) return 'gateway';
   if (command.startsWith('redis-server')) return 'redis-server';
+  if (command.includes('/caddy run')) return 'caddy';
+  if (command.includes('/apache2 ')) return 'apache httpd';
   return 'other';
+}
+
+/** `/proc/<pid>/cmdline` with its arguments joined by spaces; '' when gone. */
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
 }
 
 /** `ppid` and user + system CPU ticks of one process (children not included). */

@@ -1,6 +1,7 @@
 /**
- * Child processes of the benchmark: servers run as `node dist/...` in their own processes, so the
- * load generator (in the bench process) never shares their event loop. Each child's stdout and
+ * Child processes of the benchmark: servers run as `node dist/...` (or, for the reference peers,
+ * their own programs) in their own processes, so the load generator (in the bench process) never
+ * shares their event loop. Each child's stdout and
  * stderr go to a log file in the run's work folder; every child still running when the bench
  * exits, however it exits, is killed.
  */
@@ -55,10 +56,19 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => 
  * @throws when it exits, or does not print `readyLine` within {@link READY_TIMEOUT_MS}; the error
  *   names its log file.
  */
-export async function spawnNode(name: string, script: string, options: SpawnOptions): Promise<NodeChild> {
+export function spawnNode(name: string, script: string, options: SpawnOptions): Promise<NodeChild> {
+  return spawnProgram(name, process.execPath, [...(options.nodeArgs ?? []), join(DIST, script)], options);
+}
+
+/**
+ * Starts `command` with `args` (a peer such as `caddy`), its output logged and its stop handled
+ * like a Node child's; resolves at once unless `options.readyLine` is given.
+ * @throws as {@link spawnNode}.
+ */
+export async function spawnProgram(name: string, command: string, args: string[], options: SpawnOptions): Promise<NodeChild> {
   const logPath = join(options.logDir, `${name}.log`);
   const log = createWriteStream(logPath, { flags: 'a' });
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(DIST, script)], {
+  const child = spawn(command, args, {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -67,8 +77,10 @@ export async function spawnNode(name: string, script: string, options: SpawnOpti
   child.once('close', () => log.end());
   child.stderr!.pipe(log, { end: false });
   const ready = options.readyLine ? waitForLine(child, options.readyLine, `${name} (log: ${logPath})`) : Promise.resolve();
+  const spawnFailed = once(child, 'error').then(([error]) => Promise.reject(new Error(`${name}: ${(error as Error).message}`)));
   child.stdout!.pipe(log, { end: false });
-  await ready;
+  await Promise.race([ready, spawnFailed]);
+  spawnFailed.catch(() => {}); // after the start, a late 'error' is the exit's business
 
   return {
     name,

@@ -9,8 +9,9 @@ import { fileURLToPath } from 'node:url';
 import type { AccessLogCheck } from './access-log-check.js';
 import type { AssertionCost } from './assertion-cost.js';
 import type { Measurement, MemoryMeasurement } from './scenarios.js';
+import type { MissingPeer } from './peer.js';
 import type { BenchSettings } from './settings.js';
-import { mb, ROWS, signedMs, type RoutingMeasurement, type TargetResult } from './targets.js';
+import { mb, ROWS, signedMs, systemCpuMicros, systemOf, type RoutingMeasurement, type TargetResult } from './targets.js';
 
 /** Where the latest run's results are written (gitignored). */
 export const RESULTS_PATH = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
@@ -28,6 +29,8 @@ export interface BenchResults {
   memory: MemoryMeasurement[];
   routing: RoutingMeasurement[];
   accessLog: AccessLogCheck[];
+  /** Reference peers that could not be started, and why. */
+  missingPeers: MissingPeer[];
   /** The identity assertion's cost in the data plane (assertion-cost.ts); null until measured. */
   assertion: AssertionCost | null;
   targets: TargetResult[];
@@ -84,6 +87,8 @@ export function printSummary(results: BenchResults): void {
     ]),
   );
 
+  printCostPerRequest(results);
+
   if (results.fixedRate.length > 0) {
     log('\nFixed rate: half the gateway protected route\'s maximum, the same offered rate for both');
     table(
@@ -139,6 +144,28 @@ export function printSummary(results: BenchResults): void {
     log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.target}${t.workers === null ? '' : ` (${t.workers} worker${t.workers === 1 ? '' : 's'})`}: ${t.detail}`);
   }
   log(`\nResults written to ${RESULTS_PATH}`);
+}
+
+/**
+ * Every system side by side on the protected route (the gateway's public rows too): requests/s,
+ * latency, and the CPU per response of that system's own processes, the gateway's split into
+ * proxy, admin and Redis, with the multiple of the baseline's at the same worker count.
+ */
+function printCostPerRequest(results: BenchResults): void {
+  log('\nCost per request: each system\'s own processes (CPU µs per response, user + system, /proc)');
+  const rows = results.throughput.filter((m) => systemOf(m.name) !== undefined);
+  const role = (m: Measurement, name: string) => (m.cpuMicrosPerRequest[name] === undefined ? '' : m.cpuMicrosPerRequest[name]!.toFixed(1));
+  table(
+    ['system', 'workers', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs', 'of it proxy / admin / Redis', '× baseline CPU'],
+    rows.map((m) => {
+      const baseline = rows.find((b) => b.name === ROWS.baseline && b.workers === m.workers);
+      const cpu = systemCpuMicros(m)!;
+      const split = systemOf(m.name) === 'gateway' ? [role(m, 'gateway proxy') || role(m, 'gateway'), role(m, 'gateway admin'), role(m, 'redis-server')].filter(Boolean).join(' / ') : '';
+      const ratio = baseline ? (cpu / systemCpuMicros(baseline)!).toFixed(2) : '';
+      return [m.name, String(m.workers), fmt(m.requestsPerSecond), String(m.p50Ms), String(m.p99Ms), cpu.toFixed(1), split, ratio];
+    }),
+  );
+  for (const peer of results.missingPeers) log(`  not measured: ${peer.name}: ${peer.reason}`);
 }
 
 export function writeResults(results: BenchResults): void {

@@ -12,6 +12,9 @@ import { join } from 'node:path';
 import { checkAccessLog, ClientLedger, type AccessLogCheck } from './access-log-check.js';
 import { measureAssertionCost } from './assertion-cost.js';
 import { splitModeAvailability, startGatewayStack, type GatewayStack, type StackMode, type StackOptions } from './gateway-stack.js';
+import { startApacheOpenidc } from './apache-openidc-peer.js';
+import { startCaddy } from './caddy-peer.js';
+import type { MissingPeer, Peer } from './peer.js';
 import { startBaselineProxy, startBenchUpstream, type ReferenceServer } from './reference-servers.js';
 import { log, logAssertionCost, logMeasurement, logMemory, printSummary, writeResults, type BenchResults } from './report.js';
 import { measureFixedRate, measureMemory, measureThroughput, type Target } from './scenarios.js';
@@ -36,6 +39,7 @@ async function main(): Promise<void> {
     memory: [],
     routing: [],
     accessLog: [],
+    missingPeers: [],
     assertion: null,
     targets: [],
   };
@@ -59,14 +63,21 @@ async function main(): Promise<void> {
       : undefined;
     if (!stack) log(`  (no gateway at ${workers} workers: embedded mode has one process)`);
     const gateway = stack && gatewayTargets(stack);
+    const peers = await startPeers(workers, upstream.url, workDir, results.missingPeers);
 
     const throughput = await measureThroughput(
-      [...(index === 0 ? [upstreamTarget] : []), baselineTarget, ...(gateway ? [gateway.public, gateway.protected, gateway.policy] : [])],
+      [
+        ...(index === 0 ? [upstreamTarget] : []),
+        baselineTarget,
+        ...(gateway ? [gateway.public, gateway.protected, gateway.policy] : []),
+        ...peers.map((peer): Target => ({ name: peer.name, workers, url: peer.url, headers: peer.headers })),
+      ],
       settings,
       ledger,
     );
     throughput.forEach(logMeasurement);
     results.throughput.push(...throughput);
+    for (const peer of peers) await peer.stop();
 
     if (stack && gateway) {
       const protectedMax = throughput.find((m) => m.name === ROWS.protected)!;
@@ -96,6 +107,24 @@ async function main(): Promise<void> {
   printSummary(results);
   writeResults(results);
   rmSync(workDir, { recursive: true, force: true });
+}
+
+/**
+ * Starts the reference peers (Caddy, Apache httpd + mod_auth_openidc) at `workers`; one that
+ * cannot start is noted in `missing` (once) and left out.
+ */
+async function startPeers(workers: number, upstreamUrl: string, workDir: string, missing: MissingPeer[]): Promise<Peer[]> {
+  const started: Peer[] = [];
+  for (const start of [startCaddy, startApacheOpenidc]) {
+    const peer = await start(workers, upstreamUrl, workDir);
+    if ('reason' in peer) {
+      log(`  (no ${peer.name} at ${workers} worker${workers === 1 ? '' : 's'}: ${peer.reason})`);
+      if (!missing.some((m) => m.name === peer.name)) missing.push(peer);
+    } else {
+      started.push(peer);
+    }
+  }
+  return started;
 }
 
 /** Starts a gateway stack; its readiness probes go into the ledger like any other request. */

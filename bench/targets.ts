@@ -3,6 +3,7 @@
  * PASS or FAIL with the numbers it was judged on.
  */
 import type { AccessLogCheck } from './access-log-check.js';
+import { APACHE_REDIS_ROLE } from './process-stats.js';
 import type { Measurement, MemoryMeasurement } from './scenarios.js';
 
 /** Protected route's requests/s over the baseline's, same worker count: at least this. */
@@ -15,6 +16,10 @@ export const MAX_PROXY_RSS_BYTES = 150_000_000;
 export const MIN_ROUTING_RATIO = 0.95;
 /** The protected route with an access policy: requests/s at least this share of the protected route's. */
 export const MIN_POLICY_RATIO = 0.97;
+/** The protected route's CPU per request, whole gateway (proxy + admin + Redis): at most this multiple of the baseline's. */
+export const MAX_CPU_RATIO = 1.25;
+/** The protected route's requests/s: at least these multiples of each peer's (same worker count). */
+export const MIN_PEER_RATIOS = { caddy: 1.0, apache: 3 } as const;
 
 export interface TargetResult {
   target: string;
@@ -32,9 +37,39 @@ export const ROWS = {
   public: 'gateway public',
   protected: 'gateway protected',
   policy: 'gateway protected, policy',
+  /** Caddy's `reverse_proxy` (caddy-peer.ts). */
+  caddy: 'caddy',
+  /** Apache httpd + mod_auth_openidc, sessions in Redis (apache-openidc-peer.ts). */
+  apache: 'apache + mod_auth_openidc',
   /** The routing-scale rows: the public route with `count` services registered. */
   routing: (count: number) => `gateway public (${count.toLocaleString('en-US')} services)`,
 } as const;
+
+/**
+ * The processes that are each system, by their roles in the CPU table (process-stats.ts): what a
+ * system's CPU per request sums. The gateway's are split mode's three or the embedded process.
+ */
+export const SYSTEM_ROLES = {
+  baseline: ['baseline proxy'],
+  gateway: ['gateway proxy', 'gateway admin', 'redis-server', 'gateway'],
+  caddy: ['caddy'],
+  apache: ['apache httpd', APACHE_REDIS_ROLE],
+} as const;
+
+/** The system a throughput row measures, or undefined (the upstream alone). */
+export function systemOf(row: string): keyof typeof SYSTEM_ROLES | undefined {
+  if (row === ROWS.baseline) return 'baseline';
+  if (row === ROWS.caddy) return 'caddy';
+  if (row === ROWS.apache) return 'apache';
+  return row.startsWith('gateway') ? 'gateway' : undefined;
+}
+
+/** CPU µs per response of `m`'s system's own processes (user + system, /proc), or undefined for no system. */
+export function systemCpuMicros(m: Measurement): number | undefined {
+  const system = systemOf(m.name);
+  if (system === undefined) return undefined;
+  return SYSTEM_ROLES[system].reduce((sum, role) => sum + (m.cpuMicrosPerRequest[role] ?? 0), 0);
+}
 
 /** A routing-scale measurement and the number of services registered during it. */
 export interface RoutingMeasurement {
@@ -65,6 +100,26 @@ export function evaluateTargets(inputs: TargetInputs): TargetResult[] {
         pass: protectedToBaseline.ratio >= MIN_THROUGHPUT_RATIO,
         detail: protectedToBaseline.detail,
       });
+    }
+  }
+
+  for (const workers of workerCounts) {
+    const gateway = find(inputs.throughput, ROWS.protected, workers);
+    const baseline = find(inputs.throughput, ROWS.baseline, workers);
+    const gatewayCpu = gateway && systemCpuMicros(gateway);
+    const baselineCpu = baseline && systemCpuMicros(baseline);
+    if (gatewayCpu && baselineCpu) {
+      const ratio = gatewayCpu / baselineCpu;
+      results.push({
+        target: `protected route CPU per request (proxy + admin + Redis) ≤ ${MAX_CPU_RATIO}× baseline`,
+        workers,
+        pass: ratio <= MAX_CPU_RATIO,
+        detail: `${gatewayCpu.toFixed(1)} / ${baselineCpu.toFixed(1)} µs = ${ratio.toFixed(2)}×`,
+      });
+    }
+    for (const [peer, minimum] of Object.entries(MIN_PEER_RATIOS) as [keyof typeof MIN_PEER_RATIOS, number][]) {
+      const toPeer = throughputRatio(inputs, workers, ROWS.protected, ROWS[peer], 2);
+      if (toPeer) results.push({ target: `protected route ≥ ${minimum}× ${ROWS[peer]} req/s`, workers, pass: toPeer.ratio >= minimum, detail: toPeer.detail });
     }
   }
 
