@@ -167,7 +167,7 @@ export function processesMatching(test: (command: string) => boolean): number[] 
 
 /**
  * What a process of the benchmark's tree is, from its command line: `load generator` (this
- * process), `upstream`, `baseline proxy`, `gateway` (embedded), `gateway proxy` (primary and
+ * process), `upstream`, `baseline proxy`, `embedded gateway`, `gateway proxy` (primary and
  * workers), `gateway admin`, `redis-server`, `caddy`, `apache httpd` (its parent and children),
  * a role given by {@link nameProcess}, or `other`.
  */
@@ -180,7 +180,7 @@ export function processRole(pid: number): string {
   if (command.includes('baseline-proxy.js')) return 'baseline proxy';
   if (command.includes('proxy/process/main.js')) return 'gateway proxy';
   if (command.includes('admin/process/main.js')) return 'gateway admin';
-  if (command.includes('admin/process/embedded-main.js')) return 'gateway';
+  if (command.includes('admin/process/embedded-main.js')) return 'embedded gateway';
   if (command.startsWith('redis-server')) return 'redis-server';
   if (command.includes('/caddy run')) return 'caddy';
   if (command.includes('/apache2 ')) return 'apache httpd';

@@ -94,7 +94,7 @@ export function printSummary(results: BenchResults): void {
     table(
       ['scenario', 'workers', 'generator', 'rate/s', 'req/s', 'p50 ms', 'p99 ms', 'p99 − baseline', 'other programs, cores'],
       results.fixedRate.map((m) => {
-        const baseline = results.fixedRate.find((b) => b.name === ROWS.baseline && b.workers === m.workers && b.tool === m.tool);
+        const baseline = results.fixedRate.find((b) => b.name === ROWS.baseline && b.workers === m.workers && b.tool === m.tool && b.rate === m.rate);
         const excess = baseline && m.name !== ROWS.baseline ? signedMs(m.p99Ms - baseline.p99Ms) : '';
         return [m.name, String(m.workers), m.tool, fmt(m.rate ?? 0), fmt(m.requestsPerSecond), String(m.p50Ms), String(m.p99Ms), excess, String(m.otherCores)];
       }),
@@ -160,7 +160,7 @@ function printCostPerRequest(results: BenchResults): void {
     rows.map((m) => {
       const baseline = rows.find((b) => b.name === ROWS.baseline && b.workers === m.workers);
       const cpu = systemCpuMicros(m)!;
-      const split = systemOf(m.name) === 'gateway' ? [role(m, 'gateway proxy') || role(m, 'gateway'), role(m, 'gateway admin'), role(m, 'redis-server')].filter(Boolean).join(' / ') : '';
+      const split = systemOf(m.name) === 'gateway' ? [role(m, 'gateway proxy'), role(m, 'gateway admin'), role(m, 'redis-server')].join(' / ') : '';
       const ratio = baseline ? (cpu / systemCpuMicros(baseline)!).toFixed(2) : '';
       return [m.name, String(m.workers), fmt(m.requestsPerSecond), String(m.p50Ms), String(m.p99Ms), cpu.toFixed(1), split, ratio];
     }),

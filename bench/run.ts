@@ -62,14 +62,18 @@ async function main(): Promise<void> {
       ? await startStack({ name: `gateway-${mode.used}-${workers}w`, mode: mode.used, workers, services: settings.fewServices, upstreamUrl: upstream.url, workDir }, ledger)
       : undefined;
     if (!stack) log(`  (no gateway at ${workers} workers: embedded mode has one process)`);
-    const gateway = stack && gatewayTargets(stack);
+    // With split mode measured, the embedded gateway (one process) is measured beside it at 1 worker.
+    const embedded = mode.used === 'split' && workers === 1
+      ? await startStack({ name: 'gateway-embedded-1w', mode: 'embedded', workers: 1, services: settings.fewServices, upstreamUrl: upstream.url, workDir }, ledger)
+      : undefined;
+    const gateways = [stack, embedded].flatMap((measured) => (measured ? [{ stack: measured, targets: gatewayTargets(measured) }] : []));
     const peers = await startPeers(workers, upstream.url, workDir, results.missingPeers);
 
     const throughput = await measureThroughput(
       [
         ...(index === 0 ? [upstreamTarget] : []),
         baselineTarget,
-        ...(gateway ? [gateway.public, gateway.protected, gateway.policy] : []),
+        ...gateways.flatMap(({ targets }) => [targets.public, targets.protected, targets.policy]),
         ...peers.map((peer): Target => ({ name: peer.name, workers, url: peer.url, headers: peer.headers })),
       ],
       settings,
@@ -79,14 +83,14 @@ async function main(): Promise<void> {
     results.throughput.push(...throughput);
     for (const peer of peers) await peer.stop();
 
-    if (stack && gateway) {
-      const protectedMax = throughput.find((m) => m.name === ROWS.protected)!;
+    for (const { stack: measured, targets } of gateways) {
+      const protectedMax = throughput.find((m) => m.name === targets.protected.name)!;
       const rate = Math.max(1, Math.round(protectedMax.requestsPerSecond / 2));
-      const fixedRate = await measureFixedRate([baselineTarget, gateway.protected], rate, settings, ledger);
+      const fixedRate = await measureFixedRate([baselineTarget, targets.protected], rate, settings, ledger);
       fixedRate.forEach(logMeasurement);
       results.fixedRate.push(...fixedRate);
 
-      const memory = await measureMemory(gateway.protected, stack.proxyPid, settings, ledger, stack.metricsRssBytes);
+      const memory = await measureMemory(targets.protected, measured.proxyPid, settings, ledger, measured.metricsRssBytes);
       logMemory(memory);
       results.memory.push(memory);
     }
@@ -95,7 +99,7 @@ async function main(): Promise<void> {
     results.memory.push(baselineMemory);
 
     await baseline.child.stop();
-    if (stack) results.accessLog.push(...(await finishStack(stack, ledger)));
+    for (const { stack: measured } of gateways) results.accessLog.push(...(await finishStack(measured, ledger)));
     if (stack && workers === settings.workerCounts[0]) {
       results.routing.push(...(await measureRouting(stack, upstream, settings, ledger, workDir, results.accessLog)));
     }
@@ -134,24 +138,28 @@ async function startStack(options: StackOptions, ledger: ClientLedger): Promise<
   return stack;
 }
 
-/** The protected targets carry the session cookie; each is accounted to its stack's service. */
+/**
+ * The protected targets carry the session cookie; each is accounted to its stack's service.
+ * An embedded stack's rows are named `embedded gateway …`.
+ */
 function gatewayTargets(stack: GatewayStack): { public: Target; protected: Target; policy: Target } {
+  const rowName = stack.mode === 'embedded' ? ROWS.embedded : (row: string) => row;
   return {
     public: {
-      name: ROWS.public,
+      name: rowName(ROWS.public),
       workers: stack.workers,
       url: `${stack.origin}/public${REQUEST_PATH}`,
       account: { stack: stack.name, serviceId: stack.routes.publicService.id },
     },
     protected: {
-      name: ROWS.protected,
+      name: rowName(ROWS.protected),
       workers: stack.workers,
       url: `${stack.origin}/protected${REQUEST_PATH}`,
       headers: { cookie: stack.cookie },
       account: { stack: stack.name, serviceId: stack.routes.protectedService.id },
     },
     policy: {
-      name: ROWS.policy,
+      name: rowName(ROWS.policy),
       workers: stack.workers,
       url: `${stack.origin}/protected-policy${REQUEST_PATH}`,
       headers: { cookie: stack.cookie },
