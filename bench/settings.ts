@@ -9,9 +9,10 @@ export interface BenchSettings {
   /** Unmeasured load before measuring each target, in s (BENCH_WARMUP, 3). */
   warmupS: number;
   /**
-   * Interleaved rounds each scenario's measured time is split into (BENCH_ROUNDS, 2): targets
-   * compared with each other take turns, so a burst of load from other programs on the machine
-   * falls on all of them rather than on one.
+   * Interleaved rounds each scenario's measured time is split into (BENCH_ROUNDS, 4): targets
+   * compared with each other take turns, so a burst of load from other programs on the machine,
+   * or the machine itself slowing down for a while (seen here: the same server 35 % slower for
+   * minutes), falls on all of them rather than on one.
    */
   rounds: number;
   /**
@@ -45,7 +46,7 @@ export function readSettings(env: Record<string, string | undefined> = process.e
   return {
     durationS: positive('BENCH_DURATION', env.BENCH_DURATION ?? '10'),
     warmupS: positive('BENCH_WARMUP', env.BENCH_WARMUP ?? '3'),
-    rounds: positive('BENCH_ROUNDS', env.BENCH_ROUNDS ?? '2'),
+    rounds: positive('BENCH_ROUNDS', env.BENCH_ROUNDS ?? '4'),
     maxOtherCores: decimal('BENCH_MAX_OTHER_CORES', env.BENCH_MAX_OTHER_CORES ?? '0.25'),
     noisyRetries: whole('BENCH_NOISY_RETRIES', env.BENCH_NOISY_RETRIES ?? '2'),
     quietWaitS: whole('BENCH_QUIET_WAIT', env.BENCH_QUIET_WAIT ?? '120'),
