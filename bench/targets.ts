@@ -6,20 +6,23 @@ import type { AccessLogCheck } from './access-log-check.js';
 import { APACHE_REDIS_ROLE } from './process-stats.js';
 import type { Measurement, MemoryMeasurement } from './scenarios.js';
 
-/** Protected route's requests/s over the baseline's, same worker count: at least this. */
-export const MIN_THROUGHPUT_RATIO = 0.8;
-/** p99 at half the maximum rate: at most this many ms above the baseline's. */
-export const MAX_P99_EXCESS_MS = 2;
-/** Data-plane resident memory at the memory run's connection count, in bytes (150 MB, decimal: the stricter reading). */
-export const MAX_PROXY_RSS_BYTES = 150_000_000;
-/** Routing with many services: requests/s at least this share of routing with few. */
-export const MIN_ROUTING_RATIO = 0.95;
-/** The protected route with an access policy: requests/s at least this share of the protected route's. */
-export const MIN_POLICY_RATIO = 0.97;
-/** The protected route's CPU per request, whole gateway (proxy + admin + Redis): at most this multiple of the baseline's. */
-export const MAX_CPU_RATIO = 1.25;
-/** The protected route's requests/s: at least these multiples of each peer's (same worker count). */
-export const MIN_PEER_RATIOS = { caddy: 1.0, apache: 3 } as const;
+/** The speed targets, each a ratio or difference within one run (bench/README.md). */
+const LIMITS = {
+  /** Protected route's requests/s over the baseline's, same worker count: at least this. */
+  minThroughputRatio: 0.8,
+  /** p99 at half the maximum rate: at most this many ms above the baseline's. */
+  maxP99ExcessMs: 2,
+  /** Data-plane resident memory at the memory run's connection count, in bytes (150 MB, decimal: the stricter reading). */
+  maxProxyRssBytes: 150_000_000,
+  /** Routing with many services: requests/s at least this share of routing with few. */
+  minRoutingRatio: 0.95,
+  /** The protected route with an access policy: requests/s at least this share of the protected route's. */
+  minPolicyRatio: 0.97,
+  /** The protected route's CPU per request, whole gateway (proxy + admin + Redis): at most this multiple of the baseline's. */
+  maxCpuRatio: 1.25,
+  /** The protected route's requests/s: at least these multiples of each peer's (same worker count). */
+  minPeerRatios: { caddy: 1.0, apache: 3 },
+} as const;
 
 export interface TargetResult {
   target: string;
@@ -105,12 +108,12 @@ export function evaluateTargets(inputs: TargetInputs): TargetResult[] {
     for (const memory of inputs.memory.filter((m) => m.name === gateway.row(ROWS.protected))) {
       const fromMetrics = memory.metricsRssBytes === null ? '' : `; /metrics process_resident_memory_bytes ${mb(memory.metricsRssBytes)}`;
       results.push({
-        target: `proxy RSS ≤ ${mb(MAX_PROXY_RSS_BYTES)} at ${memory.connections} connections${gateway.label}`,
+        target: `proxy RSS ≤ ${mb(LIMITS.maxProxyRssBytes)} at ${memory.connections} connections${gateway.label}`,
         workers: memory.workers,
         // Per proxy process: the unit that scales out. Summed over a node:cluster primary and its
         // workers, every process counts Node's shared code again (the bare baseline sums to ~290 MB
         // with 2 workers), so the sum is reported beside it, not judged.
-        pass: memory.peakProcessRssBytes <= MAX_PROXY_RSS_BYTES,
+        pass: memory.peakProcessRssBytes <= LIMITS.maxProxyRssBytes,
         detail: `peak RSS of the largest proxy process ${mb(memory.peakProcessRssBytes)}; of all proxy processes summed ${mb(memory.peakTreeRssBytes)} (PSS ${mb(memory.peakTreePssBytes)})${fromMetrics}`,
       });
     }
@@ -120,9 +123,9 @@ export function evaluateTargets(inputs: TargetInputs): TargetResult[] {
   if (few && many) {
     const ratio = many.measurement.requestsPerSecond / few.measurement.requestsPerSecond;
     results.push({
-      target: `${fmt(many.services)} services route within ${Math.round((1 - MIN_ROUTING_RATIO) * 100)}% of ${fmt(few.services)} (req/s)`,
+      target: `${fmt(many.services)} services route within ${Math.round((1 - LIMITS.minRoutingRatio) * 100)}% of ${fmt(few.services)} (req/s)`,
       workers: many.measurement.workers,
-      pass: ratio >= MIN_ROUTING_RATIO,
+      pass: ratio >= LIMITS.minRoutingRatio,
       detail: `${fmt(many.measurement.requestsPerSecond)} / ${fmt(few.measurement.requestsPerSecond)} req/s = ${ratio.toFixed(3)}×`,
     });
   }
@@ -151,7 +154,7 @@ function gatewayTargets(inputs: TargetInputs, workers: number, row: (name: strin
   const push = (target: string, pass: boolean, detail: string) => results.push({ target: `${target}${label}`, workers, pass, detail });
 
   const toBaseline = throughputRatio(inputs, workers, protectedRow, ROWS.baseline, 2);
-  if (toBaseline) push(`protected route ≥ ${MIN_THROUGHPUT_RATIO}× baseline req/s`, toBaseline.ratio >= MIN_THROUGHPUT_RATIO, toBaseline.detail);
+  if (toBaseline) push(`protected route ≥ ${LIMITS.minThroughputRatio}× baseline req/s`, toBaseline.ratio >= LIMITS.minThroughputRatio, toBaseline.detail);
 
   const gateway = find(inputs.throughput, protectedRow, workers);
   const baseline = find(inputs.throughput, ROWS.baseline, workers);
@@ -159,15 +162,15 @@ function gatewayTargets(inputs: TargetInputs, workers: number, row: (name: strin
   const baselineCpu = baseline && systemCpuMicros(baseline);
   if (gatewayCpu && baselineCpu) {
     const ratio = gatewayCpu / baselineCpu;
-    push(`protected route CPU per request (whole gateway) ≤ ${MAX_CPU_RATIO}× baseline`, ratio <= MAX_CPU_RATIO, `${gatewayCpu.toFixed(1)} / ${baselineCpu.toFixed(1)} µs = ${ratio.toFixed(2)}×`);
+    push(`protected route CPU per request (whole gateway) ≤ ${LIMITS.maxCpuRatio}× baseline`, ratio <= LIMITS.maxCpuRatio, `${gatewayCpu.toFixed(1)} / ${baselineCpu.toFixed(1)} µs = ${ratio.toFixed(2)}×`);
   }
-  for (const [peer, minimum] of Object.entries(MIN_PEER_RATIOS) as [keyof typeof MIN_PEER_RATIOS, number][]) {
+  for (const [peer, minimum] of Object.entries(LIMITS.minPeerRatios) as [keyof typeof LIMITS.minPeerRatios, number][]) {
     const toPeer = throughputRatio(inputs, workers, protectedRow, ROWS[peer], 2);
     if (toPeer) push(`protected route ≥ ${minimum}× ${ROWS[peer]} req/s`, toPeer.ratio >= minimum, toPeer.detail);
   }
 
   const policy = throughputRatio(inputs, workers, row(ROWS.policy), protectedRow, 3);
-  if (policy) push(`protected route with an access policy within ${Math.round((1 - MIN_POLICY_RATIO) * 100)}% of protected (req/s)`, policy.ratio >= MIN_POLICY_RATIO, policy.detail);
+  if (policy) push(`protected route with an access policy within ${Math.round((1 - LIMITS.minPolicyRatio) * 100)}% of protected (req/s)`, policy.ratio >= LIMITS.minPolicyRatio, policy.detail);
 
   for (const tool of ['autocannon', 'paced'] as const) {
     const measured = inputs.fixedRate.find((m) => m.name === protectedRow && m.workers === workers && m.tool === tool);
@@ -175,8 +178,8 @@ function gatewayTargets(inputs: TargetInputs, workers: number, row: (name: strin
     if (!measured || !reference) continue;
     const excess = measured.p99Ms - reference.p99Ms;
     push(
-      `p99 at half max rate ≤ baseline + ${MAX_P99_EXCESS_MS} ms (${tool === 'paced' ? 'evenly paced' : 'autocannon overallRate, bursty'})`,
-      excess <= MAX_P99_EXCESS_MS,
+      `p99 at half max rate ≤ baseline + ${LIMITS.maxP99ExcessMs} ms (${tool === 'paced' ? 'evenly paced' : 'autocannon overallRate, bursty'})`,
+      excess <= LIMITS.maxP99ExcessMs,
       `${fmt(measured.rate ?? 0)} req/s: gateway p99 ${measured.p99Ms} ms, baseline p99 ${reference.p99Ms} ms, ${signedMs(excess)}`,
     );
   }
