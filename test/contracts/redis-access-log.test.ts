@@ -232,6 +232,35 @@ describe('the access-log consumer group', SUITE, () => {
     assert.equal(pending, 0, 'acknowledged before stopping');
   });
 
+  it('entries that arrive while it gathers after a short read are stored with one store call', async () => {
+    const { sink } = await workerSink({ maxBatch: 1 });
+    const calls: number[] = [];
+    const counting: StoreAccessLogs = (batch) => {
+      calls.push(batch.count);
+      return database.storeAccessLogs(batch);
+    };
+    const consumer = await adminConsumer({ gatherMs: 1_000 }, counting);
+    sink.write(sampleEntry(0));
+    await sink.flush();
+    await eventually('the first entry to be stored', () => calls.length === 1);
+    entries(1, 4).forEach((entry) => sink.write(entry)); // three entries: maxBatch 1
+    await sink.flush();
+    await consumer.drained();
+    assert.deepEqual(calls, [1, 3]);
+    assert.equal(database.storedPaths().length, 4);
+  });
+
+  it('stop during the gathering pause returns without waiting it out', async () => {
+    const { sink } = await workerSink();
+    const consumer = await adminConsumer({ gatherMs: 30_000 });
+    sink.write(sampleEntry(0));
+    await sink.flush();
+    await consumer.drained();
+    const started = Date.now();
+    await consumer.stop();
+    assert.ok(Date.now() - started < 2_000, `${Date.now() - started} ms`);
+  });
+
   it('stop of an idle consumer returns without waiting out its blocking read', async () => {
     const consumer = await adminConsumer({ blockMs: 30_000 });
     await eventually('the consumer to wait in XREADGROUP BLOCK', async () => /flags=b .*cmd=xreadgroup/.test(String(await redis.raw.client('LIST'))));
