@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { IdentityAssertions } from '../../proxy/identity-assertion.js';
 import { RouteTable, type Route } from '../../proxy/route-table.js';
 import type { Service, SessionUser } from '../../shared/types.js';
@@ -207,6 +207,23 @@ describe('the assertion cache', () => {
     assertions.assertionFor(caller('c'), route); // the third: the oldest (a) goes
     assert.equal(assertions.assertionFor(caller('b'), route), b);
     assert.notEqual(assertions.assertionFor(caller('a'), route), a);
+  });
+
+  it("a session's user gets its assertion again per service, and a new one after a key rotation", async () => {
+    const assertions = new IdentityAssertions(new URL(PUBLIC_URL), 300_000);
+    const keys = await sampleAssertionKeySet();
+    assertions.useKeys(keys);
+    const other = new RouteTable([service({ path: '/other', targetUrl: 'http://127.0.0.1:1', requireAuth: true })]).lookup('/other') as Route;
+    const user = caller('a');
+    const first = assertions.assertionFor(user, route)!;
+    const elsewhere = assertions.assertionFor(user, other)!;
+    assert.equal(decodeJwt(elsewhere).aud, `${PUBLIC_URL}/other`);
+    assert.equal(assertions.assertionFor(user, route), first);
+    const rotated = await sampleAssertionKeySet();
+    assertions.useKeys(rotated);
+    const afterRotation = assertions.assertionFor(user, route)!;
+    assert.notEqual(afterRotation, first);
+    assert.equal(decodeProtectedHeader(afterRotation).kid, rotated.signing.kid);
   });
 
   it('signs every time when ASSERTION_TTL leaves no minute to spare', async () => {
