@@ -26,7 +26,9 @@ export interface AccessLogStreamConsumerOptions {
    * gather before reading again, in ms (default 200; 0 reads again at once). Storing has a fixed
    * cost per call (a transaction, its rollup upserts, the WAL pages it rewrites, the hand-over to
    * the writer thread, XACK + XDEL): 7.8 µs per record in calls of 500 records against 5.8 in calls
-   * of 10,000 (bench/access-log-ingest.ts). Records reach the console this much later.
+   * of 10,000 (bench/access-log-ingest.ts). Records reach the console this much later, and on
+   * cores shared with proxies the larger calls add about 1 ms to their p99 at half load
+   * (bench/README.md, "Experiments of 2026-11-25").
    */
   gatherMs?: number;
   /** Entries pending on any consumer for this long are claimed (XAUTOCLAIM), in ms (default 30,000). */
