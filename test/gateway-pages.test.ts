@@ -66,6 +66,23 @@ test('home page for a signed-in non-admin has no admin links', async () => {
   assert.doesNotMatch(home.text, /href="\/api\/services"/);
 });
 
+test('home page lists a service with an access policy only to the callers it lets in, and to admins', async () => {
+  const admin = await signIn(gw);
+  const policy = { groups: ['finance'], emails: [], emailDomains: [], subjects: [] };
+  await createService(admin, { name: 'Ledger', path: '/ledger', targetUrl: 'http://127.0.0.1:9', requireAuth: true, access: policy });
+  await createService(admin, { name: 'Handbook', path: '/handbook', targetUrl: 'http://127.0.0.1:9', requireAuth: true });
+  const lists = async (cookie?: string) => {
+    const home = await get('/', cookie ? { cookie } : {});
+    return { ledger: home.text.includes('href="/ledger/"'), handbook: home.text.includes('href="/handbook/"') };
+  };
+  assert.deepEqual(await lists(), { ledger: false, handbook: true }, 'a visitor');
+  const outsider = await signIn(gw, { sub: 'u-out', name: 'Otto', isAdmin: false, groups: ['sales'] });
+  assert.deepEqual(await lists(outsider.cookie), { ledger: false, handbook: true }, 'a caller the policy refuses');
+  const member = await signIn(gw, { sub: 'u-in', name: 'Fay', isAdmin: false, groups: ['finance'] });
+  assert.deepEqual(await lists(member.cookie), { ledger: true, handbook: true }, 'a caller the policy lets in');
+  assert.deepEqual(await lists(admin.cookie), { ledger: true, handbook: true }, 'an admin');
+});
+
 test('login page links to /auth/login and carries a safe returnTo', async () => {
   const page = await get('/auth/login-page?returnTo=%2Fwiki%2Fpage%3Fq%3D1');
   assert.equal(page.status, 200);

@@ -1,4 +1,6 @@
 import type { Config } from '../../shared/config.js';
+import type { Service, SessionUser } from '../../shared/types.js';
+import { compileAccessPolicy } from '../../proxy/access-policy.js';
 import { redirect, sendHtml } from '../../shared/http-response.js';
 import type { RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';
@@ -14,9 +16,10 @@ import type { ServiceRegistry } from '../service-registry.js';
  */
 export function createPageHandlers(deps: { config: Config; registry: ServiceRegistry; relyingParty: RelyingParty }) {
   const home: Handler = (ctx) => {
-    const services = deps.registry.list().filter((service) => service.enabled);
     const { session, origin } = ctx;
-    sendHtml(ctx.res, 200, homePage({ user: session?.user ?? null, services, csrfToken: session?.csrfToken, consoleOrigin: origin.consoleOrigin }));
+    const user = session?.user ?? null;
+    const services = deps.registry.list().filter((service) => service.enabled && mayListTo(service, user));
+    sendHtml(ctx.res, 200, homePage({ user, services, csrfToken: session?.csrfToken, consoleOrigin: origin.consoleOrigin }));
   };
 
   const consoleHome: Handler = (ctx) => redirect(ctx.res, '/dashboard');
@@ -27,4 +30,16 @@ export function createPageHandlers(deps: { config: Config; registry: ServiceRegi
   };
 
   return { home, consoleHome, loginPage: loginPageHandler, favicon };
+}
+
+/**
+ * Whether the home page lists `service` to `user` (null: not signed in). A service with an access
+ * policy (design.md §4.7) is listed only to the callers it lets in, and to admins, who see the
+ * whole registry anyway: its name and prefix are not shown to people it refuses. Anyone sees the
+ * services without one (those that require a sign-in say so).
+ */
+function mayListTo(service: Service, user: SessionUser | null): boolean {
+  const policy = compileAccessPolicy(service.access);
+  if (policy === undefined || user?.isAdmin) return true;
+  return user !== null && policy.allows(user);
 }
