@@ -39,7 +39,7 @@ export function createPageHandlers(deps: { config: Config; registry: ServiceRegi
  * services without one (those that require a sign-in say so).
  */
 function mayListTo(service: Service, user: SessionUser | null): boolean {
+  if (user?.isAdmin) return true;
   const policy = compileAccessPolicy(service.access);
-  if (policy === undefined || user?.isAdmin) return true;
-  return user !== null && policy.allows(user);
+  return policy === undefined || (user !== null && policy.allows(user));
 }

@@ -26,9 +26,9 @@ export interface AccessLogStreamConsumerOptions {
    * gather before reading again, in ms (default 200; 0 reads again at once). Storing has a fixed
    * cost per call (the read, the hand-over to the writer thread and back, XACK + XDEL; hardly the
    * transaction: transactions of 500 within a call cost 0.2 µs per record more): 7.8 µs per record
-   * in calls of 500 records against 5.8 in calls of 10,000 (bench/access-log-ingest.ts). Records reach the console this much later, and on
-   * cores shared with proxies the larger calls add about 1 ms to their p99 at half load
-   * (bench/README.md, "Experiments of 2026-11-25").
+   * in calls of 500 records against 5.8 in calls of 10,000 (bench/access-log-ingest.ts). Records
+   * reach the console this much later, and on cores shared with proxies the larger calls add about
+   * 1 ms to their p99 at half load (bench/README.md, "Experiments of 2026-11-25").
    */
   gatherMs?: number;
   /** Entries pending on any consumer for this long are claimed (XAUTOCLAIM), in ms (default 30,000). */
@@ -46,11 +46,11 @@ export interface AccessLogStreamConsumerOptions {
  * lost it), stores each read's records with one `store` call, and only then XACKs and XDELs the
  * entries (MULTI), so the stream holds just what is not stored yet; after a read that found no
  * backlog it lets entries gather for `gatherMs` before the next, so each store call takes several
- * proxies' batches at once. Entries a consumer left pending
- * (it died, or its store threw) are claimed by XAUTOCLAIM once idle `claimMinIdleMs`; the store's
- * idempotence makes such re-delivery harmless; consumers left with nothing pending and idle as long
- * are then deleted from the group, so stopped processes do not pile up in it. Malformed entries and records are logged (counts
- * only), acknowledged and skipped, never retried forever. Reads use a dedicated connection
+ * proxies' batches at once. Entries a consumer left pending (it died, or its store threw) are
+ * claimed by XAUTOCLAIM once idle `claimMinIdleMs`; the store's idempotence makes such
+ * re-delivery harmless; consumers left with nothing pending and idle as long are then deleted from
+ * the group, so stopped processes do not pile up in it. Malformed entries and records are logged
+ * (counts only), acknowledged and skipped, never retried forever. Reads use a dedicated connection
  * (XREADGROUP BLOCK would hold up the shared one); when Redis is away the loop waits for it.
  */
 export class AccessLogStreamConsumer {
