@@ -8,7 +8,7 @@ import type { Logger } from '../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limiter.js';
 import { rateLimitKey } from '../shared/client-ip.js';
 import type { SessionStore } from '../shared/backends/session-store.js';
-import { AccessLogStore } from './access-log-store.js';
+import { AccessLogStore } from './access-log/access-log-store.js';
 import { ApiTokens } from './api-tokens.js';
 import { AssertionKeys } from './assertion-keys.js';
 import { AuditLog } from './audit-log.js';
@@ -21,7 +21,7 @@ import type { Handler } from './request-context.js';
 import { buildRouter } from './routes.js';
 import type { Router } from './router.js';
 import { ConsoleAssets } from './console/console-assets.js';
-import { startRetention } from './retention.js';
+import { startRetention } from './access-log/retention.js';
 import { createAssertionKeyHandlers } from './routes/assertion-key-routes.js';
 import { createAuthHandlers } from './routes/auth-routes.js';
 import { createConsoleHandlers } from './routes/console-routes.js';
@@ -32,7 +32,7 @@ import { createServiceHandlers } from './routes/service-routes.js';
 import { createTokenHandlers } from './routes/token-routes.js';
 import { acceptsSession, ServedOrigins, type ServedOrigin } from './served-origin.js';
 import { ServiceRegistry } from './service-registry.js';
-import { TrafficRollups } from './traffic-rollups.js';
+import { TrafficRollups } from './access-log/traffic-rollups.js';
 import { answerUnrouted } from './unrouted.js';
 
 /** What the control plane needs from its process. */

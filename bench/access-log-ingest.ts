@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openAccessLogWriter } from '../admin/access-log-writer.js';
+import { openAccessLogWriter } from '../admin/access-log/access-log-writer.js';
 import { openDatabase } from '../admin/database.js';
 import { eventId } from '../shared/event-id.js';
 import { AccessLogStreamConsumer } from '../shared/backends/redis/access-log-stream-consumer.js';

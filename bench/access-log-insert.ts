@@ -17,7 +17,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AccessLogStore } from '../admin/access-log-store.js';
+import { AccessLogStore } from '../admin/access-log/access-log-store.js';
 import { openDatabase } from '../admin/database.js';
 import type { AccessLogEntry } from '../shared/types.js';
 

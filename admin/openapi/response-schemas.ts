@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { AUDIT_ACTIONS } from '../audit-log.js';
 import { TOKEN_SCOPES } from '../token-validation.js';
-import { STATUS_CLASSES, TRAFFIC_RANGES, type TrafficRange } from '../traffic-rollups.js';
+import { STATUS_CLASSES, TRAFFIC_RANGES, type TrafficRange } from '../access-log/traffic-rollups.js';
 
 /**
  * The admin API's answers as valibot schemas (interface.md §2, design.md §4.7, §4.8), for its OpenAPI

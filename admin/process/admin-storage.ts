@@ -2,7 +2,7 @@ import type { Backends } from '../../shared/backends/backends.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { openAccessLogWriter } from '../access-log-writer.js';
+import { openAccessLogWriter } from '../access-log/access-log-writer.js';
 import { openDatabase, type Database } from '../database.js';
 import { closeInOrder } from '../../shared/close-in-order.js';
 

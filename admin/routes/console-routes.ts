@@ -1,7 +1,7 @@
 import { GatewayError } from '../../shared/errors.js';
 import { redirect, sendHtml } from '../../shared/http-response.js';
-import { parseAccessLogQuery } from '../access-log-filter.js';
-import type { AccessLogStore } from '../access-log-store.js';
+import { parseAccessLogQuery } from '../access-log/access-log-filter.js';
+import type { AccessLogStore } from '../access-log/access-log-store.js';
 import type { ApiTokens } from '../api-tokens.js';
 import type { AuditLog, AuditRecord } from '../audit-log.js';
 import { CONSOLE_LOG_PAGE_SIZE } from '../console/access-log-section.js';
@@ -16,7 +16,7 @@ import { tokensPage } from '../console/tokens-page.js';
 import { parsePagination } from '../pagination.js';
 import type { Handler, RequestContext } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
-import type { TrafficRollups } from '../traffic-rollups.js';
+import type { TrafficRollups } from '../access-log/traffic-rollups.js';
 
 /** How many audit entries the overview shows as recent activity. */
 const RECENT_ACTIVITY = 10;

@@ -5,7 +5,7 @@ import { parsePagination } from '../pagination.js';
 import { rejectWrongParameters, type QueryFields } from '../query-errors.js';
 import type { Handler } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
-import { ALL_SERVICES, TRAFFIC_RANGES, type TrafficRange, type TrafficRollups } from '../traffic-rollups.js';
+import { ALL_SERVICES, TRAFFIC_RANGES, type TrafficRange, type TrafficRollups } from '../access-log/traffic-rollups.js';
 
 /** How many audit entries the statistics object shows as recent activity. */
 export const RECENT_ACTIVITY_COUNT = 10;

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../shared/errors.js';
 import { sendJson } from '../../shared/http-response.js';
-import { parseAccessLogQuery } from '../access-log-filter.js';
-import type { AccessLogStore } from '../access-log-store.js';
+import { parseAccessLogQuery } from '../access-log/access-log-filter.js';
+import type { AccessLogStore } from '../access-log/access-log-store.js';
 import { actorOf } from '../actor.js';
 import { parseIfMatch } from '../preconditions.js';
 import { MAX_REGISTRY_DOCUMENT_BYTES, readJsonBody } from '../request-body.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { AccessLogStore } from '../../admin/access-log-store.js';
+import { AccessLogStore } from '../../admin/access-log/access-log-store.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { AccessLogFilter } from '../../admin/access-log-filter.js';
-import { AccessLogStore, RESIDUAL_SCAN_LIMIT } from '../../admin/access-log-store.js';
+import type { AccessLogFilter } from '../../admin/access-log/access-log-filter.js';
+import { AccessLogStore, RESIDUAL_SCAN_LIMIT } from '../../admin/access-log/access-log-store.js';
 import { openDatabase, type Database } from '../../admin/database.js';
 
 /**

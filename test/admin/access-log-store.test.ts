@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { AccessLogStore } from '../../admin/access-log-store.js';
+import { AccessLogStore } from '../../admin/access-log/access-log-store.js';
 import { openDatabase, type Database } from '../../admin/database.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 

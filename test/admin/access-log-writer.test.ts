@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
-import { openAccessLogWriter, type AccessLogWriter } from '../../admin/access-log-writer.js';
+import { openAccessLogWriter, type AccessLogWriter } from '../../admin/access-log/access-log-writer.js';
 import { openDatabase, type Database } from '../../admin/database.js';
 import { batchOf } from '../../shared/backends/access-log-batch.js';
 import { eventId } from '../../shared/event-id.js';

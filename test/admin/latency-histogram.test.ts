@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BUCKET_COUNT, bucketOf, LATENCY_BOUNDS_MS, percentile } from '../../admin/latency-histogram.js';
+import { BUCKET_COUNT, bucketOf, LATENCY_BOUNDS_MS, percentile } from '../../admin/access-log/latency-histogram.js';
 
 /** The fixed latency buckets of the traffic rollups and the percentiles read from them. */
 

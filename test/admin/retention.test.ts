@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { AccessLogStore } from '../../admin/access-log-store.js';
+import { AccessLogStore } from '../../admin/access-log/access-log-store.js';
 import { openDatabase, type Database } from '../../admin/database.js';
-import { prune, ROLLUP_RETENTION_DAYS } from '../../admin/retention.js';
+import { prune, ROLLUP_RETENTION_DAYS } from '../../admin/access-log/retention.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 

@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
-import { AccessLogStore } from '../../admin/access-log-store.js';
+import { AccessLogStore } from '../../admin/access-log/access-log-store.js';
 import { openDatabase, type Database } from '../../admin/database.js';
-import { compactRollups, COMPACT_ROLLUPS_AFTER_DAYS } from '../../admin/rollup-compaction.js';
+import { compactRollups, COMPACT_ROLLUPS_AFTER_DAYS } from '../../admin/access-log/rollup-compaction.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 
 /** Per-minute rollups older than two days become one row per hour with the same sums. */

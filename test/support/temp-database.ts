@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AccessLogStore } from '../../admin/access-log-store.js';
+import { AccessLogStore } from '../../admin/access-log/access-log-store.js';
 import { openDatabase, type Database } from '../../admin/database.js';
 import { recordsOf, type StoreAccessLogs } from '../../shared/backends/access-log-batch.js';
 import { LOG_SERVICE } from './samples.js';

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { AccessLogEntry } from '../shared/types.js';
+import type { AccessLogEntry } from '../../shared/types.js';
 import type { AccessLogFilter } from './access-log-filter.js';
 import { TrafficRollups } from './traffic-rollups.js';
 

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { recordsOf, type AccessLogBatch } from '../shared/backends/access-log-batch.js';
-import type { Database } from './database.js';
+import { recordsOf, type AccessLogBatch } from '../../shared/backends/access-log-batch.js';
+import type { Database } from '../database.js';
 import { AccessLogStore } from './access-log-store.js';
 import type { WriterReply, WriterRequest } from './access-log-writer-thread.js';
 

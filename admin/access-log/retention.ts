@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import type { Config } from '../shared/config.js';
-import type { Logger } from '../shared/logger.js';
+import type { Config } from '../../shared/config.js';
+import type { Logger } from '../../shared/logger.js';
 import { compactRollups, COMPACT_ROLLUPS_AFTER_DAYS } from './rollup-compaction.js';
 
 /** Rows deleted per transaction, so the writer (and readers) never wait long. */

@@ -4,9 +4,9 @@
  * with the batch's id, or the error that rolled it back. Not imported by the main thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { recordsOf, type AccessLogBatch } from '../shared/backends/access-log-batch.js';
+import { recordsOf, type AccessLogBatch } from '../../shared/backends/access-log-batch.js';
 import { AccessLogStore } from './access-log-store.js';
-import { openDatabase } from './database.js';
+import { openDatabase } from '../database.js';
 
 /**
  * This connection's page cache, in KiB (`PRAGMA cache_size` takes a negative count as KiB):

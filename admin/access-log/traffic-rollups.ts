@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { AccessLogEntry } from '../shared/types.js';
+import type { AccessLogEntry } from '../../shared/types.js';
 import { BUCKET_COLUMNS, BUCKET_COUNT, bucketOf, percentile } from './latency-histogram.js';
 
 /** The rollup key that counts every service together (never a UUID, so never a service's id). */
