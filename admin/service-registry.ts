@@ -72,6 +72,8 @@ export class ServiceRegistry {
   readonly #versions: Statement<[], { id: string; version: number }>;
   readonly #counts: Statement<[], { total: number; enabled: number }>;
   #publishing: Promise<void> = Promise.resolve();
+  /** What {@link snapshot} returns until the next write; undefined until read again. */
+  #snapshot: readonly StoredService[] | undefined;
 
   constructor(db: Database, audit: AuditLog, bus: Pick<EventBus, 'publishRegistry'>) {
     this.#db = db;
@@ -100,6 +102,18 @@ export class ServiceRegistry {
   /** Every service, enabled or not, ordered by path. */
   list(): StoredService[] {
     return this.#all.all().map(fromRow);
+  }
+
+  /**
+   * Every service, as {@link list} returns them, but the same objects from one write to the next
+   * (read again after each write, committed or not): a reader may key what it derives from a
+   * service on the object, and derive it once per change (the home page's compiled access
+   * policies, routes/page-routes.ts). While the admin plane runs, its registry is the table's only
+   * writer, so nothing else can make the snapshot stale. Frozen, as every reader shares it.
+   */
+  snapshot(): readonly StoredService[] {
+    this.#snapshot ??= Object.freeze(this.list().map((service) => Object.freeze(service)));
+    return this.#snapshot;
   }
 
   /**
@@ -282,7 +296,10 @@ export class ServiceRegistry {
     return fromRow(row);
   }
 
-  /** Runs `change` in one transaction; a unique-path violation becomes PATH_IN_USE (409). */
+  /**
+   * Runs `change` in one transaction; a unique-path violation becomes PATH_IN_USE (409). Drops
+   * the {@link snapshot} whatever the outcome.
+   */
   #write<T>(change: () => T): T {
     try {
       // IMMEDIATE: the change reads before it writes; a deferred transaction would fail at once with
@@ -292,6 +309,8 @@ export class ServiceRegistry {
     } catch (error) {
       if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new GatewayError('PATH_IN_USE');
       throw error;
+    } finally {
+      this.#snapshot = undefined;
     }
   }
 

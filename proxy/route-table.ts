@@ -1,5 +1,5 @@
 import type { Service } from '../shared/types.js';
-import { compileAccessPolicy, type CompiledAccessPolicy } from './access-policy.js';
+import { compileAccessPolicy, type CompiledAccessPolicy } from '../shared/access-policy.js';
 import { routingKey } from './routing-key.js';
 
 /**

@@ -27,6 +27,15 @@ async function createService(admin: { cookie: string; csrfToken: string }, body:
   return JSON.parse(text) as { id: string };
 }
 
+async function updateService(admin: { cookie: string; csrfToken: string }, id: string, body: Record<string, unknown>) {
+  const response = await request(`${gw.origin}/api/services/${id}`, {
+    method: 'PUT',
+    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  assert.equal(response.statusCode, 200, await response.body.text());
+}
+
 test('home page for a visitor: sign-in link and the enabled services only', async () => {
   const admin = await signIn(gw);
   await createService(admin, { name: 'Wiki <internal>', path: '/wiki', targetUrl: 'http://127.0.0.1:9', requireAuth: true });
@@ -66,10 +75,10 @@ test('home page for a signed-in non-admin has no admin links', async () => {
   assert.doesNotMatch(home.text, /href="\/api\/services"/);
 });
 
-test('home page lists a service with an access policy only to the callers it lets in, and to admins', async () => {
+test('home page lists a service with an access policy only to the callers it lets in, and to admins, from its change on', async () => {
   const admin = await signIn(gw);
   const policy = { groups: ['finance'], emails: [], emailDomains: [], subjects: [] };
-  await createService(admin, { name: 'Ledger', path: '/ledger', targetUrl: 'http://127.0.0.1:9', requireAuth: true, access: policy });
+  const ledger = await createService(admin, { name: 'Ledger', path: '/ledger', targetUrl: 'http://127.0.0.1:9', requireAuth: true, access: policy });
   await createService(admin, { name: 'Handbook', path: '/handbook', targetUrl: 'http://127.0.0.1:9', requireAuth: true });
   const lists = async (cookie?: string) => {
     const home = await get('/', cookie ? { cookie } : {});
@@ -81,6 +90,12 @@ test('home page lists a service with an access policy only to the callers it let
   const member = await signIn(gw, { sub: 'u-in', name: 'Fay', isAdmin: false, groups: ['finance'] });
   assert.deepEqual(await lists(member.cookie), { ledger: true, handbook: true }, 'a caller the policy lets in');
   assert.deepEqual(await lists(admin.cookie), { ledger: true, handbook: true }, 'an admin');
+
+  await updateService(admin, ledger.id, { access: { ...policy, groups: ['sales'] } });
+  assert.deepEqual(await lists(outsider.cookie), { ledger: true, handbook: true }, 'at once, a caller the changed policy lets in');
+  assert.deepEqual(await lists(member.cookie), { ledger: false, handbook: true }, 'at once, a caller the changed policy refuses');
+  await updateService(admin, ledger.id, { access: null });
+  assert.deepEqual(await lists(), { ledger: true, handbook: true }, 'a visitor, once the policy is gone');
 });
 
 test('login page links to /auth/login and carries a safe returnTo', async () => {

@@ -1,6 +1,6 @@
 import type { Config } from '../../shared/config.js';
 import type { Service, SessionUser } from '../../shared/types.js';
-import { compileAccessPolicy } from '../../proxy/access-policy.js';
+import { compileAccessPolicy, type CompiledAccessPolicy } from '../../shared/access-policy.js';
 import { redirect, sendHtml } from '../../shared/http-response.js';
 import type { RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';
@@ -15,10 +15,11 @@ import type { ServiceRegistry } from '../service-registry.js';
  * to the console there, the login page (interface.md §4.1), and the gateway's icon.
  */
 export function createPageHandlers(deps: { config: Config; registry: ServiceRegistry; relyingParty: RelyingParty }) {
+  const policyOf = compiledPolicies();
   const home: Handler = (ctx) => {
     const { session, origin } = ctx;
     const user = session?.user ?? null;
-    const services = deps.registry.list().filter((service) => service.enabled && mayListTo(service, user));
+    const services = deps.registry.snapshot().filter((service) => service.enabled && mayListTo(service, user, policyOf));
     sendHtml(ctx.res, 200, homePage({ user, services, csrfToken: session?.csrfToken, consoleOrigin: origin.consoleOrigin }));
   };
 
@@ -38,8 +39,25 @@ export function createPageHandlers(deps: { config: Config; registry: ServiceRegi
  * whole registry anyway: its name and prefix are not shown to people it refuses. Anyone sees the
  * services without one (those that require a sign-in say so).
  */
-function mayListTo(service: Service, user: SessionUser | null): boolean {
+function mayListTo(service: Service, user: SessionUser | null, policyOf: PolicyOf): boolean {
   if (user?.isAdmin) return true;
-  const policy = compileAccessPolicy(service.access);
+  const policy = policyOf(service);
   return policy === undefined || (user !== null && policy.allows(user));
+}
+
+/** A service's compiled access policy; undefined when it has none. */
+type PolicyOf = (service: Service) => CompiledAccessPolicy | undefined;
+
+/**
+ * Compiles each service's policy once per registry change rather than on every home-page request:
+ * keyed by the service object, which the registry's snapshot keeps until its next write
+ * (ServiceRegistry.snapshot), so a changed service is a new key and is compiled afresh, and the
+ * entries of the services it replaced go with them.
+ */
+function compiledPolicies(): PolicyOf {
+  const compiled = new WeakMap<Service, CompiledAccessPolicy | undefined>();
+  return (service) => {
+    if (!compiled.has(service)) compiled.set(service, compileAccessPolicy(service.access));
+    return compiled.get(service);
+  };
 }

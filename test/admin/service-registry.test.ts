@@ -153,6 +153,21 @@ describe('ServiceRegistry.get and list', () => {
     assert.deepEqual(registry.list().map((s) => s.id), [root.id, a.id, b.id]);
   });
 
+  it('snapshot: the same frozen objects until a write, committed or not, then the registry as it is', async () => {
+    const service = await registry.create(orders, actor);
+    const first = registry.snapshot();
+    assert.deepEqual(first, registry.list());
+    assert.equal(registry.snapshot(), first, 'read once per change, not per call');
+    assert.ok(Object.isFrozen(first) && Object.isFrozen(first[0]));
+    await registry.update(service.id, { access: { groups: ['ops'] } }, actor);
+    const updated = registry.snapshot();
+    assert.notEqual(updated[0], first[0], 'a changed service is a new object');
+    assert.deepEqual(updated[0]!.access, { groups: ['ops'], emails: [], emailDomains: [], subjects: [] });
+    await rejectsWith(registry.create(orders, actor), 'PATH_IN_USE');
+    assert.notEqual(registry.snapshot(), updated, 'a failed write reads the table again too');
+    assert.deepEqual(registry.snapshot(), updated);
+  });
+
   it('throws 404 Service not found for an unknown UUID and for ids that are not UUIDs', async () => {
     await registry.create(orders, actor);
     for (const id of [crypto.randomUUID(), 'abc', '', "' OR '1'='1", '../orders']) {

@@ -1,4 +1,4 @@
-import type { AccessPolicy, SessionUser } from '../shared/types.js';
+import type { AccessPolicy, SessionUser } from './types.js';
 
 /** A service's access policy, ready for the request path (design.md §4.7). */
 export interface CompiledAccessPolicy {
@@ -7,10 +7,11 @@ export interface CompiledAccessPolicy {
 }
 
 /**
- * Compiles a service's `access` once per registry snapshot (route-table.ts), so a request only
- * looks up sets: `sub` exactly, the verified email (`user.email`, which is `''` unless verified,
- * design.md §4.2) and the part after its last `@` lowercased (the registry stores emails and
- * domains lowercased), each group exactly; checked in that order, the groups last.
+ * Compiles a service's `access` once per registry snapshot, for the data plane's route table
+ * (proxy/route-table.ts) and the admin plane's home page (admin/routes/page-routes.ts), so a
+ * request only looks up sets: `sub` exactly, the verified email (`user.email`, which is `''`
+ * unless verified, design.md §4.2) and the part after its last `@` lowercased (the registry stores
+ * emails and domains lowercased), each group exactly; checked in that order, the groups last.
  * @returns undefined for no policy (null, absent, or every list empty): any signed-in caller.
  */
 export function compileAccessPolicy(policy: AccessPolicy | null | undefined): CompiledAccessPolicy | undefined {
