@@ -8,7 +8,7 @@ import type { Logger } from '../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limiter.js';
 import { rateLimitKey } from '../shared/client-ip.js';
 import type { SessionStore } from '../shared/backends/session-store.js';
-import { AccessLogStore } from './access-log/access-log-store.js';
+import type { AccessLogReads } from './access-log/access-log-reads.js';
 import { ApiTokens } from './api-tokens.js';
 import { AssertionKeys } from './assertion-keys.js';
 import { AuditLog } from './audit-log.js';
@@ -21,7 +21,6 @@ import type { Handler } from './request-context.js';
 import { buildRouter } from './routes.js';
 import type { Router } from './router.js';
 import { ConsoleAssets } from './console/console-assets.js';
-import { startRetention } from './access-log/retention.js';
 import { createAssertionKeyHandlers } from './routes/assertion-key-routes.js';
 import { createAuthHandlers } from './routes/auth-routes.js';
 import { createConsoleHandlers } from './routes/console-routes.js';
@@ -39,6 +38,8 @@ import { answerUnrouted } from './unrouted.js';
 export interface AdminPlaneDeps {
   config: Config;
   db: Database;
+  /** The access log's pages, read off this thread (access-log-reads.ts). */
+  accessLogs: AccessLogReads;
   sessions: SessionStore;
   bus: EventBus;
   generalLimiter: RateLimiter;
@@ -57,8 +58,7 @@ export interface AdminPlane {
   /** Serves a gateway-owned path of the public origin, handed over by this process's data plane. */
   handlePublic(req: IncomingMessage, res: ServerResponse): void;
   /**
-   * Stops the plane's background work (access-log retention, assertion key rotation); call before
-   * closing the database.
+   * Stops the plane's background work (assertion key rotation); call before closing the database.
    */
   close(): void;
 }
@@ -74,7 +74,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const registry = new ServiceRegistry(db, audit, bus);
   const assertionKeys = new AssertionKeys(db, audit, bus, config, logger);
   const rollups = new TrafficRollups(db);
-  const accessLogs = new AccessLogStore(db, rollups);
+  const { accessLogs } = deps;
   const tokens = new ApiTokens(db, audit);
   const relyingParty = new RelyingParty(config, logger);
   const origins = new ServedOrigins(config);
@@ -99,7 +99,6 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const routers = new Map<ServedOrigin, Router>([origins.public, origins.admin].map((o) => [o, buildRouter(handlers, o)]));
   await assertionKeys.start();
   await registry.publish();
-  const stopRetention = startRetention(db, config, logger);
 
   async function serve(req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): Promise<void> {
     const clientIp = deps.clientIp(req);
@@ -131,7 +130,6 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     handle: (req, res) => serveOn(req, res, origins.ofAdminPortRequest(req)),
     handlePublic: (req, res) => serveOn(req, res, origins.public),
     close() {
-      stopRetention();
       assertionKeys.close();
     },
   };

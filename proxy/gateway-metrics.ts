@@ -1,5 +1,6 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import type { AccessLogSink } from '../shared/backends/access-log-sink.js';
+import { mirrorCount } from '../shared/mirrored-metrics.js';
 import { processMetricsRegistry } from '../shared/process-metrics.js';
 import type { AccessLogEntry } from '../shared/types.js';
 import type { UpstreamFailureCounter, UpstreamFailureKind } from './upstream-errors.js';
@@ -65,19 +66,6 @@ export class GatewayMetrics implements UpstreamFailureCounter {
   upstreamError(serviceId: string, kind: UpstreamFailureKind): void {
     this.#upstreamErrors.inc({ service: serviceId, kind });
   }
-}
-
-/** A counter whose value is read from `source` at scrape time. */
-function mirrorCount(registry: Registry, name: string, help: string, source: () => number): void {
-  new Counter({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(source());
-    },
-  });
 }
 
 /**

@@ -1,5 +1,7 @@
 import * as v from 'valibot';
+import { parseByteSize } from './byte-size.js';
 import { parseDuration, parseRateLimit, type RateLimit } from './durations.js';
+import { otlpLogsUrl, parseOtlpHeaders } from './otlp-headers.js';
 import { TrustedProxies } from './trusted-proxies.js';
 
 /**
@@ -53,10 +55,24 @@ export interface Config {
   upstreamTimeoutMs: number;
   /** Raw access-log records older than this many days are deleted by the admin process. */
   accessLogRetentionDays: number;
+  /** ACCESS_LOG_MAX_SIZE in bytes; undefined: a fifth of the disk the access log is on (admin/access-log/disk-budget.ts). */
+  accessLogMaxBytes: number | undefined;
+  /** ACCESS_LOG_EXPORT=otlp: where every access-log record is also sent; undefined: nowhere. */
+  accessLogExport: AccessLogExport | undefined;
   /** Lifetime of an identity assertion (design.md §4.7), in ms: whole seconds, at least 1 s. */
   assertionTtlMs: number;
   /** Age at which the admin plane rotates the assertion signing key by itself (design.md §4.7), in ms. */
   assertionKeyLifetimeMs: number;
+}
+
+/**
+ * The OTLP/HTTP export of the access log (README "Access log export"): the collector's logs
+ * endpoint (OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/logs`) and the headers sent with every request
+ * (OTEL_EXPORTER_OTLP_HEADERS; they may hold credentials, so they are never logged).
+ */
+export interface AccessLogExport {
+  url: URL;
+  headers: Record<string, string>;
 }
 
 /** A variable: its default (undefined: unset) and what it means. The README table mirrors this. */
@@ -93,6 +109,10 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'PROXY_WORKERS', default: '1', meaning: 'Data-plane worker processes of `npm run start:proxy`, sharing PORT (node:cluster).' },
   { name: 'UPSTREAM_TIMEOUT', default: '30s', meaning: 'Wait for an upstream\'s response headers, from the end of the request body, before 504; also the longest pause in a client\'s request body (proxied, or to the gateway\'s own endpoints) before 408.' },
   { name: 'ACCESS_LOG_RETENTION_DAYS', default: '30', meaning: 'Days raw access-log records are kept (whole days, at least 1); the console\'s traffic rollups are kept 400 days (per minute for 2 days, then per hour).' },
+  { name: 'ACCESS_LOG_MAX_SIZE', default: undefined, meaning: 'Most disk the raw access-log records may take (`50GB`, `500MB`, `1TiB`; at least `1MB`): past it the oldest days are deleted. Unset: a fifth of the disk they are on. Whatever the cap, they stop growing when the disk\'s free space falls to 5 % (at most 1 GiB), kept for the registry and sessions.' },
+  { name: 'ACCESS_LOG_EXPORT', default: undefined, meaning: '`otlp`: also send every access-log record as an OpenTelemetry log record over OTLP/HTTP (JSON) from the admin process (see Access log export). Unset: SQLite only.' },
+  { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: 'http://localhost:4318', meaning: 'The OpenTelemetry collector\'s OTLP/HTTP base URL; records go to its `/v1/logs` (with `ACCESS_LOG_EXPORT=otlp`).' },
+  { name: 'OTEL_EXPORTER_OTLP_HEADERS', default: '', meaning: 'Headers sent to the collector, `key=value` pairs separated by commas, values percent-encoded (`authorization=Bearer%20…`); never logged.' },
   { name: 'ASSERTION_TTL', default: '5m', meaning: 'Lifetime of the `X-Gatehouse-Assertion` JWT given to upstreams (whole seconds, at least `1s`); a retired signing key stays published for this long plus a minute (twice this long when it is under a minute; see Identity assertion).' },
   { name: 'ASSERTION_KEY_LIFETIME', default: '30d', meaning: 'Age at which the assertion signing key is replaced by a new one by itself (also `POST /api/assertion-keys/rotate`).' },
 ];
@@ -183,6 +203,27 @@ const schema = v.object({
     v.transform(Number),
     v.minValue(1, 'must be a whole number of days (1 or more)'),
   ),
+  ACCESS_LOG_MAX_SIZE: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform(parseByteSize),
+      v.number('must be a size such as 50GB, 500MB or 1TiB'),
+      v.minValue(1e6, 'must be at least 1MB'),
+    ),
+  ),
+  ACCESS_LOG_EXPORT: v.optional(v.picklist(['otlp'], 'must be otlp, or unset')),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl,
+  OTEL_EXPORTER_OTLP_HEADERS: v.pipe(
+    v.string(),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      try {
+        return parseOtlpHeaders(dataset.value);
+      } catch (error) {
+        addIssue({ message: (error as Error).message });
+        return NEVER;
+      }
+    }),
+  ),
   ASSERTION_TTL: wholeSeconds,
   ASSERTION_KEY_LIFETIME: duration,
 });
@@ -238,6 +279,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     proxyWorkers: out.PROXY_WORKERS,
     upstreamTimeoutMs: out.UPSTREAM_TIMEOUT,
     accessLogRetentionDays: out.ACCESS_LOG_RETENTION_DAYS,
+    accessLogMaxBytes: out.ACCESS_LOG_MAX_SIZE,
+    accessLogExport: out.ACCESS_LOG_EXPORT === 'otlp' ? { url: otlpLogsUrl({ endpoint: out.OTEL_EXPORTER_OTLP_ENDPOINT.href }), headers: out.OTEL_EXPORTER_OTLP_HEADERS } : undefined,
     assertionTtlMs: out.ASSERTION_TTL,
     assertionKeyLifetimeMs: out.ASSERTION_KEY_LIFETIME,
   };

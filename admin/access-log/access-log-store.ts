@@ -1,181 +1,259 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
+import type { AccessLogBatch } from '../../shared/backends/access-log-batch.js';
 import type { AccessLogEntry } from '../../shared/types.js';
-import type { AccessLogFilter } from './access-log-filter.js';
+import { createDayFile, dayBytes, dayName, dayOf, DAY_MS, deleteDayFile, listDays } from './day-files.js';
+import { DAY_SCHEMA } from './day-schema.js';
+import { DayWriter, type DayGroup } from './day-writer.js';
+import { filesystemOf, headroom, type DiskBudget } from './disk-budget.js';
 import { TrafficRollups } from './traffic-rollups.js';
 
-/** An access-log record as the API shows it (interface.md §2.2); `user_id` is null for anonymous requests. */
-export interface AccessLogRecord {
-  id: number;
-  service_id: string;
-  user_id: string | null;
-  path: string;
-  method: string;
-  status_code: number;
-  response_time_ms: number;
-  ip_address: string;
-  /** ISO 8601 UTC. */
-  timestamp: string;
+/** SQLite's page size in the day files (its default). */
+const PAGE_BYTES = 4096;
+/** Day files kept open for writing: today's, and one more for records that arrive late. */
+const OPEN_WRITERS = 2;
+
+/** Something the store tells its owner about, to log (the writer thread has no logger of its own). */
+export interface StoreNotice {
+  level: 'info' | 'warn';
+  message: string;
+  fields: Record<string, unknown>;
 }
 
-type Row = Omit<AccessLogRecord, 'timestamp'> & { timestamp: number };
-type InsertParams = [string, string, string | null, string, string, number, number, string, number];
-
-const COLUMNS = 'id, service_id, user_id, path, method, status_code, response_time_ms, ip_address, timestamp';
-
-/**
- * How many records, newest first, the `method` and `path` filters examine after the indexed
- * filters (service, status class, user, time range) have narrowed them: those two cannot use an
- * index, so this bounds the rows a page and its count may visit.
- */
-export const RESIDUAL_SCAN_LIMIT = 100_000;
-
-/** A page of a service's access log (interface.md §4.2). */
-export interface AccessLogPage {
-  logs: AccessLogRecord[];
-  /** How many records pass the filters (all of the service's without filters). */
-  total: number;
-  /**
-   * Present (true) when `method` or `path` filtered and more than {@link RESIDUAL_SCAN_LIMIT}
-   * records passed the other filters: `logs` and `total` then cover only the newest of those.
-   */
-  partial?: true;
+export interface AccessLogStoreOptions {
+  /** The folder of the day files (day-files.ts `accessLogDirOf`). */
+  dir: string;
+  /** ACCESS_LOG_RETENTION_DAYS: a day's file is deleted once its last ms is this many days old. */
+  retentionDays: number;
+  budget: DiskBudget;
+  /** Epoch ms now (tests move it). */
+  now?: () => number;
+  notify?: (notice: StoreNotice) => void;
 }
 
-/** The statements of one combination of filters. */
-interface FilteredQueries {
-  page: Statement<unknown[], Row>;
-  count: Statement<unknown[], { total: number }>;
-  /** With method or path filters: whether a record lies beyond the scan window. */
-  beyond?: Statement<unknown[], unknown>;
+/** What the store has done since it opened, in records (and the day files' size now). */
+export interface StoreTotals {
+  stored: number;
+  /** Skipped as re-deliveries of batches already stored. */
+  duplicates: number;
+  /** Not stored because their day had already expired (late, re-delivered after a long outage). */
+  expired: number;
+  /** Not stored because the access log reached ACCESS_LOG_MAX_SIZE or the disk's reserve with only newer days left. */
+  discarded: number;
+  /** Bytes the day files take on disk. */
+  bytes: number;
+  /** Day files kept. */
+  days: number;
 }
 
 /**
- * The `access_logs` table: the admin plane's side of the access-log pipeline (design.md §2, §3.9).
- * Rows keep their epoch-ms timestamp; the API shows ISO 8601. Every batch also updates the
- * per-minute {@link TrafficRollups} in the same transaction.
+ * The access log's storing side (design.md §3.9), run by the admin's writer thread: each record
+ * goes into its UTC day's file (day-files.ts), and every batch is counted into the traffic
+ * rollups of the gateway's database. Keeps the day files within their retention and disk budget
+ * by deleting the oldest whole days. Idempotent per shipped batch: a re-delivered batch (the
+ * Redis stream's at-least-once delivery) stores and counts nothing twice.
  */
 export class AccessLogStore {
-  readonly #db: Database;
-  readonly #insert: Statement<InsertParams>;
-  readonly #insertAll: (records: readonly AccessLogEntry[]) => void;
-  readonly #queries = new Map<string, FilteredQueries>();
+  readonly #options: AccessLogStoreOptions;
+  readonly #rollups: TrafficRollups;
+  readonly #addRollups: (records: readonly AccessLogEntry[]) => void;
+  readonly #writers = new Map<number, DayWriter>();
+  /** Days whose file cannot grow (budget reached and no older day to delete): their records are discarded. */
+  readonly #fullDays = new Set<number>();
+  /** Days below this are not written: expired, or deleted to keep the budget. */
+  #floorDay = -Infinity;
+  /** Set while records are being discarded, so that is told once. */
+  #discarding = false;
+  readonly #totals: StoreTotals = { stored: 0, duplicates: 0, expired: 0, discarded: 0, bytes: 0, days: 0 };
 
-  constructor(db: Database, rollups: TrafficRollups = new TrafficRollups(db)) {
-    this.#db = db;
-    this.#insert = db.prepare(
-      // Only a duplicate event_id is skipped; OR IGNORE would also drop rows that break NOT NULL.
-      `INSERT INTO access_logs
-         (event_id, service_id, user_id, path, method, status_code, response_time_ms, ip_address, timestamp)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (event_id) DO NOTHING`,
-    );
-    this.#insertAll = db.transaction((records: readonly AccessLogEntry[]) => {
-      const inserted: AccessLogEntry[] = [];
-      for (const r of records) {
-        const { changes } = this.#insert.run(r.eventId, r.serviceId, r.userId, r.path, r.method, r.statusCode, r.responseTimeMs, r.ipAddress, r.timestamp);
-        if (changes === 1) inserted.push(r);
-      }
-      rollups.add(inserted);
-    });
+  /** `db` is the gateway's database (for the rollups); the day files are in `options.dir`. */
+  constructor(db: Database, options: AccessLogStoreOptions) {
+    this.#options = options;
+    this.#rollups = new TrafficRollups(db);
+    this.#addRollups = db.transaction((records: readonly AccessLogEntry[]) => this.#rollups.add(records));
+    this.enforceLimits();
+  }
+
+  get totals(): Readonly<StoreTotals> {
+    return this.#totals;
   }
 
   /**
-   * Stores a batch in one transaction, with its rollups. A record whose `eventId` is already stored
-   * is skipped (and not counted again), so a re-delivered batch (at-least-once stream delivery)
-   * inserts and counts nothing twice.
-   * @throws the SQLite error when a record breaks the schema; then nothing of the batch is stored.
+   * Stores shipped batches: each is the records one proxy shipped together (one JSON text of an
+   * {@link AccessLogBatch}), recognised on re-delivery by its first record's event id.
+   * @throws the SQLite error of a file that cannot be written for another reason than space;
+   *   the days already written stay stored, and a retry skips them.
    */
+  storeBatches(batches: readonly (readonly AccessLogEntry[])[], options: { countInRollups?: boolean } = {}): void {
+    this.#store(batches, options.countInRollups ?? true);
+  }
+
+  /** Stores `records` as one shipped batch (see {@link storeBatches}). */
   insertBatch(records: readonly AccessLogEntry[]): void {
-    if (records.length > 0) this.#insertAll(records);
+    this.#store([records], true);
   }
 
   /**
-   * One page of a service's access log, newest first (by timestamp, then id; design.md §5), and
-   * `total`, the count of all of that service's records that pass `filter` (interface.md §4.3).
-   * `limit` and `offset` are row counts.
+   * Deletes the day files past the retention, then the oldest days while the files exceed the
+   * budget (never the newest day), and gives each open writer its share of what room is left.
+   * Runs after every stored batch; O(1) per day deleted (a file's deletion), whatever it holds.
    */
-  listForService(serviceId: string, limit: number, offset: number, filter: AccessLogFilter = {}): AccessLogPage {
-    const { page, count, beyond } = this.#queriesFor(filter);
-    const indexed = [serviceId, ...paramsOf(INDEXED, filter)];
-    const params = [...indexed, ...paramsOf(RESIDUAL, filter)];
-    const logs = page.all(...params, limit, offset).map((row) => ({ ...row, timestamp: new Date(row.timestamp).toISOString() }));
-    const result: AccessLogPage = { logs, total: count.get(...params)!.total };
-    if (beyond?.get(...indexed) !== undefined) result.partial = true;
-    return result;
+  enforceLimits(): void {
+    const { dir, budget } = this.#options;
+    const days = listDays(dir);
+    const cutoff = dayOf(this.#now() - this.#options.retentionDays * DAY_MS);
+    while (days.length > 0 && days[days.length - 1]! < cutoff) this.#drop(days.pop()!, 'retention', cutoff);
+    const sizes = new Map(days.map((day) => [day, dayBytes(dir, day)]));
+    let used = [...sizes.values()].reduce((sum, bytes) => sum + bytes, 0);
+    let free = filesystemOf(dir).freeBytes;
+    while (days.length > 1 && headroom(budget, used, free) < 0) {
+      const day = days.pop()!;
+      used -= sizes.get(day)!;
+      free += sizes.get(day)!;
+      this.#drop(day, 'size', day + 1);
+    }
+    this.#totals.bytes = used;
+    this.#totals.days = days.length;
+    this.#limitWriters(headroom(budget, used, free));
+  }
+
+  /** Closes the open day files. */
+  close(): void {
+    for (const writer of this.#writers.values()) writer.close();
+    this.#writers.clear();
+  }
+
+  #now(): number {
+    return this.#options.now?.() ?? Date.now();
+  }
+
+  #store(batches: readonly (readonly AccessLogEntry[])[], countInRollups: boolean): void {
+    const byDay = new Map<number, DayGroup[]>();
+    const counted: AccessLogEntry[] = [];
+    const floor = Math.max(this.#floorDay, dayOf(this.#now() - this.#options.retentionDays * DAY_MS));
+    for (const records of batches) {
+      if (records.length === 0) continue;
+      const key = batchKey(records[0]!.eventId);
+      for (const [day, dayRecords] of splitByDay(records)) {
+        if (day < floor) {
+          this.#totals.expired += dayRecords.length;
+          counted.push(...dayRecords); // traffic all the same: the charts count it
+          continue;
+        }
+        let groups = byDay.get(day);
+        if (!groups) byDay.set(day, (groups = []));
+        groups.push({ key, records: dayRecords });
+      }
+    }
+    try {
+      for (const [day, groups] of byDay) counted.push(...this.#writeDay(day, groups));
+    } finally {
+      if (countInRollups && counted.length > 0) this.#addRollups(counted);
+      this.enforceLimits();
+    }
   }
 
   /**
-   * The statements for this combination of filters. The indexed filters pick one index whose
-   * leading columns are equalities (service, then user or status class) and whose last is
-   * timestamp, so the time range, the order and LIMIT come from that index walk and nothing is
-   * sorted. Method and path are checked on the newest {@link RESIDUAL_SCAN_LIMIT} rows of that
-   * walk. {@link explain} shows the plans.
+   * Writes one day's groups; when its file may not grow, deletes older days to make room and
+   * tries again, and with none left discards the records (counted, told once).
+   * @returns the records to count in the rollups: those stored now, and those discarded.
    */
-  #queriesFor(filter: AccessLogFilter): FilteredQueries {
-    const key = [...INDEXED, ...RESIDUAL].map((name) => (filter[name] === undefined ? '-' : name)).join(',');
-    let queries = this.#queries.get(key);
-    if (queries) return queries;
-    const walk = `FROM access_logs INDEXED BY ${indexFor(filter)} WHERE ${conditionsOf(['service_id = ?'], INDEXED, filter)}`;
-    const newestFirst = 'ORDER BY timestamp DESC, id DESC';
-    const residual = RESIDUAL.filter((name) => filter[name] !== undefined);
-    if (residual.length === 0) {
-      queries = {
-        page: this.#db.prepare(`SELECT ${COLUMNS} ${walk} ${newestFirst} LIMIT ? OFFSET ?`),
-        count: this.#db.prepare(`SELECT count(*) AS total ${walk}`),
-      };
-    } else {
-      const window = `(SELECT ${COLUMNS} ${walk} ${newestFirst} LIMIT ${RESIDUAL_SCAN_LIMIT}) WHERE ${conditionsOf([], RESIDUAL, filter)}`;
-      queries = {
-        page: this.#db.prepare(`SELECT ${COLUMNS} FROM ${window} ${newestFirst} LIMIT ? OFFSET ?`),
-        count: this.#db.prepare(`SELECT count(*) AS total FROM ${window}`),
-        beyond: this.#db.prepare(`SELECT 1 ${walk} ${newestFirst} LIMIT 1 OFFSET ${RESIDUAL_SCAN_LIMIT}`),
-      };
+  #writeDay(day: number, groups: readonly DayGroup[]): AccessLogEntry[] {
+    const all = () => groups.flatMap((group) => group.records);
+    for (;;) {
+      if (day < this.#floorDay) {
+        this.#totals.expired += all().length; // deleted meanwhile to make room
+        return all();
+      }
+      if (this.#fullDays.has(day)) return this.#discard(day, all());
+      try {
+        const { stored, duplicates, fresh } = this.#writerFor(day).write(groups);
+        this.#totals.stored += stored;
+        this.#totals.duplicates += duplicates;
+        return fresh.flatMap((group) => group.records);
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_FULL') throw error;
+        const oldest = listDays(this.#options.dir).at(-1);
+        if (oldest !== undefined && oldest < day) {
+          this.#drop(oldest, 'size', oldest + 1);
+          this.enforceLimits();
+        } else {
+          this.#fullDays.add(day);
+        }
+      }
     }
-    this.#queries.set(key, queries);
-    return queries;
   }
 
-  /** SQLite's query plans of the statements `filter` uses, one line per step (for tests and diagnosis). */
-  explain(filter: AccessLogFilter = {}): Record<string, string[]> {
-    const indexed = ['service', ...paramsOf(INDEXED, filter)];
-    const all = [...indexed, ...paramsOf(RESIDUAL, filter)];
-    const plans: Record<string, string[]> = {};
-    for (const [name, statement] of Object.entries(this.#queriesFor(filter))) {
-      const params = name === 'page' ? [...all, 1, 0] : name === 'count' ? all : indexed;
-      const rows = this.#db.prepare(`EXPLAIN QUERY PLAN ${statement.source}`).all(...params) as { detail: string }[];
-      plans[name] = rows.map((row) => row.detail);
+  #discard(day: number, records: AccessLogEntry[]): AccessLogEntry[] {
+    if (!this.#discarding) {
+      this.#discarding = true;
+      this.#options.notify?.({
+        level: 'warn',
+        message: "access log full: new records are not stored until an older day can be deleted (ACCESS_LOG_MAX_SIZE, or the disk's free space)",
+        fields: { day: dayName(day), maxBytes: this.#options.budget.maxBytes, reserveBytes: this.#options.budget.reserveBytes },
+      });
     }
-    return plans;
+    this.#totals.discarded += records.length;
+    return records;
+  }
+
+  /** The writer of `day`, creating its file; the least recently opened beyond {@link OPEN_WRITERS} is closed. */
+  #writerFor(day: number): DayWriter {
+    let writer = this.#writers.get(day);
+    if (writer) return writer;
+    createDayFile(this.#options.dir, day, DAY_SCHEMA);
+    writer = new DayWriter(this.#options.dir, day);
+    this.#writers.set(day, writer);
+    if (this.#writers.size > OPEN_WRITERS) {
+      const oldest = Math.min(...this.#writers.keys());
+      this.#writers.get(oldest)!.close();
+      this.#writers.delete(oldest);
+    }
+    this.enforceLimits();
+    return writer;
+  }
+
+  /** Lets each open writer grow by its share of `room` bytes (none when it is negative). */
+  #limitWriters(room: number): void {
+    const share = Math.max(0, room) / Math.max(1, this.#writers.size) / PAGE_BYTES;
+    for (const writer of this.#writers.values()) {
+      const pages = writer.db.pragma('page_count', { simple: true }) as number;
+      writer.limitPages(pages + share);
+    }
+    if (room <= 0 || this.#fullDays.size === 0) return;
+    this.#fullDays.clear();
+    if (!this.#discarding) return;
+    this.#discarding = false;
+    this.#options.notify?.({ level: 'info', message: 'access log storing again: there is room', fields: { discarded: this.#totals.discarded } });
+  }
+
+  /** Deletes `day`'s file; days below `floor` are not written again. */
+  #drop(day: number, reason: 'retention' | 'size', floor: number): void {
+    this.#writers.get(day)?.close();
+    this.#writers.delete(day);
+    deleteDayFile(this.#options.dir, day);
+    this.#floorDay = Math.max(this.#floorDay, floor);
+    this.#options.notify?.({ level: 'info', message: 'access log: deleted a day of raw records', fields: { day: dayName(day), reason } });
   }
 }
 
-type FilterKey = keyof AccessLogFilter;
-/** Filters an index serves, in the order of their conditions (and parameters). */
-const INDEXED: readonly FilterKey[] = ['userId', 'statusClass', 'from', 'to'];
-/** Filters checked row by row, within the scan window. */
-const RESIDUAL: readonly FilterKey[] = ['method', 'pathContains'];
-
-const CONDITIONS: Record<FilterKey, string> = {
-  userId: 'user_id = ?',
-  // The same expression as the index's, so SQLite can use access_logs_by_service_class_time.
-  statusClass: 'status_code / 100 = ?',
-  from: 'timestamp >= ?',
-  to: 'timestamp < ?',
-  method: 'method = ?',
-  pathContains: 'instr(path, ?) > 0',
-};
-
-function conditionsOf(leading: string[], keys: readonly FilterKey[], filter: AccessLogFilter): string {
-  return [...leading, ...keys.filter((name) => filter[name] !== undefined).map((name) => CONDITIONS[name])].join(' AND ');
+/** The records of a batch by UTC day. */
+function splitByDay(records: readonly AccessLogEntry[]): Map<number, AccessLogEntry[]> {
+  const byDay = new Map<number, AccessLogEntry[]>();
+  for (const record of records) {
+    const day = dayOf(record.timestamp);
+    const list = byDay.get(day);
+    if (list) list.push(record);
+    else byDay.set(day, [record]);
+  }
+  return byDay;
 }
 
-function paramsOf(keys: readonly FilterKey[], filter: AccessLogFilter): unknown[] {
-  return keys.filter((name) => filter[name] !== undefined).map((name) => filter[name]);
-}
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The index for the filter's equalities; each ends in timestamp. A user is usually the narrowest. */
-function indexFor(filter: AccessLogFilter): string {
-  if (filter.userId !== undefined) return 'access_logs_by_service_user_time';
-  if (filter.statusClass !== undefined) return 'access_logs_by_service_class_time';
-  return 'access_logs_by_service_time';
+/**
+ * A shipped batch's key: the event id of its first record (ids are unique, and a re-delivery
+ * carries the same text), as 16 bytes when it is a UUID.
+ */
+export function batchKey(eventId: string): Buffer {
+  return UUID.test(eventId) ? Buffer.from(eventId.replaceAll('-', ''), 'hex') : Buffer.from(eventId, 'utf8');
 }

@@ -1,47 +1,54 @@
 /**
- * The access-log writer's thread (see access-log-writer.ts): its own connection to the gateway's
- * SQLite file, storing each batch it is sent with {@link AccessLogStore.insertBatch} and replying
- * with the batch's id, or the error that rolled it back. Not imported by the main thread.
+ * The access-log writer's thread (see access-log-writer.ts): stores each batch it is sent into the
+ * day files and the rollups ({@link AccessLogStore}), offers it to the export when one is
+ * configured, and does the access log's upkeep (retention.ts). Its log lines and counters go to
+ * the main thread as notices. Not imported by the main thread.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { recordsOf, type AccessLogBatch } from '../../shared/backends/access-log-batch.js';
-import { AccessLogStore } from './access-log-store.js';
+import { workerData } from 'node:worker_threads';
+import type { AccessLogEntry } from '../../shared/types.js';
 import { openDatabase } from '../database.js';
+import { AccessLogStore, type StoreNotice } from './access-log-store.js';
+import type { WriterOptions, WriterTotals } from './access-log-writer.js';
+import { moveLegacyRecords } from './legacy-table.js';
+import { startMaintenance } from './retention.js';
+import { serveCalls } from './worker-calls.js';
 
 /**
- * This connection's page cache, in KiB (`PRAGMA cache_size` takes a negative count as KiB):
- * SQLite's own default. better-sqlite3 builds SQLite with 16 MB, which an appending writer fills
- * with pages it never reads again: 17 MB of the embedded gateway's resident memory under load
- * (bench/README.md). Inserts touch only the right edges of the table and its indexes, which fit in
- * this many times over; the storing cost per record was the same with either (bench/access-log-ingest.ts).
+ * This thread's page cache of the gateway database, in KiB (`PRAGMA cache_size` takes a negative
+ * count as KiB): SQLite's own default. better-sqlite3 builds SQLite with 16 MB, which a writer
+ * fills with pages it never reads again (bench/README.md).
  */
 const WRITER_CACHE_KIB = 2_000;
 
-/** A batch to store, numbered by the sender: its JSON texts (see {@link AccessLogBatch}: strings cross threads as one copy each). */
+/** A batch to store: its JSON texts, one per shipped batch (strings cross threads as one copy each). */
 export interface WriterRequest {
-  id: number;
-  json: AccessLogBatch['json'];
+  json: readonly string[];
 }
 
-/** The outcome of request `id`: stored, or rolled back with `error`. */
-export interface WriterReply {
-  id: number;
-  error?: { message: string; code?: string };
-}
+const options = workerData as WriterOptions;
+const db = openDatabase(options.databasePath);
+db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
+let notify: (notice: StoreNotice) => void = () => {};
+const store = new AccessLogStore(db, { dir: options.dir, retentionDays: options.retentionDays, budget: options.budget, notify: (notice) => notify(notice) });
+let stopped = false;
+const stopMaintenance = startMaintenance(db, store, (fields, message) => notify({ level: 'info', message, fields }));
+void moveLegacyRecords(db, store, () => stopped).then(
+  (moved) => moved > 0 && notify({ level: 'info', message: 'access log: moved the records of the old access_logs table into day files', fields: { moved } }),
+  (err: Error) => notify({ level: 'warn', message: 'access log: moving the old access_logs table failed; will retry at the next start', fields: { err: err.message } }),
+);
 
-if (parentPort !== null && workerData?.path !== undefined) {
-  const port = parentPort;
-  const db = openDatabase(workerData.path as string);
-  db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
-  const store = new AccessLogStore(db);
-  port.on('message', ({ id, json }: WriterRequest) => {
-    try {
-      store.insertBatch(recordsOf({ json }));
-      port.postMessage({ id } satisfies WriterReply);
-    } catch (error) {
-      const { message, code } = error as Error & { code?: string };
-      port.postMessage({ id, error: { message, code } } satisfies WriterReply);
-    }
-  });
-  port.once('close', () => db.close());
-}
+const totals = (): WriterTotals => ({ ...store.totals, exported: 0, exportDropped: 0 });
+
+notify = serveCalls<WriterRequest, WriterTotals, StoreNotice>(
+  ({ json }) => {
+    const batches = json.map((text) => JSON.parse(text) as AccessLogEntry[]);
+    store.storeBatches(batches);
+    return totals();
+  },
+  () => {
+    stopped = true;
+    stopMaintenance();
+    store.close();
+    db.close();
+  },
+);

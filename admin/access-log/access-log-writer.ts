@@ -1,91 +1,58 @@
-import { Worker } from 'node:worker_threads';
-import { recordsOf, type AccessLogBatch } from '../../shared/backends/access-log-batch.js';
-import type { Database } from '../database.js';
-import { AccessLogStore } from './access-log-store.js';
-import type { WriterReply, WriterRequest } from './access-log-writer-thread.js';
+import type { AccessLogBatch } from '../../shared/backends/access-log-batch.js';
+import type { StoreNotice, StoreTotals } from './access-log-store.js';
+import type { WriterRequest } from './access-log-writer-thread.js';
+import type { AccessLogExport } from '../../shared/config.js';
+import type { DiskBudget } from './disk-budget.js';
+import { WorkerCalls } from './worker-calls.js';
+
+/** What the writer thread starts with. */
+export interface WriterOptions {
+  /** The gateway's database (its rollups). */
+  databasePath: string;
+  /** The folder of the day files. */
+  dir: string;
+  retentionDays: number;
+  budget: DiskBudget;
+  /** ACCESS_LOG_EXPORT=otlp: where the records go too; undefined: not exported. */
+  export: AccessLogExport | undefined;
+}
+
+/** The writer's counters, as of its last stored batch: the store's, and the export's (records). */
+export type WriterTotals = StoreTotals & { exported: number; exportDropped: number };
 
 /**
  * Where the admin plane stores access-log batches (the embedded sink's and the Redis stream
- * consumer's destination): {@link AccessLogStore.insertBatch}, one transaction per batch with its
- * rollups, idempotent by event id.
+ * consumer's destination): a worker thread running {@link AccessLogStore}, so storing (about 5 µs
+ * per record, milliseconds per batch), the retention and the rollups' upkeep never hold up this
+ * thread's event loop: the proxied requests in embedded mode, the API and sign-ins in the admin
+ * process.
  */
 export interface AccessLogWriter {
   /**
-   * Stores `batch`; resolves once it is committed (then readable through the main connection).
-   * @throws (rejects with) the SQLite error when the batch breaks the schema; nothing of it is stored.
+   * Stores `batch`; resolves once it is committed (then readable by the reader thread), or once
+   * its records were discarded because the access log is full (counted in {@link totals}).
+   * @throws (rejects with) the SQLite error when the batch breaks the schema; a retry stores what is missing.
    */
   store(batch: AccessLogBatch): Promise<void>;
-  /** Waits for the batches already handed over, then stops. */
+  /** The counters as of the last stored batch. */
+  readonly totals: WriterTotals;
+  /** Waits for the batches already handed over, then stops the thread. */
   close(): Promise<void>;
 }
 
 /**
- * The writer for the database at `path`: a worker thread with its own SQLite connection (WAL lets
- * it write while this thread reads), so inserting a batch (about 7 µs per record, milliseconds per
- * batch) never holds up this thread's event loop: the proxied requests in embedded mode, the API
- * and console in the admin process. `:memory:` has no second connection: `db` writes in-thread.
+ * Starts the writer thread for `options`; its notices (retention, a full access log) go to `onNotice`.
  */
-export function openAccessLogWriter(db: Database, path: string): AccessLogWriter {
-  if (path === ':memory:') {
-    const store = new AccessLogStore(db);
-    return { store: async (batch) => store.insertBatch(recordsOf(batch)), close: async () => {} };
-  }
-  return new ThreadedAccessLogWriter(path);
-}
-
-/** Batches go to the thread in order and are acknowledged in order. */
-class ThreadedAccessLogWriter implements AccessLogWriter {
-  readonly #path: string;
-  readonly #pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
-  #worker: Worker | undefined;
-  #nextId = 0;
-  /** Resolves {@link close}'s wait once nothing is pending. */
-  #onIdle: (() => void) | undefined;
-
-  constructor(path: string) {
-    this.#path = path;
-  }
-
-  store(batch: AccessLogBatch): Promise<void> {
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
-      this.#thread().postMessage({ id, json: batch.json } satisfies WriterRequest);
-    });
-  }
-
-  async close(): Promise<void> {
-    const worker = this.#worker;
-    if (worker === undefined) return;
-    if (this.#pending.size > 0) await new Promise<void>((resolve) => (this.#onIdle = resolve));
-    this.#worker = undefined; // its exit is expected now
-    await worker.terminate();
-  }
-
-  /** The thread, started on first use and again after it died (its pending batches were rejected). */
-  #thread(): Worker {
-    if (this.#worker !== undefined) return this.#worker;
-    const worker = new Worker(new URL('./access-log-writer-thread.js', import.meta.url), { workerData: { path: this.#path } });
-    worker.on('message', (reply: WriterReply) => this.#settle(reply));
-    worker.on('error', (error) => this.#failAll(worker, error));
-    worker.on('exit', (code) => this.#failAll(worker, new Error(`access-log writer thread exited (${code})`)));
-    this.#worker = worker;
-    return worker;
-  }
-
-  #settle(reply: WriterReply): void {
-    const waiter = this.#pending.get(reply.id);
-    this.#pending.delete(reply.id);
-    if (reply.error === undefined) waiter?.resolve();
-    else waiter?.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
-    if (this.#pending.size === 0) this.#onIdle?.();
-  }
-
-  #failAll(worker: Worker, error: Error): void {
-    if (this.#worker !== worker) return;
-    this.#worker = undefined;
-    for (const { reject } of this.#pending.values()) reject(error);
-    this.#pending.clear();
-    this.#onIdle?.();
-  }
+export function openAccessLogWriter(options: WriterOptions, onNotice: (notice: StoreNotice) => void): AccessLogWriter {
+  const calls = new WorkerCalls<WriterRequest, WriterTotals, StoreNotice>(new URL('./access-log-writer-thread.js', import.meta.url), options, onNotice);
+  let totals: WriterTotals = { stored: 0, duplicates: 0, expired: 0, discarded: 0, bytes: 0, days: 0, exported: 0, exportDropped: 0 };
+  return {
+    async store(batch) {
+      totals = await calls.call({ json: batch.json });
+    },
+    get totals() {
+      return totals;
+    },
+    close: () => calls.close(),
+  };
 }

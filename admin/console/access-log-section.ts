@@ -1,6 +1,6 @@
 import type { Service } from '../../shared/types.js';
 import { FILTER_PARAMETERS } from '../access-log/access-log-filter.js';
-import { RESIDUAL_SCAN_LIMIT, type AccessLogPage, type AccessLogRecord } from '../access-log/access-log-store.js';
+import { RESIDUAL_SCAN_LIMIT, type AccessLogPage, type AccessLogRecord } from '../access-log/access-log-reader.js';
 import { html, type Html } from '../../shared/html.js';
 import { serviceEntryPath } from '../../shared/service-entry.js';
 import { emptyState, errorNotice, formatCount, pager, timeTag } from './fragments.js';
@@ -77,7 +77,7 @@ function records(options: AccessLogSectionOptions, page: AccessLogPage, filtered
     );
   }
   const partial = page.partial
-    ? html`<p class="notice">Method and path filters searched the newest ${formatCount(RESIDUAL_SCAN_LIMIT)} records that match the other filters. Narrow the time range to search further back.</p>`
+    ? html`<p class="notice">The method, path and user filters searched the newest ${formatCount(RESIDUAL_SCAN_LIMIT)} records that match the other filters, so the count is a lower bound. Narrow the time range to search further back.</p>`
     : '';
   return html`${partial}<div class="table-wrap"><table class="responsive log-table">
 <caption class="visually-hidden">Access log of ${service.name}, newest first</caption>

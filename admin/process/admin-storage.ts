@@ -2,39 +2,56 @@ import type { Backends } from '../../shared/backends/backends.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { openAccessLogWriter } from '../access-log/access-log-writer.js';
+import { openAccessLogReads, type AccessLogReads } from '../access-log/access-log-reads.js';
+import { openAccessLogWriter, type AccessLogWriter } from '../access-log/access-log-writer.js';
+import { accessLogDirOf } from '../access-log/day-files.js';
+import { diskBudgetFor } from '../access-log/disk-budget.js';
 import { openDatabase, type Database } from '../database.js';
 import { closeInOrder } from '../../shared/close-in-order.js';
 
 /**
  * What a process with the admin plane runs on (the embedded gateway, the admin process): the
- * SQLite database, its access-log writer thread, and the backends, which deliver every access-log
- * record to that writer (embedded: the data plane's sink stores into it; Redis: a stream consumer
- * does).
+ * SQLite database, the access log's writer and reader threads, and the backends, which deliver
+ * every access-log record to that writer (embedded: the data plane's sink stores into it; Redis:
+ * a stream consumer does).
  */
 export interface AdminStorage {
   readonly db: Database;
   readonly backends: Backends;
+  /** Stores access-log batches into the day files beside the database (and exports them). */
+  readonly accessLogWriter: AccessLogWriter;
+  /** Reads pages of the access log for the API and console. */
+  readonly accessLogReads: AccessLogReads;
   /**
    * Closes the backends (the access-log sink ships what it holds, the stream consumer stops,
-   * Redis closes), then the writer once the batches handed to it are stored, then the database.
+   * Redis closes), then the writer once the batches handed to it are stored, the reader, then the
+   * database.
    * Call once the planes take no more requests.
    */
   close(): Promise<void>;
 }
 
 /**
- * Opens the database at DATABASE_PATH (migrating it), the access-log writer, then the backends
- * given both: the only order in which the access-log pipeline has somewhere to go.
+ * Opens the database at DATABASE_PATH (migrating it), the access log's threads (its day files in
+ * the folder beside it, see day-files.ts), then the backends given both: the only order in which
+ * the access-log pipeline has somewhere to go.
  * @throws when the database cannot be opened, or Redis (REDIS_URL) does not answer at start.
  */
 export async function openAdminStorage(config: Config, logger: Logger): Promise<AdminStorage> {
   const db = openDatabase(config.databasePath);
-  const writer = openAccessLogWriter(db, config.databasePath);
+  const dir = accessLogDirOf(config.databasePath);
+  const budget = diskBudgetFor(dir, config.accessLogMaxBytes);
+  const writer = openAccessLogWriter(
+    { databasePath: config.databasePath, dir, retentionDays: config.accessLogRetentionDays, budget, export: config.accessLogExport },
+    (notice) => logger[notice.level](notice.fields, notice.message),
+  );
+  const reads = openAccessLogReads(dir);
   const backends = await openBackends(config, logger, { db, storeAccessLogs: (batch) => writer.store(batch) });
   return {
     db,
     backends,
-    close: () => closeInOrder(backends, writer, db),
+    accessLogWriter: writer,
+    accessLogReads: reads,
+    close: () => closeInOrder(backends, writer, reads, db),
   };
 }

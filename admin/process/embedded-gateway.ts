@@ -11,6 +11,7 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { GatewayMetrics } from '../../proxy/gateway-metrics.js';
 import { startProxyPlane } from '../../proxy/process/start-proxy-plane.js';
+import type { AccessLogWriter } from '../access-log/access-log-writer.js';
 import type { Database } from '../database.js';
 import { openAdminStorage } from './admin-storage.js';
 import { startAdminPlane } from './start-admin-plane.js';
@@ -20,6 +21,8 @@ export interface Gateway {
   readonly config: Config;
   readonly sessions: SessionStore;
   readonly db: Database;
+  /** Where access-log batches are stored (the data plane's sink ships to it; tests store through it too). */
+  readonly accessLogWriter: AccessLogWriter;
   /** The ports actually bound (useful when PORT or ADMIN_PORT is 0). */
   readonly port: number;
   readonly adminPort: number;
@@ -44,7 +47,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const storage = await openAdminStorage(config, logger);
   const { db, backends } = storage;
   const metrics = new GatewayMetrics(backends.accessLogSink());
-  const admin = await startAdminPlane({ config, db, backends, publicRequests: 'in-process', metrics: metrics.registry, logger: logger.child({ plane: 'admin' }) });
+  const admin = await startAdminPlane({ config, storage, publicRequests: 'in-process', metrics: metrics.registry, logger: logger.child({ plane: 'admin' }) });
   const proxy = await startProxyPlane({ config, backends, adminPlane: admin.handlePublic, metrics, logger: logger.child({ plane: 'proxy' }) });
 
   const close = async () => {
@@ -57,6 +60,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     config,
     sessions: backends.sessions,
     db,
+    accessLogWriter: storage.accessLogWriter,
     port: proxy.port,
     adminPort: admin.port,
     close: () => (closing ??= close()),

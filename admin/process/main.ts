@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const config = readProcessConfig('admin', { requireRedis: true, requireOidc: true });
   const logger = createLogger(config.logLevel, 'gatehouse-admin');
   const storage = await openAdminStorage(config, logger);
-  const admin = await startAdminPlane({ config, db: storage.db, backends: storage.backends, publicRequests: 'handed-off', logger });
+  const admin = await startAdminPlane({ config, storage, publicRequests: 'handed-off', logger });
   logger.info({ adminPort: admin.port }, 'gatehouse admin listening');
 
   stopOnSignals({

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import type { Backends } from '../../shared/backends/backends.js';
 import { clientIpResolver } from '../../shared/client-ip.js';
 import type { Config } from '../../shared/config.js';
 import { createGatewayServer, drain, listen } from '../../shared/http-server.js';
@@ -10,13 +9,13 @@ import { processMetricsRegistry } from '../../shared/process-metrics.js';
 import { HANDED_OFF_HEADER_FIELDS, MAX_HEADER_FIELDS } from '../../shared/request-head.js';
 import { TrustedProxies } from '../../shared/trusted-proxies.js';
 import { createAdminPlane } from '../admin-plane.js';
-import type { Database } from '../database.js';
+import { registerAccessLogMetrics } from '../access-log/access-log-metrics.js';
+import type { AdminStorage } from './admin-storage.js';
 
 export interface AdminPlaneOptions {
   config: Config;
-  /** The gateway's SQLite database (admin-storage.ts). */
-  db: Database;
-  backends: Backends;
+  /** The database, the access log's threads and the backends (admin-storage.ts). */
+  storage: AdminStorage;
   logger: Logger;
   /**
    * How public requests reach this plane. `in-process`: from the data plane of this process, on
@@ -47,17 +46,19 @@ export interface RunningAdminPlane {
 }
 
 /**
- * Starts the control plane (design.md §2) on `db` and `backends`: builds it, publishes the registry,
+ * Starts the control plane (design.md §2) on its storage: builds it, publishes the registry,
  * and serves on ADMIN_PORT (at ADMIN_HOST) its API, pages and the internal `/healthz`, `/readyz`
  * (the backends' checks) and `/metrics`. Resolves once it listens.
  * @throws when ADMIN_PORT cannot be bound.
  */
 export async function startAdminPlane(options: AdminPlaneOptions): Promise<RunningAdminPlane> {
-  const { config, db, backends, logger } = options;
+  const { config, storage, logger } = options;
+  const { backends } = storage;
   const handedOff = options.publicRequests === 'handed-off';
   const trusted = handedOff ? new TrustedProxies(['loopback', ...config.trustProxy.entries]) : config.trustProxy;
-  const admin = await createAdminPlane({ ...backends, config, db, clientIp: clientIpResolver(trusted), logger });
+  const admin = await createAdminPlane({ ...backends, config, db: storage.db, accessLogs: storage.accessLogReads, clientIp: clientIpResolver(trusted), logger });
   const metrics = options.metrics ?? processMetricsRegistry();
+  registerAccessLogMetrics(metrics, () => storage.accessLogWriter.totals);
   const internal = internalEndpoints({
     checks: backends.readiness,
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),

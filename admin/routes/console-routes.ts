@@ -1,7 +1,7 @@
 import { GatewayError } from '../../shared/errors.js';
 import { redirect, sendHtml } from '../../shared/http-response.js';
 import { parseAccessLogQuery } from '../access-log/access-log-filter.js';
-import type { AccessLogStore } from '../access-log/access-log-store.js';
+import type { AccessLogReads } from '../access-log/access-log-reads.js';
 import type { ApiTokens } from '../api-tokens.js';
 import type { AuditLog, AuditRecord } from '../audit-log.js';
 import { CONSOLE_LOG_PAGE_SIZE } from '../console/access-log-section.js';
@@ -18,6 +18,9 @@ import type { Handler, RequestContext } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 import type { TrafficRollups } from '../access-log/traffic-rollups.js';
 
+/** A rendered console page and its status (200 unless given). */
+type Rendered = { status?: number; html: string };
+
 /** How many audit entries the overview shows as recent activity. */
 const RECENT_ACTIVITY = 10;
 /** "Last hour" in the console: the current minute and the 59 before it. */
@@ -26,7 +29,7 @@ const LAST_HOUR_MS = 59 * 60_000;
 export interface ConsoleDeps {
   registry: ServiceRegistry;
   audit: AuditLog;
-  accessLogs: AccessLogStore;
+  accessLogs: AccessLogReads;
   rollups: TrafficRollups;
   tokens: ApiTokens;
   assets: ConsoleAssets;
@@ -65,11 +68,11 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
 
   /** Renders a page; a GatewayError (unknown service, bad paging) becomes a console error page with its status. */
   const pageHandler =
-    (render: (ctx: RequestContext) => { status?: number; html: string }): Handler =>
-    (ctx) => {
+    (render: (ctx: RequestContext) => Rendered | Promise<Rendered>): Handler =>
+    async (ctx) => {
       let rendered;
       try {
-        rendered = render(ctx);
+        rendered = await render(ctx);
       } catch (error) {
         if (!(error instanceof GatewayError)) throw error;
         const title = error.code === 'SERVICE_NOT_FOUND' ? 'Service not found' : 'Cannot show this page';
@@ -99,14 +102,14 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
 
     editService: pageHandler((ctx) => ({ html: serviceFormPage(viewOf(ctx), registry.getTagged(ctx.params.id!)) })),
 
-    service: pageHandler((ctx) => {
+    service: pageHandler(async (ctx) => {
       const { service, etag } = registry.getTagged(ctx.params.id!);
       const { limit, offset } = parsePagination(ctx.url.searchParams, CONSOLE_LOG_PAGE_SIZE);
       let result;
       let status = 200;
       try {
         const { filter } = parseAccessLogQuery(ctx.url.searchParams, CONSOLE_LOG_PAGE_SIZE);
-        result = accessLogs.listForService(service.id, limit, offset, filter);
+        result = await accessLogs.listForService(service.id, limit, offset, filter);
       } catch (error) {
         if (!(error instanceof GatewayError)) throw error;
         result = { error: error.message };

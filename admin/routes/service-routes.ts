@@ -1,7 +1,7 @@
 import { GatewayError } from '../../shared/errors.js';
 import { sendJson } from '../../shared/http-response.js';
 import { parseAccessLogQuery } from '../access-log/access-log-filter.js';
-import type { AccessLogStore } from '../access-log/access-log-store.js';
+import type { AccessLogReads } from '../access-log/access-log-reads.js';
 import { actorOf } from '../actor.js';
 import { parseIfMatch } from '../preconditions.js';
 import { MAX_REGISTRY_DOCUMENT_BYTES, readJsonBody } from '../request-body.js';
@@ -27,7 +27,7 @@ export interface ServiceHandlers {
  * `GET /api/services/:id` answers the service's ETag; `PUT`, `PATCH …/toggle` and `DELETE` honour
  * `If-Match` (412 when it no longer holds; without it they write unconditionally).
  */
-export function createServiceHandlers(deps: { registry: ServiceRegistry; accessLogs: AccessLogStore }): ServiceHandlers {
+export function createServiceHandlers(deps: { registry: ServiceRegistry; accessLogs: AccessLogReads }): ServiceHandlers {
   const { registry, accessLogs } = deps;
   return {
     /** GET /api/services → 200, every service ordered by path. */
@@ -83,13 +83,13 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
 
     /**
      * GET /api/services/:id/logs?limit&offset&status&method&path&user&from&to → 200
-     * `{ logs, total }` (plus `partial: true` when method/path filtering hit the scan window),
+     * `{ logs, total }` (plus `partial: true` when method/path/user filtering hit the scan window),
      * newest first; 400 naming each bad parameter.
      */
-    logs: ({ res, params, url }) => {
+    logs: async ({ res, params, url }) => {
       const service = registry.get(params.id!);
       const { page, filter } = parseAccessLogQuery(url.searchParams);
-      sendJson(res, 200, accessLogs.listForService(service.id, page.limit, page.offset, filter));
+      sendJson(res, 200, await accessLogs.listForService(service.id, page.limit, page.offset, filter));
     },
   };
 }

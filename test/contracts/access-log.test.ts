@@ -1,5 +1,5 @@
 /**
- * The access-log pipeline contract: embedded (BatchingAccessLogSink → AccessLogStore) and Redis
+ * The access-log pipeline contract: embedded (BatchingAccessLogSink → AccessLogStore (day files)) and Redis
  * (RedisAccessLogSink → stream → AccessLogStreamConsumer → AccessLogStore), each on a temp SQLite file.
  */
 import { BatchingAccessLogSink } from '../../shared/backends/batching-access-log-sink.js';
@@ -13,7 +13,7 @@ import { accessLogContract } from './access-log.contract.js';
 const redis = redisForFile();
 
 accessLogContract('embedded: BatchingAccessLogSink into AccessLogStore', async (database) => {
-  const sink = new BatchingAccessLogSink((records) => database.accessLogs.insertBatch(records));
+  const sink = new BatchingAccessLogSink((records) => database.store.insertBatch(records));
   return { sink, drained: () => sink.flush(), close: () => sink.close() };
 });
 

@@ -1,0 +1,311 @@
+import type { Database, Statement } from 'better-sqlite3';
+import type { AccessLogFilter } from './access-log-filter.js';
+import { DAY_MS, listDays, MINUTE_MS, openDayFile } from './day-files.js';
+import { DAY_ID_FACTOR } from './day-schema.js';
+
+/** An access-log record as the API shows it (interface.md §2.2); `user_id` is null for anonymous requests. */
+export interface AccessLogRecord {
+  id: number;
+  service_id: string;
+  user_id: string | null;
+  path: string;
+  method: string;
+  status_code: number;
+  response_time_ms: number;
+  ip_address: string;
+  /** ISO 8601 UTC. */
+  timestamp: string;
+}
+
+/**
+ * How many records, newest first, the row-by-row filters (`method`, `path`, `user`) examine after
+ * the service, status class and time range have narrowed them: those filters are not counted in
+ * advance, so this bounds the rows a page and its total may visit.
+ */
+export const RESIDUAL_SCAN_LIMIT = 100_000;
+
+/** A page of a service's access log (interface.md §4.2). */
+export interface AccessLogPage {
+  logs: AccessLogRecord[];
+  /**
+   * How many records pass the filters. Exact for the service, status class and time range (read
+   * from the day files' per-minute counts, not by counting rows); with `method`, `path` or `user`,
+   * the matches among the newest {@link RESIDUAL_SCAN_LIMIT} records the other filters pass.
+   */
+  total: number;
+  /**
+   * Present (true) when `method`, `path` or `user` filtered and more than
+   * {@link RESIDUAL_SCAN_LIMIT} records passed the other filters: `logs` and `total` then cover
+   * only the newest of those, and `total` is a lower bound.
+   */
+  partial?: true;
+}
+
+/** One day file as a query sees it: the day's ms range cut to the filter, in ms since the day's start. */
+interface DaySpan {
+  day: number;
+  file: DayFile;
+  service: number;
+  /** Inclusive. */
+  lo: number;
+  /** Exclusive. */
+  hi: number;
+}
+
+/** Where a page starts in one day: `skip` rows after `hi` (exclusive) going back in time. */
+interface Seek {
+  span: DaySpan;
+  hi: number;
+  skip: number;
+}
+
+const ROW = `SELECT r.id, r.time, r.status, r.duration,
+    (SELECT text FROM strings WHERE code = r.user) AS user,
+    CASE typeof(r.path) WHEN 'integer' THEN (SELECT text FROM strings WHERE code = r.path) ELSE r.path END AS path,
+    (SELECT text FROM strings WHERE code = r.method) AS method,
+    (SELECT text FROM strings WHERE code = r.ip) AS ip`;
+const NEWEST_FIRST = 'ORDER BY time DESC, id DESC';
+
+type Row = { id: number; time: number; status: number; duration: number; user: string | null; path: string; method: string; ip: string };
+
+/**
+ * The access log's reading side (access-log-store.ts writes): pages of a service's records across
+ * the day files, newest first, with totals. Every read costs what its page costs, not what the log
+ * holds: totals and the seek to `offset` come from the per-minute counts (a few thousand rows per
+ * day), rows are read only for the page and for the partial minutes at the ends of a time range,
+ * and the row-by-row filters examine at most {@link RESIDUAL_SCAN_LIMIT} records. Synchronous:
+ * run it off the event loop that serves traffic (access-log-reads.ts).
+ */
+export class AccessLogReader {
+  readonly #dir: string;
+  readonly #files = new Map<number, DayFile>();
+
+  /** Reads the day files in `dir` (day-files.ts). */
+  constructor(dir: string) {
+    this.#dir = dir;
+  }
+
+  /**
+   * One page of a service's access log, newest first (by timestamp, then id; design.md §5), and
+   * its `total` (interface.md §4.3). `limit` and `offset` are row counts.
+   */
+  listForService(serviceId: string, limit: number, offset: number, filter: AccessLogFilter = {}): AccessLogPage {
+    const spans = this.#spans(serviceId, filter);
+    const rowByRow = filter.method !== undefined || filter.pathContains !== undefined || filter.userId !== undefined;
+    const page = rowByRow ? windowedPage(spans, filter, limit, offset) : countedPage(spans, filter.statusClass, limit, offset);
+    return { ...page, logs: page.logs.map((row) => toRecord(row, serviceId)) };
+  }
+
+  /** Closes every open day file. */
+  close(): void {
+    for (const file of this.#files.values()) file.db.close();
+    this.#files.clear();
+  }
+
+  /** The days the filter's time range touches that hold records of the service, newest first. */
+  #spans(serviceId: string, filter: AccessLogFilter): DaySpan[] {
+    const days = listDays(this.#dir);
+    this.#forgetDeleted(new Set(days));
+    const spans: DaySpan[] = [];
+    for (const day of days) {
+      const start = day * DAY_MS;
+      const lo = Math.max(0, (filter.from ?? -Infinity) - start);
+      const hi = Math.min(DAY_MS, (filter.to ?? Infinity) - start);
+      if (lo >= hi) continue;
+      const file = this.#file(day);
+      const service = file?.code(serviceId);
+      if (file && service !== undefined) spans.push({ day, file, service, lo, hi });
+    }
+    return spans;
+  }
+
+  #file(day: number): DayFile | undefined {
+    let file = this.#files.get(day);
+    if (file) return file;
+    try {
+      file = new DayFile(openDayFile(this.#dir, day, true));
+    } catch {
+      return undefined; // deleted since the folder was listed
+    }
+    this.#files.set(day, file);
+    return file;
+  }
+
+  /** Closes the files of deleted days, so their disk space is freed. */
+  #forgetDeleted(days: Set<number>): void {
+    for (const [day, file] of this.#files) {
+      if (days.has(day)) continue;
+      file.db.close();
+      this.#files.delete(day);
+    }
+  }
+}
+
+/** A day file open for reading, with its statements. */
+class DayFile {
+  readonly db: Database;
+  readonly #code: Statement<[string], { code: number }>;
+  readonly #statements = new Map<string, Statement>();
+
+  constructor(db: Database) {
+    this.db = db;
+    this.#code = db.prepare('SELECT code FROM strings WHERE text = ?');
+  }
+
+  /** The dictionary code of `text` in this day, or undefined when the day never saw it. */
+  code(text: string): number | undefined {
+    return this.#code.get(text)?.code;
+  }
+
+  /** The statement for `sql`, prepared once. */
+  statement(sql: string): Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) this.#statements.set(sql, (statement = this.db.prepare(sql)));
+    return statement;
+  }
+}
+
+/** The index walk and conditions of the service, status class and time range. */
+function indexedConditions(statusClass: number | undefined, userCode?: number): { index: string; where: string; params: (span: DaySpan, lo: number, hi: number) => unknown[] } {
+  const byUser = userCode !== undefined;
+  const byClass = statusClass !== undefined;
+  const index = byUser ? 'records_by_service_user_time' : byClass ? 'records_by_service_class_time' : 'records_by_service_time';
+  const where = ['service = ?', byUser ? 'user = ?' : '', byClass ? 'status / 100 = ?' : '', 'time >= ?', 'time < ?'].filter(Boolean).join(' AND ');
+  return {
+    index,
+    where,
+    params: (span, lo, hi) => [span.service, ...(byUser ? [userCode] : []), ...(byClass ? [statusClass] : []), lo, hi],
+  };
+}
+
+/**
+ * A page and an exact total for the service, status class and time range: per-minute counts say
+ * how many records each minute holds, so the page's first minute is found without reading rows,
+ * and rows are read from there.
+ */
+function countedPage(spans: DaySpan[], statusClass: number | undefined, limit: number, offset: number): { logs: Row[]; total: number } {
+  const walk = indexedConditions(statusClass);
+  let total = 0;
+  let seek: Seek | undefined;
+  for (const span of spans) {
+    for (const [minute, count] of minuteCounts(span, statusClass, walk)) {
+      if (seek === undefined && offset - total < count) {
+        seek = { span, hi: Math.min(span.hi, (minute + 1) * MINUTE_MS), skip: offset - total };
+      }
+      total += count;
+    }
+  }
+  const logs: Row[] = [];
+  if (seek === undefined) return { logs, total };
+  const sql = `${ROW} FROM records r INDEXED BY ${walk.index} WHERE ${walk.where} ${NEWEST_FIRST} LIMIT ? OFFSET ?`;
+  for (const span of spans.slice(spans.indexOf(seek.span))) {
+    const first = span === seek.span;
+    const rows = span.file.statement(sql).all(...walk.params(span, span.lo, first ? seek.hi : span.hi), limit - logs.length, first ? seek.skip : 0) as Row[];
+    for (const row of rows) logs.push({ ...row, id: span.day * DAY_ID_FACTOR + row.id, time: span.day * DAY_MS + row.time });
+    if (logs.length >= limit) break;
+  }
+  return { logs, total };
+}
+
+/**
+ * The span's records per minute that pass the filter, newest minute first: from `minute_counts`,
+ * except the minutes the time range cuts, whose rows are counted (at most two minutes' worth).
+ */
+function minuteCounts(span: DaySpan, statusClass: number | undefined, walk: ReturnType<typeof indexedConditions>): [number, number][] {
+  const first = Math.floor(span.lo / MINUTE_MS);
+  const last = Math.ceil(span.hi / MINUTE_MS) - 1;
+  const byClass = statusClass === undefined ? '' : 'AND class = ?';
+  const rows = span.file
+    .statement(
+      `SELECT minute, sum(count) AS n FROM minute_counts WHERE service = ? ${byClass} AND minute >= ? AND minute <= ?
+       GROUP BY minute ORDER BY minute DESC`,
+    )
+    .raw(true)
+    .all(span.service, ...(statusClass === undefined ? [] : [statusClass]), first, last) as [number, number][];
+  const cut = (minute: number) => (minute === first && span.lo % MINUTE_MS !== 0) || (minute === last && span.hi % MINUTE_MS !== 0);
+  const countRows = span.file.statement(`SELECT count(*) FROM records INDEXED BY ${walk.index} WHERE ${walk.where}`).pluck();
+  return rows.map(([minute, count]) => {
+    if (!cut(minute)) return [minute, count];
+    const lo = Math.max(span.lo, minute * MINUTE_MS);
+    const hi = Math.min(span.hi, (minute + 1) * MINUTE_MS);
+    return [minute, countRows.get(...walk.params(span, lo, hi)) as number];
+  });
+}
+
+/**
+ * A page and total with row-by-row filters: among the newest {@link RESIDUAL_SCAN_LIMIT} records
+ * that pass the service, user, status class and time range (an index walk), those that also pass
+ * `method` and `path`.
+ */
+function windowedPage(spans: DaySpan[], filter: AccessLogFilter, limit: number, offset: number): Omit<AccessLogPage, 'logs'> & { logs: Row[] } {
+  let window = RESIDUAL_SCAN_LIMIT;
+  let total = 0;
+  let partial = false;
+  const matches: { span: DaySpan; window: number; count: number; inner: string; params: unknown[]; residual: unknown[]; where: string }[] = [];
+  for (const span of spans) {
+    const user = filter.userId === undefined ? undefined : span.file.code(filter.userId);
+    if (filter.userId !== undefined && user === undefined) continue;
+    const walk = indexedConditions(filter.statusClass, user);
+    const params = walk.params(span, span.lo, span.hi);
+    const inner = `SELECT * FROM records INDEXED BY ${walk.index} WHERE ${walk.where} ${NEWEST_FIRST} LIMIT ?`;
+    if (window === 0) {
+      partial ||= span.file.statement(`${inner}`).get(...params, 1) !== undefined;
+      continue;
+    }
+    const { where, values } = residualConditions(span.file, filter);
+    const [examined, count] = span.file
+      .statement(`SELECT count(*), coalesce(sum(${where}), 0) FROM (${inner})`)
+      .raw(true)
+      .get(...values, ...params, window) as [number, number];
+    if (examined === window) partial ||= span.file.statement(`${inner} OFFSET ?`).get(...params, 1, window) !== undefined;
+    matches.push({ span, window, count, inner, params, residual: values, where });
+    window -= examined;
+    total += count;
+  }
+  const logs: Row[] = [];
+  let skip = offset;
+  for (const match of matches) {
+    if (logs.length >= limit) break;
+    if (skip >= match.count) {
+      skip -= match.count;
+      continue;
+    }
+    const sql = `${ROW} FROM (${match.inner}) r WHERE ${match.where} ${NEWEST_FIRST} LIMIT ? OFFSET ?`;
+    const rows = match.span.file.statement(sql).all(...match.params, match.window, ...match.residual, limit - logs.length, skip) as Row[];
+    skip = 0;
+    for (const row of rows) logs.push({ ...row, id: match.span.day * DAY_ID_FACTOR + row.id, time: match.span.day * DAY_MS + row.time });
+  }
+  return partial ? { logs, total, partial: true } : { logs, total };
+}
+
+/**
+ * The `method` and `path` conditions on one day's rows as an SQL expression that is 1 or 0, with
+ * its parameters. A method the day never saw matches nothing.
+ */
+function residualConditions(file: DayFile, filter: AccessLogFilter): { where: string; values: unknown[] } {
+  const conditions: string[] = [];
+  const values: unknown[] = [];
+  if (filter.method !== undefined) {
+    conditions.push('method = ?');
+    values.push(file.code(filter.method) ?? -1);
+  }
+  if (filter.pathContains !== undefined) {
+    conditions.push(`instr(CASE typeof(path) WHEN 'integer' THEN (SELECT text FROM strings WHERE code = path) ELSE path END, ?) > 0`);
+    values.push(filter.pathContains);
+  }
+  return { where: conditions.length > 0 ? `(${conditions.join(' AND ')})` : '1', values };
+}
+
+function toRecord(row: Row, serviceId: string): AccessLogRecord {
+  return {
+    id: row.id,
+    service_id: serviceId,
+    user_id: row.user,
+    path: row.path,
+    method: row.method,
+    status_code: row.status,
+    response_time_ms: row.duration,
+    ip_address: row.ip,
+    timestamp: new Date(row.time).toISOString(),
+  };
+}
