@@ -1,0 +1,396 @@
+/**
+ * The access-log export over OTLP/HTTP (JSON), against a real receiver: a node:http server that
+ * decodes each POST as OTLP/JSON and keeps the log records of the requests it answered 2xx. It can
+ * be down (port closed, or connections reset), answer 503, 400 or a partial success, or never
+ * answer. Also the OTEL_EXPORTER_OTLP_* readers the exporter is configured with.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
+import { afterEach, describe, it, test } from 'node:test';
+import { OtlpLogExporter, type OtlpLogExporterOptions } from '../../admin/access-log/otlp-export.js';
+import { eventId } from '../../shared/event-id.js';
+import { otlpLogsUrl, parseOtlpHeaders } from '../../shared/otlp-headers.js';
+import type { AccessLogEntry } from '../../shared/types.js';
+import { closeServer, listen } from '../support/listen.js';
+import { Recorder } from '../support/recorder.js';
+
+/** An answer the receiver gives instead of its default `200 {}`. */
+interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/** One OTLP/JSON `AnyValue` as the serializer writes them: string or int here. */
+interface JsonValue {
+  stringValue?: string;
+  intValue?: number | string;
+}
+type JsonAttributes = Array<{ key: string; value: JsonValue }>;
+interface JsonLogRecord {
+  timeUnixNano: string;
+  observedTimeUnixNano: string;
+  severityNumber: number;
+  severityText: string;
+  body: JsonValue;
+  attributes: JsonAttributes;
+}
+interface JsonLogsRequest {
+  resourceLogs: Array<{ resource: { attributes: JsonAttributes }; scopeLogs: Array<{ scope: { name: string }; logRecords: JsonLogRecord[] }> }>;
+}
+
+/** A log record as received, its attributes (and its resource's) flattened to an object. */
+interface Received {
+  record: JsonLogRecord;
+  attributes: Record<string, unknown>;
+  resource: Record<string, unknown>;
+  scope: string;
+}
+
+const flatten = (attributes: JsonAttributes) =>
+  Object.fromEntries(attributes.map(({ key, value }) => [key, value.stringValue ?? Number(value.intValue)]));
+
+/** The OTLP receiver: every POST's headers and arrival time, and the records of those answered 2xx, by `log.record.uid`. */
+class Receiver {
+  readonly server: Server = createServer((request, response) => void this.#receive(request, response));
+  readonly headers: IncomingHttpHeaders[] = [];
+  readonly times: number[] = [];
+  readonly records = new Map<string, Received>();
+  /** Told the number of distinct records kept after each 2xx answer. */
+  readonly accepted = new Recorder<number>();
+  /** Answers to give, in order; then `200 {}`. */
+  readonly answers: Answer[] = [];
+  port = 0;
+
+  static async start(port = 0): Promise<Receiver> {
+    const receiver = new Receiver();
+    receiver.port = await listen(receiver.server, port, '127.0.0.1');
+    cleanups.push(() => closeServer(receiver.server));
+    return receiver;
+  }
+
+  async #receive(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    this.headers.push(request.headers);
+    this.times.push(Date.now());
+    const answer = this.answers.shift() ?? { status: 200 };
+    const ok = answer.status < 300;
+    if (ok) this.#keep(JSON.parse(Buffer.concat(chunks).toString('utf8')) as JsonLogsRequest);
+    response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(answer.body ?? '{}');
+    if (ok) this.accepted.listener(this.records.size);
+  }
+
+  #keep(request: JsonLogsRequest): void {
+    for (const { resource, scopeLogs } of request.resourceLogs) {
+      for (const { scope, logRecords } of scopeLogs) {
+        for (const record of logRecords) {
+          const attributes = flatten(record.attributes);
+          this.records.set(attributes['log.record.uid'] as string, { record, attributes, resource: flatten(resource.attributes), scope: scope.name });
+        }
+      }
+    }
+  }
+}
+
+interface LogLine {
+  level: 'info' | 'warn' | 'error';
+  fields: Record<string, unknown>;
+  message: string;
+}
+
+/** What each test leaves to stop: its exporters first, then its servers. */
+const cleanups: Array<() => Promise<unknown>> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const SERVICE_NAMES = new Map([['svc-1', 'Echo']]);
+
+/** An exporter to the receiver on `port`, with test-sized waits, and the lines it logs. */
+function exporterTo(port: number, options: Partial<OtlpLogExporterOptions> = {}) {
+  const logs = new Recorder<LogLine>();
+  const exporter = new OtlpLogExporter({
+    url: new URL(`http://127.0.0.1:${port}/v1/logs`),
+    headers: {},
+    serviceName: (id) => SERVICE_NAMES.get(id),
+    log: (level, fields, message) => logs.listener({ level, fields, message }),
+    intervalMs: 10,
+    minBackoffMs: 5,
+    maxBackoffMs: 40,
+    ...options,
+  });
+  cleanups.push(() => exporter.close(100));
+  const lines = (level: LogLine['level'], pattern: RegExp) => logs.values.filter((line) => line.level === level && pattern.test(line.message));
+  return { exporter, logs, lines };
+}
+
+function entry(fields: Partial<AccessLogEntry> = {}): AccessLogEntry {
+  const timestamp = fields.timestamp ?? Date.now();
+  return {
+    eventId: eventId(timestamp),
+    serviceId: 'svc-1',
+    userId: null,
+    path: '/echo/x',
+    method: 'GET',
+    statusCode: 200,
+    responseTimeMs: 3,
+    ipAddress: '198.51.100.7',
+    timestamp,
+    ...fields,
+  };
+}
+
+const records = (count: number) => Array.from({ length: count }, () => entry());
+const uids = (entries: AccessLogEntry[]) => new Set(entries.map((e) => e.eventId));
+
+/** A port nothing listens on (a receiver started and stopped), so connections to it are refused. */
+async function closedPort(): Promise<number> {
+  const receiver = await Receiver.start();
+  await closeServer(receiver.server);
+  return receiver.port;
+}
+
+/** Closes a TCP server; again is harmless. */
+const stopTcp = (server: TcpServer) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
+
+/** A TCP server on `port` that resets every connection, telling `attempts` each time. */
+async function resettingServer(port: number, attempts: Recorder<number>): Promise<TcpServer> {
+  let count = 0;
+  const server = createTcpServer((socket) => {
+    socket.resetAndDestroy();
+    attempts.listener(++count);
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+  cleanups.push(() => stopTcp(server));
+  return server;
+}
+
+test('records arrive as OTLP log records: HTTP attributes, time, severity, resource, and the configured headers', async () => {
+  const receiver = await Receiver.start();
+  const { exporter, logs } = exporterTo(receiver.port, { headers: parseOtlpHeaders('authorization=Bearer%20s3cret,x-tenant=acme') });
+  const at = 1_700_000_000_123;
+  const signedIn = entry({ path: '/echo/items?id=7&q=a', userId: 'user-1', timestamp: at, responseTimeMs: 42 });
+  const refused = entry({ path: '/other', method: 'POST', statusCode: 404, serviceId: 'svc-2', timestamp: at + 1 });
+  const failed = entry({ statusCode: 503 });
+  const webdav = entry({ method: 'PROPFIND', statusCode: 207 });
+  exporter.offer([signedIn, refused, failed, webdav]);
+  await receiver.accepted.next((count) => count === 4);
+
+  const first = receiver.records.get(signedIn.eventId)!;
+  assert.deepEqual(first.attributes, {
+    'http.request.method': 'GET',
+    'url.path': '/echo/items',
+    'url.query': 'id=7&q=a',
+    'http.response.status_code': 200,
+    'client.address': '198.51.100.7',
+    'user.id': 'user-1',
+    'gatehouse.service.id': 'svc-1',
+    'gatehouse.service.name': 'Echo',
+    'gatehouse.response_time_ms': 42,
+    'log.record.uid': signedIn.eventId,
+  });
+  assert.equal(first.record.timeUnixNano, '1700000000123000000');
+  assert.equal(first.record.observedTimeUnixNano, '1700000000123000000');
+  assert.deepEqual([first.record.severityNumber, first.record.severityText], [9, 'INFO']);
+  assert.deepEqual(first.record.body, { stringValue: 'GET /echo/items?id=7&q=a 200' });
+  assert.deepEqual(first.resource, { 'service.name': 'gatehouse' });
+  assert.equal(first.scope, 'gatehouse.access-log');
+
+  const second = receiver.records.get(refused.eventId)!;
+  assert.deepEqual([second.record.severityNumber, second.record.severityText], [13, 'WARN']);
+  assert.equal(second.record.timeUnixNano, '1700000000124000000');
+  assert.equal('url.query' in second.attributes || 'user.id' in second.attributes, false, 'no query, anonymous');
+  assert.equal('gatehouse.service.name' in second.attributes, false, 'svc-2 has no known name');
+  assert.deepEqual([receiver.records.get(failed.eventId)!.record.severityNumber, receiver.records.get(failed.eventId)!.record.severityText], [17, 'ERROR']);
+  const other = receiver.records.get(webdav.eventId)!.attributes;
+  assert.deepEqual([other['http.request.method'], other['http.request.method_original']], ['_OTHER', 'PROPFIND']);
+
+  assert.equal(receiver.headers.length, 1, 'one request for the four records');
+  assert.equal(receiver.headers[0]!.authorization, 'Bearer s3cret');
+  assert.equal(receiver.headers[0]!['x-tenant'], 'acme');
+  assert.equal(receiver.headers[0]!['content-type'], 'application/json');
+  await exporter.close();
+  assert.deepEqual([exporter.exported, exporter.dropped, exporter.buffered], [4, 0, 0]);
+  assert.deepEqual(logs.values, [], 'nothing to say when all goes well');
+});
+
+test('a collector down (refusing, then resetting) and back on the same port gets every record offered meanwhile; one warning, one info', async () => {
+  const port = await closedPort();
+  const { exporter, logs, lines } = exporterTo(port, { batchSize: 50 });
+  const offered = records(130);
+  exporter.offer(offered.slice(0, 40));
+  const warning = await logs.next((line) => line.level === 'warn');
+  assert.match(warning.message, /unreachable/);
+  assert.match(String(warning.fields.reason), /ECONNREFUSED/);
+  exporter.offer(offered.slice(40, 100));
+
+  const attempts = new Recorder<number>();
+  const resetting = await resettingServer(port, attempts);
+  await attempts.next((count) => count >= 3);
+  exporter.offer(offered.slice(100, 120));
+  await stopTcp(resetting);
+
+  const receiver = await Receiver.start(port);
+  exporter.offer(offered.slice(120));
+  await receiver.accepted.next((count) => count === offered.length);
+  assert.deepEqual(new Set(receiver.records.keys()), uids(offered), 'nothing lost');
+  await logs.next((line) => line.level === 'info');
+  assert.equal(lines('warn', /./).length, 1, 'one warning for the whole outage, not one per retry');
+  assert.equal(lines('info', /reachable again/).length, 1);
+  await exporter.close();
+  assert.deepEqual([exporter.exported, exporter.dropped, exporter.buffered], [offered.length, 0, 0]);
+});
+
+describe('the collector answers', () => {
+  it('503 with Retry-After, then 200: the batch is sent again after Retry-After (capped at maxBackoffMs) and delivered', async () => {
+    const receiver = await Receiver.start();
+    receiver.answers.push({ status: 503, headers: { 'retry-after': '1' } });
+    const { exporter } = exporterTo(receiver.port, { minBackoffMs: 1, maxBackoffMs: 300 });
+    const offered = records(5);
+    exporter.offer(offered);
+    await receiver.accepted.next((count) => count === 5);
+    assert.equal(receiver.times.length, 2);
+    // Without Retry-After the first retry waits minBackoffMs (1 ms); with it, 1 s capped at 300 ms.
+    assert.ok(receiver.times[1]! - receiver.times[0]! >= 250, `retried after ${receiver.times[1]! - receiver.times[0]!} ms`);
+    await exporter.close();
+    assert.deepEqual([exporter.exported, exporter.dropped], [5, 0]);
+  });
+
+  it('400: the batch is dropped, counted and logged with its status (no header value), not retried; the next batch goes', async () => {
+    const receiver = await Receiver.start();
+    receiver.answers.push({ status: 400, body: '{"code":3,"message":"bad timestamp"}' });
+    const { exporter, logs } = exporterTo(receiver.port, { headers: { 'api-key': 's3cret' } });
+    exporter.offer(records(5));
+    const error = await logs.next((line) => line.level === 'error');
+    assert.equal(error.fields.status, 400);
+    assert.match(String(error.fields.answer), /bad timestamp/);
+    assert.deepEqual([exporter.dropped, exporter.exported, exporter.buffered], [5, 0, 0]);
+
+    const next = records(3);
+    exporter.offer(next);
+    await receiver.accepted.next((count) => count === 3);
+    assert.deepEqual(new Set(receiver.records.keys()), uids(next), 'the refused batch was not sent again');
+    assert.equal(receiver.headers.length, 2);
+    await exporter.close();
+    assert.deepEqual([exporter.exported, exporter.dropped], [3, 5]);
+    assert.doesNotMatch(JSON.stringify(logs.values), /s3cret/);
+  });
+
+  it('a partial success: the rejected records are counted as dropped, one warning per reason', async () => {
+    const receiver = await Receiver.start();
+    const partial = { status: 200, body: JSON.stringify({ partialSuccess: { rejectedLogRecords: '2', errorMessage: 'timestamp too old' } }) };
+    receiver.answers.push(partial, partial);
+    const { exporter, logs, lines } = exporterTo(receiver.port);
+    exporter.offer(records(5));
+    const warning = await logs.next((line) => line.level === 'warn');
+    assert.deepEqual([warning.fields.rejected, warning.fields.reason], [2, 'timestamp too old']);
+    exporter.offer(records(5));
+    await receiver.accepted.next((count) => count === 10);
+    exporter.offer(records(5));
+    await exporter.close();
+    assert.deepEqual([exporter.exported, exporter.dropped], [3 + 3 + 5, 2 + 2]);
+    assert.equal(lines('warn', /rejected/).length, 1);
+  });
+});
+
+test('a full buffer drops what is offered beyond maxBuffered, counted, with one warning; room again once sent', async () => {
+  const port = await closedPort();
+  const { exporter, logs, lines } = exporterTo(port, { maxBuffered: 5 });
+  const kept = records(3);
+  exporter.offer(kept);
+  const more = records(4);
+  exporter.offer(more);
+  assert.deepEqual([exporter.buffered, exporter.dropped], [5, 2]);
+  exporter.offer(records(3));
+  assert.deepEqual([exporter.buffered, exporter.dropped], [5, 5]);
+  assert.equal(lines('warn', /buffer full/).length, 1);
+
+  const receiver = await Receiver.start(port);
+  await receiver.accepted.next((count) => count === 5);
+  assert.deepEqual(new Set(receiver.records.keys()), uids([...kept, ...more.slice(0, 2)]), 'the first ones offered are kept');
+  const room = await logs.next((line) => line.level === 'info' && /room again/.test(line.message));
+  assert.equal(room.fields.dropped, 5);
+  await exporter.close();
+  assert.deepEqual([exporter.exported, exporter.dropped], [5, 5]);
+});
+
+describe('close()', () => {
+  it('with the collector refusing connections returns within its timeout and counts what is left as dropped', async () => {
+    const { exporter, lines } = exporterTo(await closedPort());
+    exporter.offer(records(10));
+    const started = Date.now();
+    await exporter.close(300);
+    const took = Date.now() - started;
+    assert.ok(took >= 290 && took < 800, `close took ${took} ms`);
+    assert.deepEqual([exporter.exported, exporter.dropped, exporter.buffered], [0, 10, 0]);
+    assert.equal(lines('warn', /closed before/)[0]?.fields.dropped, 10);
+    exporter.offer(records(2));
+    assert.deepEqual([exporter.dropped, exporter.buffered], [12, 0], 'offers after close are dropped');
+  });
+
+  it('with a collector that never answers returns within its timeout (the request in flight is aborted)', async () => {
+    const silent = createServer(() => {});
+    cleanups.push(() => closeServer(silent));
+    const { exporter } = exporterTo(await listen(silent, 0, '127.0.0.1'), { requestTimeoutMs: 10_000 });
+    exporter.offer(records(10));
+    const started = Date.now();
+    await exporter.close(300);
+    const took = Date.now() - started;
+    assert.ok(took < 800, `close took ${took} ms`);
+    assert.deepEqual([exporter.exported, exporter.dropped], [0, 10]);
+  });
+
+  it('with the collector up sends everything buffered, the partial batch too, before it resolves', async () => {
+    const receiver = await Receiver.start();
+    const { exporter } = exporterTo(receiver.port, { batchSize: 2_000, intervalMs: 60_000 });
+    const offered = records(4_500);
+    exporter.offer(offered);
+    await exporter.close();
+    assert.deepEqual([exporter.exported, exporter.dropped, exporter.buffered], [4_500, 0, 0]);
+    assert.deepEqual(new Set(receiver.records.keys()), uids(offered));
+    assert.equal(receiver.headers.length, 3, 'two full batches and the rest');
+  });
+});
+
+describe('OTEL_EXPORTER_OTLP_HEADERS', () => {
+  it('reads comma-separated name=value pairs: names trimmed and lowercased, values percent-decoded', () => {
+    assert.deepEqual(parseOtlpHeaders(' API-Key = abc123 ,x-tenant=acme%20corp%2C%20inc,authorization=Basic dXNlcjpwYXNz==,plus=a+b,'), {
+      'api-key': 'abc123',
+      'x-tenant': 'acme corp, inc',
+      authorization: 'Basic dXNlcjpwYXNz==',
+      plus: 'a+b',
+    });
+    assert.deepEqual(parseOtlpHeaders(''), {});
+    assert.deepEqual(parseOtlpHeaders('a=1,A=2'), { a: '2' }, 'the later pair wins');
+  });
+
+  it('refuses a malformed pair, naming its position and never its value', () => {
+    assert.throws(() => parseOtlpHeaders('api-key'), /^Error: item 1 must be name=value/);
+    assert.throws(() => parseOtlpHeaders('a=1,=secret'), /^Error: item 2 must be name=value/);
+    assert.throws(() => parseOtlpHeaders('api key=secret'), /^Error: item 1 must be name=value/);
+    assert.throws(() => parseOtlpHeaders('a=1,token=%zzsecret'), (error: Error) => error.message === 'item 2 (token): bad percent-encoding (write % as %25)');
+    assert.throws(() => parseOtlpHeaders('x=a%0D%0Ainjected: 1'), /item 1 \(x\): the decoded value holds a control/);
+  });
+});
+
+describe('the OTLP logs endpoint', () => {
+  it('is OTEL_EXPORTER_OTLP_LOGS_ENDPOINT as is, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/logs, else localhost:4318', () => {
+    const url = (env: { endpoint?: string; logsEndpoint?: string }) => otlpLogsUrl(env).href;
+    assert.equal(url({}), 'http://localhost:4318/v1/logs');
+    assert.equal(url({ endpoint: '', logsEndpoint: '' }), 'http://localhost:4318/v1/logs', 'empty is unset');
+    assert.equal(url({ endpoint: 'http://collector:4318' }), 'http://collector:4318/v1/logs');
+    assert.equal(url({ endpoint: 'https://otlp.example.com/api/otlp/' }), 'https://otlp.example.com/api/otlp/v1/logs');
+    assert.equal(url({ endpoint: 'https://otlp.example.com/api/otlp' }), 'https://otlp.example.com/api/otlp/v1/logs');
+    assert.equal(url({ endpoint: 'http://a:4318', logsEndpoint: 'https://logs.example.com/ingest' }), 'https://logs.example.com/ingest');
+    assert.equal(url({ logsEndpoint: 'http://collector:4318' }), 'http://collector:4318/');
+  });
+
+  it('must be an http: or https: URL, the variable at fault named', () => {
+    assert.throws(() => otlpLogsUrl({ endpoint: 'collector:4318' }), /^Error: OTEL_EXPORTER_OTLP_ENDPOINT: must be an http: or https: URL$/);
+    assert.throws(() => otlpLogsUrl({ endpoint: 'not a url' }), /^Error: OTEL_EXPORTER_OTLP_ENDPOINT: must be an absolute URL$/);
+    assert.throws(() => otlpLogsUrl({ endpoint: 'http://ok:4318', logsEndpoint: 'grpc://collector:4317' }), /^Error: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: must be an http: or https: URL$/);
+  });
+});
