@@ -61,7 +61,7 @@ interface Seek {
 
 const ROW = `SELECT r.id, r.time, r.status, r.duration,
     (SELECT text FROM strings WHERE code = r.user) AS user,
-    CASE typeof(r.path) WHEN 'integer' THEN (SELECT text FROM strings WHERE code = r.path) ELSE r.path END AS path,
+    CASE typeof(r.path) WHEN 'text' THEN r.path ELSE (SELECT text FROM strings WHERE code = r.path) END AS path,
     (SELECT text FROM strings WHERE code = r.method) AS method,
     (SELECT text FROM strings WHERE code = r.ip) AS ip`;
 const NEWEST_FIRST = 'ORDER BY time DESC, id DESC';
@@ -290,7 +290,7 @@ function residualConditions(file: DayFile, filter: AccessLogFilter): { where: st
     values.push(file.code(filter.method) ?? -1);
   }
   if (filter.pathContains !== undefined) {
-    conditions.push(`instr(CASE typeof(path) WHEN 'integer' THEN (SELECT text FROM strings WHERE code = path) ELSE path END, ?) > 0`);
+    conditions.push(`instr(CASE typeof(path) WHEN 'text' THEN path ELSE (SELECT text FROM strings WHERE code = path) END, ?) > 0`);
     values.push(filter.pathContains);
   }
   return { where: conditions.length > 0 ? `(${conditions.join(' AND ')})` : '1', values };

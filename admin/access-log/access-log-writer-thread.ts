@@ -1,7 +1,8 @@
 /**
  * The access-log writer's thread (see access-log-writer.ts): stores each batch it is sent into the
- * day files and the rollups ({@link AccessLogStore}), offers it to the export when one is
- * configured, and does the access log's upkeep (retention.ts). Its log lines and counters go to
+ * day files and the rollups ({@link AccessLogStore}), then offers it to the OTLP export when one is
+ * configured ({@link OtlpLogExporter}: its reply, which lets the stream acknowledge the batch, comes
+ * once both hold it), and does the access log's upkeep (retention.ts). Its log lines and counters go to
  * the main thread as notices. Not imported by the main thread.
  */
 import { workerData } from 'node:worker_threads';
@@ -10,7 +11,9 @@ import { openDatabase } from '../database.js';
 import { AccessLogStore, type StoreNotice } from './access-log-store.js';
 import type { WriterOptions, WriterTotals } from './access-log-writer.js';
 import { moveLegacyRecords } from './legacy-table.js';
+import { OtlpLogExporter } from './otlp-export.js';
 import { startMaintenance } from './retention.js';
+import { serviceNames } from './service-names.js';
 import { serveCalls } from './worker-calls.js';
 
 /**
@@ -20,10 +23,11 @@ import { serveCalls } from './worker-calls.js';
  */
 const WRITER_CACHE_KIB = 2_000;
 
-/** A batch to store: its JSON texts, one per shipped batch (strings cross threads as one copy each). */
-export interface WriterRequest {
-  json: readonly string[];
-}
+/**
+ * A batch to store: its JSON texts, one per shipped batch (strings cross threads as one copy
+ * each); or the last call, which sends what the export holds before the thread is stopped.
+ */
+export type WriterRequest = { json: readonly string[] } | { close: true };
 
 const options = workerData as WriterOptions;
 const db = openDatabase(options.databasePath);
@@ -37,12 +41,24 @@ void moveLegacyRecords(db, store, () => stopped).then(
   (err: Error) => notify({ level: 'warn', message: 'access log: moving the old access_logs table failed; will retry at the next start', fields: { err: err.message } }),
 );
 
-const totals = (): WriterTotals => ({ ...store.totals, exported: 0, exportDropped: 0 });
+const exporter = options.export && new OtlpLogExporter({
+  ...options.export,
+  serviceName: serviceNames(db),
+  log: (level, fields, message) => notify({ level: level === 'error' ? 'warn' : level, message, fields }),
+});
+
+const totals = (): WriterTotals => ({ ...store.totals, exported: exporter?.exported ?? 0, exportDropped: exporter?.dropped ?? 0 });
 
 notify = serveCalls<WriterRequest, WriterTotals, StoreNotice>(
-  ({ json }) => {
-    const batches = json.map((text) => JSON.parse(text) as AccessLogEntry[]);
+  async (request) => {
+    if ('close' in request) {
+      await exporter?.close();
+      return totals();
+    }
+    const batches = request.json.map((text) => JSON.parse(text) as AccessLogEntry[]);
     store.storeBatches(batches);
+    // Only once stored: a batch whose store failed comes again, and is offered then.
+    for (const records of batches) exporter?.offer(records);
     return totals();
   },
   () => {

@@ -36,15 +36,20 @@ export interface AccessLogWriter {
   store(batch: AccessLogBatch): Promise<void>;
   /** The counters as of the last stored batch. */
   readonly totals: WriterTotals;
-  /** Waits for the batches already handed over, then stops the thread. */
+  /**
+   * Waits for the batches already handed over, lets the export send what it holds (5 s at most
+   * while its collector is away; then what is left is dropped and counted), then stops the thread.
+   */
   close(): Promise<void>;
 }
 
 /**
- * Starts the writer thread for `options`; its notices (retention, a full access log) go to `onNotice`.
+ * Starts the writer thread for `options`; its notices (retention, a full access log, the export's
+ * state) go to `onNotice`.
  */
 export function openAccessLogWriter(options: WriterOptions, onNotice: (notice: StoreNotice) => void): AccessLogWriter {
   const calls = new WorkerCalls<WriterRequest, WriterTotals, StoreNotice>(new URL('./access-log-writer-thread.js', import.meta.url), options, onNotice);
+  calls.start(); // its upkeep (retention, rollups, the move of an old table) runs without traffic too
   let totals: WriterTotals = { stored: 0, duplicates: 0, expired: 0, discarded: 0, bytes: 0, days: 0, exported: 0, exportDropped: 0 };
   return {
     async store(batch) {
@@ -53,6 +58,9 @@ export function openAccessLogWriter(options: WriterOptions, onNotice: (notice: S
     get totals() {
       return totals;
     },
-    close: () => calls.close(),
+    async close() {
+      totals = await calls.call({ close: true }).catch(() => totals);
+      await calls.close();
+    },
   };
 }

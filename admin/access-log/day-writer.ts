@@ -123,11 +123,14 @@ export class DayWriter {
     return code;
   }
 
-  /** A path's stored value: its code once seen twice today, else the text itself. */
-  #path(path: string): number | string {
+  /**
+   * A path's stored value: its code once seen twice today, else the text itself. The code is a
+   * bigint because better-sqlite3 binds other numbers as REAL (8 bytes) in a column without a type.
+   */
+  #path(path: string): bigint | string {
     const code = this.#codes.get(path);
-    if (code !== undefined) return code;
-    if (this.#seenOnce.delete(path)) return this.#code(path);
+    if (code !== undefined) return BigInt(code);
+    if (this.#seenOnce.delete(path)) return BigInt(this.#code(path));
     if (this.#seenOnce.size >= MEMORY_LIMIT) this.#seenOnce.clear();
     this.#seenOnce.add(path);
     return path;

@@ -36,6 +36,11 @@ export class WorkerCalls<Request, Result, Notice = never> {
     this.#onNotice = onNotice;
   }
 
+  /** Starts the thread now rather than at the first call (for a thread with work of its own). */
+  start(): void {
+    this.#thread();
+  }
+
   /**
    * Sends `request`; resolves with the thread's result.
    * @throws (rejects with) the error the thread's handler threw (its message and `code`), or

@@ -92,7 +92,7 @@ test('gateway-owned paths through either proxy reach the admin process; the publ
   assert.equal(await statusOf(`${split.adminUrl}/readyz`), 200);
 });
 
-test('a proxy counts a refusing target per service on INTERNAL_PORT; the admin process shows no data-plane series', async () => {
+test('a proxy counts a refusing target per service on INTERNAL_PORT; the admin process shows no data-plane series, only its storing of the access log', async () => {
   const [a] = split.proxies;
   const id = await split.createService(admin, { name: 'Refusing', path: '/refusing', targetUrl: `http://127.0.0.1:${await freePort()}`, requireAuth: false });
   await seenByBoth('/refusing/x', 503);
@@ -101,7 +101,9 @@ test('a proxy counts a refusing target per service on INTERNAL_PORT; the admin p
 
   const adminMetrics = await (await request(`${split.adminUrl}/metrics`)).body.text();
   assert.match(adminMetrics, /^process_resident_memory_bytes \d+/m);
-  assert.doesNotMatch(adminMetrics, /gatehouse_(requests_total|request_duration_seconds|upstream_errors_total|access_log_records)/);
+  assert.doesNotMatch(adminMetrics, /gatehouse_(requests_total|request_duration_seconds|upstream_errors_total|access_log_records_(shipped|dropped))/);
+  assert.match(adminMetrics, /^gatehouse_access_log_records_stored_total \d+/m);
+  assert.match(adminMetrics, /^gatehouse_access_log_disk_bytes \d+/m);
 });
 
 test('admin process down: gateway-owned paths get 503, proxied traffic is unaffected', async () => {
