@@ -63,6 +63,8 @@ export class AccessLogStore {
   #floorDay = -Infinity;
   /** Set while records are being discarded, so that is told once. */
   #discarding = false;
+  /** Set while the rollups cannot be written for want of disk, so that is told once. */
+  #rollupsFull = false;
   readonly #totals: StoreTotals = { stored: 0, duplicates: 0, expired: 0, discarded: 0, bytes: 0, days: 0 };
 
   /** `db` is the gateway's database (for the rollups); the day files are in `options.dir`. */
@@ -147,7 +149,7 @@ export class AccessLogStore {
     try {
       for (const [day, groups] of byDay) counted.push(...this.#writeDay(day, groups));
     } finally {
-      if (countInRollups && counted.length > 0) this.#addRollups(counted);
+      if (countInRollups && counted.length > 0) this.#countInRollups(counted);
       this.enforceLimits();
     }
   }
@@ -180,6 +182,22 @@ export class AccessLogStore {
           this.#fullDays.add(day);
         }
       }
+    }
+  }
+
+  /**
+   * Adds records to the traffic rollups. A full disk there (the gateway's database) costs the
+   * charts those records, told once, rather than stopping the pipeline: the batch would otherwise
+   * be retried for as long as the disk stays full, while the Redis stream grows.
+   */
+  #countInRollups(records: readonly AccessLogEntry[]): void {
+    try {
+      this.#addRollups(records);
+      this.#rollupsFull = false;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_FULL') throw error;
+      if (!this.#rollupsFull) this.#options.notify?.({ level: 'warn', message: 'traffic rollups not updated: the disk of the gateway database is full', fields: { records: records.length } });
+      this.#rollupsFull = true;
     }
   }
 
