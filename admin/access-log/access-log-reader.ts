@@ -65,6 +65,8 @@ const ROW = `SELECT r.id, r.time, r.status, r.duration,
     (SELECT text FROM strings WHERE code = r.method) AS method,
     (SELECT text FROM strings WHERE code = r.ip) AS ip`;
 const NEWEST_FIRST = 'ORDER BY time DESC, id DESC';
+/** Day files kept open between reads (three file descriptors each: the file, its WAL and shared memory). */
+const OPEN_FILES = 64;
 
 type Row = { id: number; time: number; status: number; duration: number; user: string | null; path: string; method: string; ip: string };
 
@@ -119,15 +121,24 @@ export class AccessLogReader {
     return spans;
   }
 
+  /** `day`'s file, kept open for the next reads; the least recently read beyond {@link OPEN_FILES} are closed. */
   #file(day: number): DayFile | undefined {
     let file = this.#files.get(day);
-    if (file) return file;
-    try {
-      file = new DayFile(openDayFile(this.#dir, day, true));
-    } catch {
-      return undefined; // deleted since the folder was listed
+    if (file) {
+      this.#files.delete(day); // re-inserted below: the map's order is the order of use
+    } else {
+      try {
+        file = new DayFile(openDayFile(this.#dir, day, true));
+      } catch {
+        return undefined; // deleted since the folder was listed
+      }
     }
     this.#files.set(day, file);
+    for (const [oldest, idle] of this.#files) {
+      if (this.#files.size <= OPEN_FILES) break;
+      idle.db.close();
+      this.#files.delete(oldest);
+    }
     return file;
   }
 
