@@ -11,6 +11,17 @@ import { TrafficRollups } from './traffic-rollups.js';
 const PAGE_BYTES = 4096;
 /** Day files kept open for writing: today's, and one more for records that arrive late. */
 const OPEN_WRITERS = 2;
+/** Room under which a full day stays full (16 pages), unless an older day was deleted. */
+const MIN_ROOM_BYTES = 16 * PAGE_BYTES;
+
+/**
+ * The most a day file's write-ahead log keeps between batches, in bytes: a 32nd of the cap,
+ * between 64 KiB and 4 MiB. The budget sets it aside for each open file, so files and logs
+ * together stay within the cap.
+ */
+export function walBytes(budget: DiskBudget): number {
+  return Math.min(4 * 2 ** 20, Math.max(64 * 2 ** 10, Math.floor(budget.maxBytes / 32 / PAGE_BYTES) * PAGE_BYTES));
+}
 
 /** Something the store tells its owner about, to log (the writer thread has no logger of its own). */
 export interface StoreNotice {
@@ -100,22 +111,27 @@ export class AccessLogStore {
    * Runs after every stored batch; O(1) per day deleted (a file's deletion), whatever it holds.
    */
   enforceLimits(): void {
-    const { dir, budget } = this.#options;
-    const days = listDays(dir);
+    const days = listDays(this.#options.dir);
     const cutoff = dayOf(this.#now() - this.#options.retentionDays * DAY_MS);
-    while (days.length > 0 && days[days.length - 1]! < cutoff) this.#drop(days.pop()!, 'retention', cutoff);
-    const sizes = new Map(days.map((day) => [day, dayBytes(dir, day)]));
-    let used = [...sizes.values()].reduce((sum, bytes) => sum + bytes, 0);
-    let free = filesystemOf(dir).freeBytes;
-    while (days.length > 1 && headroom(budget, used, free) < 0) {
-      const day = days.pop()!;
-      used -= sizes.get(day)!;
-      free += sizes.get(day)!;
-      this.#drop(day, 'size', day + 1);
+    let dropped = false;
+    while (days.length > 0 && days[days.length - 1]! < cutoff) {
+      this.#drop(days.pop()!, 'retention', cutoff);
+      dropped = true;
     }
-    this.#totals.bytes = used;
+    let room = this.#room(days);
+    if (room < 0) {
+      // Write-ahead logs hold copies of pages the files already have: fold them in before deleting days.
+      for (const writer of this.#writers.values()) writer.checkpoint();
+      room = this.#room(days);
+    }
+    while (days.length > 1 && room < 0) {
+      const day = days.pop()!;
+      room += dayBytes(this.#options.dir, day);
+      this.#drop(day, 'size', day + 1);
+      dropped = true;
+    }
     this.#totals.days = days.length;
-    this.#limitWriters(headroom(budget, used, free));
+    this.#limitWriters(room, dropped);
   }
 
   /** Closes the open day files. */
@@ -161,9 +177,10 @@ export class AccessLogStore {
    */
   #writeDay(day: number, groups: readonly DayGroup[]): AccessLogEntry[] {
     const all = () => groups.flatMap((group) => group.records);
+    let checkpointed = false;
     for (;;) {
-      if (day < this.#floorDay) {
-        this.#totals.expired += all().length; // deleted meanwhile to make room
+      if (day < this.#floorDay || this.#firstToGo(day)) {
+        this.#totals.expired += all().length; // deleted meanwhile to make room, or would be at once
         return all();
       }
       if (this.#fullDays.has(day)) return this.#discard(day, all());
@@ -171,11 +188,17 @@ export class AccessLogStore {
         const { stored, duplicates, fresh } = this.#writerFor(day).write(groups);
         this.#totals.stored += stored;
         this.#totals.duplicates += duplicates;
+        this.#storingAgain();
         return fresh.flatMap((group) => group.records);
       } catch (error) {
         if ((error as { code?: string }).code !== 'SQLITE_FULL') throw error;
         const oldest = listDays(this.#options.dir).at(-1);
-        if (oldest !== undefined && oldest < day) {
+        if (!checkpointed) {
+          // The write-ahead logs may hold the room: fold them into their files and measure again.
+          checkpointed = true;
+          for (const writer of this.#writers.values()) writer.checkpoint();
+          this.#limitWriters(this.#room(listDays(this.#options.dir)), false);
+        } else if (oldest !== undefined && oldest < day) {
           this.#drop(oldest, 'size', oldest + 1);
           this.enforceLimits();
         } else {
@@ -214,31 +237,65 @@ export class AccessLogStore {
     return records;
   }
 
-  /** The writer of `day`, creating its file; the least recently opened beyond {@link OPEN_WRITERS} is closed. */
+  /**
+   * The writer of `day`, creating its file; beyond {@link OPEN_WRITERS}, the least recently used
+   * other writer is closed. The new file gets its share of the room left, and deletes nothing:
+   * the store's next {@link enforceLimits} does, after this batch.
+   */
   #writerFor(day: number): DayWriter {
     let writer = this.#writers.get(day);
-    if (writer) return writer;
-    createDayFile(this.#options.dir, day, DAY_SCHEMA);
-    writer = new DayWriter(this.#options.dir, day);
-    this.#writers.set(day, writer);
-    if (this.#writers.size > OPEN_WRITERS) {
-      const oldest = Math.min(...this.#writers.keys());
-      this.#writers.get(oldest)!.close();
-      this.#writers.delete(oldest);
+    if (writer) {
+      this.#writers.delete(day); // re-inserted below: the map's order is the order of use
+    } else {
+      createDayFile(this.#options.dir, day, DAY_SCHEMA);
+      writer = new DayWriter(this.#options.dir, day, walBytes(this.#options.budget));
     }
-    this.enforceLimits();
+    this.#writers.set(day, writer);
+    for (const [other, idle] of this.#writers) {
+      if (this.#writers.size <= OPEN_WRITERS) break;
+      idle.close();
+      this.#writers.delete(other);
+    }
+    this.#limitWriters(this.#room(listDays(this.#options.dir)), false);
     return writer;
   }
 
-  /** Lets each open writer grow by its share of `room` bytes (none when it is negative). */
-  #limitWriters(room: number): void {
+  /**
+   * Whether `day` has no file, is older than every kept day, and the budget has no room: a file
+   * made for it would be the first deleted.
+   */
+  #firstToGo(day: number): boolean {
+    if (this.#writers.has(day)) return false;
+    const days = listDays(this.#options.dir);
+    return days.length > 0 && day < days.at(-1)! && this.#room(days) < MIN_ROOM_BYTES;
+  }
+
+  /**
+   * The bytes the day files in `days` may still grow by (negative when over the budget), with
+   * {@link walBytes} set aside for each open writer's write-ahead log; sets `totals.bytes`.
+   */
+  #room(days: readonly number[]): number {
+    const used = days.reduce((sum, day) => sum + dayBytes(this.#options.dir, day), 0);
+    this.#totals.bytes = used;
+    return headroom(this.#options.budget, used, filesystemOf(this.#options.dir).freeBytes) - this.#writers.size * walBytes(this.#options.budget);
+  }
+
+  /**
+   * Lets each open writer's file grow by its share of `room` bytes (none when it is negative).
+   * A full day stays full until an older day was deleted (`dropped`) or a few pages' room is back,
+   * so a log at its cap is not told "full" and "storing again" by turns.
+   */
+  #limitWriters(room: number, dropped: boolean): void {
     const share = Math.max(0, room) / Math.max(1, this.#writers.size) / PAGE_BYTES;
     for (const writer of this.#writers.values()) {
       const pages = writer.db.pragma('page_count', { simple: true }) as number;
       writer.limitPages(pages + share);
     }
-    if (room <= 0 || this.#fullDays.size === 0) return;
-    this.#fullDays.clear();
+    if (dropped || room >= MIN_ROOM_BYTES) this.#fullDays.clear();
+  }
+
+  /** After records were discarded, a stored batch is told once. */
+  #storingAgain(): void {
     if (!this.#discarding) return;
     this.#discarding = false;
     this.#options.notify?.({ level: 'info', message: 'access log storing again: there is room', fields: { discarded: this.#totals.discarded } });

@@ -8,8 +8,8 @@
 import { workerData } from 'node:worker_threads';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { openDatabase } from '../database.js';
-import { AccessLogStore, type StoreNotice } from './access-log-store.js';
-import type { WriterOptions, WriterTotals } from './access-log-writer.js';
+import { AccessLogStore } from './access-log-store.js';
+import type { WriterNotice, WriterOptions, WriterTotals } from './access-log-writer.js';
 import { moveLegacyRecords } from './legacy-table.js';
 import { OtlpLogExporter } from './otlp-export.js';
 import { startMaintenance } from './retention.js';
@@ -32,7 +32,7 @@ export type WriterRequest = { json: readonly string[] } | { close: true };
 const options = workerData as WriterOptions;
 const db = openDatabase(options.databasePath);
 db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
-let notify: (notice: StoreNotice) => void = () => {};
+let notify: (notice: WriterNotice) => void = () => {};
 const store = new AccessLogStore(db, { dir: options.dir, retentionDays: options.retentionDays, budget: options.budget, notify: (notice) => notify(notice) });
 let stopped = false;
 const stopMaintenance = startMaintenance(db, store, (fields, message) => notify({ level: 'info', message, fields }));
@@ -42,14 +42,15 @@ void moveLegacyRecords(db, store, () => stopped).then(
 );
 
 const exporter = options.export && new OtlpLogExporter({
-  ...options.export,
+  url: new URL(options.export.url),
+  headers: options.export.headers,
   serviceName: serviceNames(db),
   log: (level, fields, message) => notify({ level: level === 'error' ? 'warn' : level, message, fields }),
 });
 
 const totals = (): WriterTotals => ({ ...store.totals, exported: exporter?.exported ?? 0, exportDropped: exporter?.dropped ?? 0 });
 
-notify = serveCalls<WriterRequest, WriterTotals, StoreNotice>(
+notify = serveCalls<WriterRequest, WriterTotals, WriterNotice>(
   async (request) => {
     if ('close' in request) {
       await exporter?.close();
@@ -63,8 +64,13 @@ notify = serveCalls<WriterRequest, WriterTotals, StoreNotice>(
   },
   () => {
     stopped = true;
+    clearInterval(reporting);
     stopMaintenance();
     store.close();
     db.close();
   },
 );
+
+/** How often the counters are reported without being asked, in ms. */
+const REPORT_MS = 2_000;
+const reporting = setInterval(() => notify({ totals: totals() }), REPORT_MS).unref();

@@ -1,7 +1,6 @@
 import type { AccessLogBatch } from '../../shared/backends/access-log-batch.js';
 import type { StoreNotice, StoreTotals } from './access-log-store.js';
 import type { WriterRequest } from './access-log-writer-thread.js';
-import type { AccessLogExport } from '../../shared/config.js';
 import type { DiskBudget } from './disk-budget.js';
 import { WorkerCalls } from './worker-calls.js';
 
@@ -13,9 +12,15 @@ export interface WriterOptions {
   dir: string;
   retentionDays: number;
   budget: DiskBudget;
-  /** ACCESS_LOG_EXPORT=otlp: where the records go too; undefined: not exported. */
-  export: AccessLogExport | undefined;
+  /**
+   * ACCESS_LOG_EXPORT=otlp: where the records go too, the URL as its text (a URL object reaches a
+   * thread as `{}`: structured clone copies no accessors); undefined: not exported.
+   */
+  export: { url: string; headers: Record<string, string> } | undefined;
 }
+
+/** What the writer thread says unasked: a line to log, or its counters (every 2 s, so `/metrics` moves without traffic). */
+export type WriterNotice = StoreNotice | { totals: WriterTotals };
 
 /** The writer's counters, as of its last stored batch: the store's, and the export's (records). */
 export type WriterTotals = StoreTotals & { exported: number; exportDropped: number };
@@ -34,7 +39,7 @@ export interface AccessLogWriter {
    * @throws (rejects with) the SQLite error when the batch breaks the schema; a retry stores what is missing.
    */
   store(batch: AccessLogBatch): Promise<void>;
-  /** The counters as of the last stored batch. */
+  /** The counters as of the last stored batch, or the thread's last report (every 2 s). */
   readonly totals: WriterTotals;
   /**
    * Waits for the batches already handed over, lets the export send what it holds (5 s at most
@@ -48,9 +53,12 @@ export interface AccessLogWriter {
  * state) go to `onNotice`.
  */
 export function openAccessLogWriter(options: WriterOptions, onNotice: (notice: StoreNotice) => void): AccessLogWriter {
-  const calls = new WorkerCalls<WriterRequest, WriterTotals, StoreNotice>(new URL('./access-log-writer-thread.js', import.meta.url), options, onNotice);
-  calls.start(); // its upkeep (retention, rollups, the move of an old table) runs without traffic too
   let totals: WriterTotals = { stored: 0, duplicates: 0, expired: 0, discarded: 0, bytes: 0, days: 0, exported: 0, exportDropped: 0 };
+  const calls = new WorkerCalls<WriterRequest, WriterTotals, WriterNotice>(new URL('./access-log-writer-thread.js', import.meta.url), options, (notice) => {
+    if ('totals' in notice) totals = notice.totals;
+    else onNotice(notice);
+  });
+  calls.start(); // its upkeep (retention, rollups, the move of an old table) runs without traffic too
   return {
     async store(batch) {
       totals = await calls.call({ json: batch.json });

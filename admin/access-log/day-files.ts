@@ -94,17 +94,13 @@ function removeFiles(path: string): void {
 
 /**
  * Opens `day`'s file: WAL (the writer thread appends while the reader thread reads),
- * `synchronous=NORMAL` as the main database, a small page cache, and a WAL that is truncated back
- * to 4 MB after checkpoints so it does not keep its peak size on disk.
+ * `synchronous=NORMAL` for a writer as for the main database, and a small page cache.
  * @throws when the file cannot be opened (for `readonly`, when it does not exist).
  */
 export function openDayFile(dir: string, day: number, readonly: boolean): Database {
   const db = new BetterSqlite3(dayPath(dir, day), { readonly, fileMustExist: true });
   db.pragma('busy_timeout = 5000');
   db.pragma('cache_size = -2000');
-  if (!readonly) {
-    db.pragma('synchronous = NORMAL');
-    db.pragma('journal_size_limit = 4194304');
-  }
+  if (!readonly) db.pragma('synchronous = NORMAL');
   return db;
 }

@@ -38,9 +38,14 @@ export class DayWriter {
   readonly #claimBatch: Statement<[Buffer]>;
   readonly #write: (groups: readonly DayGroup[]) => DayWriteResult;
 
-  /** Opens `day`'s file in `dir` (it must exist: day-files.ts `createDayFile`). */
-  constructor(dir: string, day: number) {
+  /**
+   * Opens `day`'s file in `dir` (it must exist: day-files.ts `createDayFile`), its write-ahead log
+   * checkpointed once it holds `walBytes` and cut back to that size after.
+   */
+  constructor(dir: string, day: number, walBytes: number) {
     this.db = openDayFile(dir, day, false);
+    this.db.pragma(`journal_size_limit = ${walBytes}`);
+    this.db.pragma(`wal_autocheckpoint = ${Math.max(1, Math.floor(walBytes / 4096))}`);
     this.#dayStart = day * DAY_MS;
     this.#findString = this.db.prepare('SELECT code FROM strings WHERE text = ?');
     this.#insertString = this.db.prepare('INSERT INTO strings (text) VALUES (?)');
@@ -76,6 +81,11 @@ export class DayWriter {
   /** Caps the file at `pages` pages (PRAGMA max_page_count): growing past it fails with SQLITE_FULL. */
   limitPages(pages: number): void {
     this.db.pragma(`max_page_count = ${Math.max(1, Math.floor(pages))}`);
+  }
+
+  /** Copies the write-ahead log into the file and empties it (waits for readers: milliseconds). */
+  checkpoint(): void {
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
   close(): void {

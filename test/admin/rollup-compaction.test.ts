@@ -1,15 +1,14 @@
+/**
+ * Traffic rollups (access_rollups, in the gateway's database, counted by the access-log store):
+ * per-minute rows older than two days become one row per hour with the same sums.
+ */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
-import { AccessLogStore } from '../../admin/access-log/access-log-store.js';
-import { openDatabase, type Database } from '../../admin/database.js';
+import type { Database } from '../../admin/database.js';
 import { compactRollups, COMPACT_ROLLUPS_AFTER_DAYS } from '../../admin/access-log/rollup-compaction.js';
 import type { AccessLogEntry } from '../../shared/types.js';
-
-/** Per-minute rollups older than two days become one row per hour with the same sums. */
+import { tempDatabase, type TempDatabase } from '../support/temp-database.js';
 
 const HOUR = 3_600_000;
 const NOW = Date.parse('2025-06-10T12:34:00Z');
@@ -17,24 +16,21 @@ const OLD_HOUR = NOW - (COMPACT_ROLLUPS_AFTER_DAYS * 24 + 5) * HOUR - (NOW % HOU
 const RECENT = NOW - 2 * HOUR;
 const SERVICE = randomUUID();
 
-let dir: string;
+let t: TempDatabase;
 let db: Database;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'gatehouse-compaction-'));
-  db = openDatabase(join(dir, 'gateway.db'));
+  t = tempDatabase({ now: () => NOW });
+  db = t.db;
   const records: AccessLogEntry[] = [];
   for (let minute = 0; minute < 60; minute += 3) {
     for (const [start, statusCode, responseTimeMs] of [[OLD_HOUR, 200, 4], [OLD_HOUR, 503, 900], [RECENT, 404, 12]] as const) {
       records.push({ eventId: randomUUID(), serviceId: SERVICE, userId: null, path: '/', method: 'GET', statusCode, responseTimeMs: responseTimeMs + minute, ipAddress: '192.0.2.1', timestamp: start + minute * 60_000 });
     }
   }
-  new AccessLogStore(db).insertBatch(records);
+  t.store.insertBatch(records);
 });
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => t.close());
 
 /** Every column summed over [from, to) ms, per service (the all-services row included), and the row count. */
 function totals(from: number, to: number): { rows: number; sums: Record<string, unknown>[] } {
@@ -61,4 +57,5 @@ test('an old hour folds into one row per service with the same counts and latenc
   assert.deepEqual(hourRow, [{ minute: OLD_HOUR / 60_000 }], 'kept at the hour\'s first minute');
 
   assert.equal(await compactRollups(db, { now: NOW }), 0, 'a second run has nothing to fold');
+  assert.equal(t.accessLogs.listForService(SERVICE, 1, 0).total, 60, 'the raw records in the day files are untouched');
 });
