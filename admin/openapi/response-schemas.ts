@@ -51,12 +51,17 @@ const accessLogRecord = v.strictObject({
   timestamp,
 });
 
-/** A page of a service's access log (interface.md §4.2, README "Access-log filters"). */
+/** A page of a service's access log (interface.md §4.2, README "Where access-log records go"). */
 const accessLogPage = v.strictObject({
   logs: v.pipe(v.array(accessLogRecord), v.description('Newest first')),
-  total: v.pipe(count, v.description('How many records match the filters, all pages together')),
+  total: v.pipe(
+    count,
+    v.description(
+      'How many records match the filters, all pages together: exact for the service, status class and time range (from per-minute counts); with method, path or user, the matches among the newest 100,000 records the other filters pass',
+    ),
+  ),
   partial: v.optional(
-    v.pipe(v.literal(true), v.description('method or path was checked on the newest 100,000 records of the other filters only')),
+    v.pipe(v.literal(true), v.description('method, path or user was checked on the newest 100,000 records of the other filters only: total is a lower bound')),
   ),
 });
 
