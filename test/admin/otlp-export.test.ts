@@ -1,11 +1,12 @@
 /**
- * The access-log export over OTLP/HTTP (JSON), against a real receiver: a node:http server that
- * decodes each POST as OTLP/JSON and keeps the log records of the requests it answered 2xx. It can
- * be down (port closed, or connections reset), answer 503, 400 or a partial success, or never
- * answer. Also the OTEL_EXPORTER_OTLP_* readers the exporter is configured with.
+ * The access-log export over OTLP/HTTP (JSON), against a real receiver (test/support/otlp-receiver.ts:
+ * a node:http server that decodes each POST as OTLP/JSON and keeps the log records of the requests it
+ * answered 2xx). The collector can be down (port closed, or connections reset by a TCP server here),
+ * answer 503, 400 or a partial success (scripted receiver answers), or never answer (a server here).
+ * Also the OTEL_EXPORTER_OTLP_* readers the exporter is configured with.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { afterEach, describe, it, test } from 'node:test';
 import { OtlpLogExporter, type OtlpLogExporterOptions } from '../../admin/access-log/otlp-export.js';
@@ -13,86 +14,8 @@ import { eventId } from '../../shared/event-id.js';
 import { otlpLogsUrl, parseOtlpHeaders } from '../../shared/otlp-headers.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { closeServer, listen } from '../support/listen.js';
+import { OtlpReceiver } from '../support/otlp-receiver.js';
 import { Recorder } from '../support/recorder.js';
-
-/** An answer the receiver gives instead of its default `200 {}`. */
-interface Answer {
-  status: number;
-  headers?: Record<string, string>;
-  body?: string;
-}
-
-/** One OTLP/JSON `AnyValue` as the serializer writes them: string or int here. */
-interface JsonValue {
-  stringValue?: string;
-  intValue?: number | string;
-}
-type JsonAttributes = Array<{ key: string; value: JsonValue }>;
-interface JsonLogRecord {
-  timeUnixNano: string;
-  observedTimeUnixNano: string;
-  severityNumber: number;
-  severityText: string;
-  body: JsonValue;
-  attributes: JsonAttributes;
-}
-interface JsonLogsRequest {
-  resourceLogs: Array<{ resource: { attributes: JsonAttributes }; scopeLogs: Array<{ scope: { name: string }; logRecords: JsonLogRecord[] }> }>;
-}
-
-/** A log record as received, its attributes (and its resource's) flattened to an object. */
-interface Received {
-  record: JsonLogRecord;
-  attributes: Record<string, unknown>;
-  resource: Record<string, unknown>;
-  scope: string;
-}
-
-const flatten = (attributes: JsonAttributes) =>
-  Object.fromEntries(attributes.map(({ key, value }) => [key, value.stringValue ?? Number(value.intValue)]));
-
-/** The OTLP receiver: every POST's headers and arrival time, and the records of those answered 2xx, by `log.record.uid`. */
-class Receiver {
-  readonly server: Server = createServer((request, response) => void this.#receive(request, response));
-  readonly headers: IncomingHttpHeaders[] = [];
-  readonly times: number[] = [];
-  readonly records = new Map<string, Received>();
-  /** Told the number of distinct records kept after each 2xx answer. */
-  readonly accepted = new Recorder<number>();
-  /** Answers to give, in order; then `200 {}`. */
-  readonly answers: Answer[] = [];
-  port = 0;
-
-  static async start(port = 0): Promise<Receiver> {
-    const receiver = new Receiver();
-    receiver.port = await listen(receiver.server, port, '127.0.0.1');
-    cleanups.push(() => closeServer(receiver.server));
-    return receiver;
-  }
-
-  async #receive(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    this.headers.push(request.headers);
-    this.times.push(Date.now());
-    const answer = this.answers.shift() ?? { status: 200 };
-    const ok = answer.status < 300;
-    if (ok) this.#keep(JSON.parse(Buffer.concat(chunks).toString('utf8')) as JsonLogsRequest);
-    response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(answer.body ?? '{}');
-    if (ok) this.accepted.listener(this.records.size);
-  }
-
-  #keep(request: JsonLogsRequest): void {
-    for (const { resource, scopeLogs } of request.resourceLogs) {
-      for (const { scope, logRecords } of scopeLogs) {
-        for (const record of logRecords) {
-          const attributes = flatten(record.attributes);
-          this.records.set(attributes['log.record.uid'] as string, { record, attributes, resource: flatten(resource.attributes), scope: scope.name });
-        }
-      }
-    }
-  }
-}
 
 interface LogLine {
   level: 'info' | 'warn' | 'error';
@@ -146,10 +69,17 @@ function entry(fields: Partial<AccessLogEntry> = {}): AccessLogEntry {
 const records = (count: number) => Array.from({ length: count }, () => entry());
 const uids = (entries: AccessLogEntry[]) => new Set(entries.map((e) => e.eventId));
 
+/** An OTLP receiver on `port` of 127.0.0.1 (0: a free one), closed after the test. */
+async function startReceiver(port = 0): Promise<OtlpReceiver> {
+  const receiver = await OtlpReceiver.start(port);
+  cleanups.push(() => receiver.close());
+  return receiver;
+}
+
 /** A port nothing listens on (a receiver started and stopped), so connections to it are refused. */
 async function closedPort(): Promise<number> {
-  const receiver = await Receiver.start();
-  await closeServer(receiver.server);
+  const receiver = await OtlpReceiver.start();
+  await receiver.stop();
   return receiver.port;
 }
 
@@ -169,7 +99,7 @@ async function resettingServer(port: number, attempts: Recorder<number>): Promis
 }
 
 test('records arrive as OTLP log records: HTTP attributes, time, severity, resource, and the configured headers', async () => {
-  const receiver = await Receiver.start();
+  const receiver = await startReceiver();
   const { exporter, logs } = exporterTo(receiver.port, { headers: parseOtlpHeaders('authorization=Bearer%20s3cret,x-tenant=acme') });
   const at = 1_700_000_000_123;
   const signedIn = entry({ path: '/echo/items?id=7&q=a', userId: 'user-1', timestamp: at, responseTimeMs: 42 });
@@ -177,7 +107,7 @@ test('records arrive as OTLP log records: HTTP attributes, time, severity, resou
   const failed = entry({ statusCode: 503 });
   const webdav = entry({ method: 'PROPFIND', statusCode: 207 });
   exporter.offer([signedIn, refused, failed, webdav]);
-  await receiver.accepted.next((count) => count === 4);
+  await receiver.until('4 records', (r) => r.records.size === 4);
 
   const first = receiver.records.get(signedIn.eventId)!;
   assert.deepEqual(first.attributes, {
@@ -192,26 +122,28 @@ test('records arrive as OTLP log records: HTTP attributes, time, severity, resou
     'gatehouse.response_time_ms': 42,
     'log.record.uid': signedIn.eventId,
   });
-  assert.equal(first.record.timeUnixNano, '1700000000123000000');
-  assert.equal(first.record.observedTimeUnixNano, '1700000000123000000');
-  assert.deepEqual([first.record.severityNumber, first.record.severityText], [9, 'INFO']);
-  assert.deepEqual(first.record.body, { stringValue: 'GET /echo/items?id=7&q=a 200' });
+  assert.equal(first.timeUnixNano, '1700000000123000000');
+  assert.equal(first.observedTimeUnixNano, '1700000000123000000');
+  assert.deepEqual([first.severityNumber, first.severityText], [9, 'INFO']);
+  assert.equal(first.body, 'GET /echo/items?id=7&q=a 200', 'a string body');
   assert.deepEqual(first.resource, { 'service.name': 'gatehouse' });
   assert.equal(first.scope, 'gatehouse.access-log');
 
   const second = receiver.records.get(refused.eventId)!;
-  assert.deepEqual([second.record.severityNumber, second.record.severityText], [13, 'WARN']);
-  assert.equal(second.record.timeUnixNano, '1700000000124000000');
+  assert.deepEqual([second.severityNumber, second.severityText], [13, 'WARN']);
+  assert.equal(second.timeUnixNano, '1700000000124000000');
   assert.equal('url.query' in second.attributes || 'user.id' in second.attributes, false, 'no query, anonymous');
   assert.equal('gatehouse.service.name' in second.attributes, false, 'svc-2 has no known name');
-  assert.deepEqual([receiver.records.get(failed.eventId)!.record.severityNumber, receiver.records.get(failed.eventId)!.record.severityText], [17, 'ERROR']);
+  const third = receiver.records.get(failed.eventId)!;
+  assert.deepEqual([third.severityNumber, third.severityText], [17, 'ERROR']);
   const other = receiver.records.get(webdav.eventId)!.attributes;
   assert.deepEqual([other['http.request.method'], other['http.request.method_original']], ['_OTHER', 'PROPFIND']);
 
-  assert.equal(receiver.headers.length, 1, 'one request for the four records');
-  assert.equal(receiver.headers[0]!.authorization, 'Bearer s3cret');
-  assert.equal(receiver.headers[0]!['x-tenant'], 'acme');
-  assert.equal(receiver.headers[0]!['content-type'], 'application/json');
+  assert.equal(receiver.requests.length, 1, 'one request for the four records');
+  const { headers } = receiver.requests[0]!;
+  assert.equal(headers.authorization, 'Bearer s3cret');
+  assert.equal(headers['x-tenant'], 'acme');
+  assert.equal(headers['content-type'], 'application/json');
   await exporter.close();
   assert.deepEqual([exporter.exported, exporter.dropped, exporter.buffered], [4, 0, 0]);
   assert.deepEqual(logs.values, [], 'nothing to say when all goes well');
@@ -233,9 +165,9 @@ test('a collector down (refusing, then resetting) and back on the same port gets
   exporter.offer(offered.slice(100, 120));
   await stopTcp(resetting);
 
-  const receiver = await Receiver.start(port);
+  const receiver = await startReceiver(port);
   exporter.offer(offered.slice(120));
-  await receiver.accepted.next((count) => count === offered.length);
+  await receiver.until('every record offered', (r) => r.records.size === offered.length);
   assert.deepEqual(new Set(receiver.records.keys()), uids(offered), 'nothing lost');
   await logs.next((line) => line.level === 'info');
   assert.equal(lines('warn', /./).length, 1, 'one warning for the whole outage, not one per retry');
@@ -246,21 +178,22 @@ test('a collector down (refusing, then resetting) and back on the same port gets
 
 describe('the collector answers', () => {
   it('503 with Retry-After, then 200: the batch is sent again after Retry-After (capped at maxBackoffMs) and delivered', async () => {
-    const receiver = await Receiver.start();
+    const receiver = await startReceiver();
     receiver.answers.push({ status: 503, headers: { 'retry-after': '1' } });
     const { exporter } = exporterTo(receiver.port, { minBackoffMs: 1, maxBackoffMs: 300 });
     const offered = records(5);
     exporter.offer(offered);
-    await receiver.accepted.next((count) => count === 5);
-    assert.equal(receiver.times.length, 2);
+    await receiver.until('5 records', (r) => r.records.size === 5);
+    assert.deepEqual(receiver.requests.map((post) => post.status), [503, 200]);
+    const [refused, retried] = receiver.requests.map((post) => post.at);
     // Without Retry-After the first retry waits minBackoffMs (1 ms); with it, 1 s capped at 300 ms.
-    assert.ok(receiver.times[1]! - receiver.times[0]! >= 250, `retried after ${receiver.times[1]! - receiver.times[0]!} ms`);
+    assert.ok(retried! - refused! >= 250, `retried after ${retried! - refused!} ms`);
     await exporter.close();
     assert.deepEqual([exporter.exported, exporter.dropped], [5, 0]);
   });
 
   it('400: the batch is dropped, counted and logged with its status (no header value), not retried; the next batch goes', async () => {
-    const receiver = await Receiver.start();
+    const receiver = await startReceiver();
     receiver.answers.push({ status: 400, body: '{"code":3,"message":"bad timestamp"}' });
     const { exporter, logs } = exporterTo(receiver.port, { headers: { 'api-key': 's3cret' } });
     exporter.offer(records(5));
@@ -271,16 +204,16 @@ describe('the collector answers', () => {
 
     const next = records(3);
     exporter.offer(next);
-    await receiver.accepted.next((count) => count === 3);
+    await receiver.until('3 records', (r) => r.records.size === 3);
     assert.deepEqual(new Set(receiver.records.keys()), uids(next), 'the refused batch was not sent again');
-    assert.equal(receiver.headers.length, 2);
+    assert.equal(receiver.requests.length, 2);
     await exporter.close();
     assert.deepEqual([exporter.exported, exporter.dropped], [3, 5]);
     assert.doesNotMatch(JSON.stringify(logs.values), /s3cret/);
   });
 
   it('a partial success: the rejected records are counted as dropped, one warning per reason', async () => {
-    const receiver = await Receiver.start();
+    const receiver = await startReceiver();
     const partial = { status: 200, body: JSON.stringify({ partialSuccess: { rejectedLogRecords: '2', errorMessage: 'timestamp too old' } }) };
     receiver.answers.push(partial, partial);
     const { exporter, logs, lines } = exporterTo(receiver.port);
@@ -288,7 +221,7 @@ describe('the collector answers', () => {
     const warning = await logs.next((line) => line.level === 'warn');
     assert.deepEqual([warning.fields.rejected, warning.fields.reason], [2, 'timestamp too old']);
     exporter.offer(records(5));
-    await receiver.accepted.next((count) => count === 10);
+    await receiver.until('10 records', (r) => r.records.size === 10);
     exporter.offer(records(5));
     await exporter.close();
     assert.deepEqual([exporter.exported, exporter.dropped], [3 + 3 + 5, 2 + 2]);
@@ -308,8 +241,8 @@ test('a full buffer drops what is offered beyond maxBuffered, counted, with one 
   assert.deepEqual([exporter.buffered, exporter.dropped], [5, 5]);
   assert.equal(lines('warn', /buffer full/).length, 1);
 
-  const receiver = await Receiver.start(port);
-  await receiver.accepted.next((count) => count === 5);
+  const receiver = await startReceiver(port);
+  await receiver.until('5 records', (r) => r.records.size === 5);
   assert.deepEqual(new Set(receiver.records.keys()), uids([...kept, ...more.slice(0, 2)]), 'the first ones offered are kept');
   const room = await logs.next((line) => line.level === 'info' && /room again/.test(line.message));
   assert.equal(room.fields.dropped, 5);
@@ -344,14 +277,14 @@ describe('close()', () => {
   });
 
   it('with the collector up sends everything buffered, the partial batch too, before it resolves', async () => {
-    const receiver = await Receiver.start();
+    const receiver = await startReceiver();
     const { exporter } = exporterTo(receiver.port, { batchSize: 2_000, intervalMs: 60_000 });
     const offered = records(4_500);
     exporter.offer(offered);
     await exporter.close();
     assert.deepEqual([exporter.exported, exporter.dropped, exporter.buffered], [4_500, 0, 0]);
     assert.deepEqual(new Set(receiver.records.keys()), uids(offered));
-    assert.equal(receiver.headers.length, 3, 'two full batches and the rest');
+    assert.equal(receiver.requests.length, 3, 'two full batches and the rest');
   });
 });
 

@@ -1,8 +1,10 @@
 /**
  * A real OTLP/HTTP log receiver for tests of the access-log export (not a test file itself): a
  * node:http server on 127.0.0.1 that decodes each `POST /v1/logs` as OTLP/JSON, answers `200 {}`
- * and keeps what it received. It can be stopped (its port then refuses connections) and started
- * again on the same port, standing in for a collector that is down and comes back.
+ * (or the answers a test scripted: a 503 with Retry-After, a 400, a partial success) and keeps each
+ * POST's headers, arrival time and answer, and the log records of those it answered 2xx. It can be
+ * stopped (its port then refuses connections) and started again on the same port, standing in for
+ * a collector that is down and comes back.
  */
 import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
@@ -36,17 +38,32 @@ export interface ReceivedLogRecord {
   attributes: Record<string, string | number | boolean>;
   resource: Record<string, string | number | boolean>;
   scope: string;
+  /** The body's `stringValue` (undefined when the body is not a string). */
   body: string | undefined;
   severityNumber: number;
   severityText: string;
   timeUnixNano: string;
+  observedTimeUnixNano: string | undefined;
 }
 
-/** One POST the receiver answered: its headers and how many log records it carried. */
+/** One POST the receiver answered: its headers, when it arrived, how many log records it carried and the status it got. */
 export interface ReceivedRequest {
   path: string;
   headers: IncomingHttpHeaders;
+  /** `Date.now()` once its body had arrived. */
+  at: number;
+  /** How many log records it carried (kept only when `status` is 2xx). */
   records: number;
+  status: number;
+}
+
+/** An answer the receiver gives a POST instead of its default `200 {}` (see {@link OtlpReceiver.answers}). */
+export interface OtlpAnswer {
+  status: number;
+  /** Added to `content-type: application/json`, such as `retry-after`. */
+  headers?: Record<string, string>;
+  /** The body; `{}` when absent. A 2xx body may hold a `partialSuccess`. */
+  body?: string;
 }
 
 function valueOf(value: JsonValue): string | number | boolean {
@@ -63,14 +80,19 @@ const flatten = (attributes: JsonAttributes = []) => Object.fromEntries(attribut
 export class OtlpReceiver {
   #server: Server | undefined;
   #port = 0;
-  /** Every log record received, duplicates included, in arrival order. */
+  /** Every log record of the POSTs answered 2xx, duplicates included, in arrival order. */
   readonly received: ReceivedLogRecord[] = [];
-  /** The distinct records received, by `log.record.uid` (a re-delivery replaces nothing: the first is kept). */
+  /** The distinct records of the POSTs answered 2xx, by `log.record.uid` (a re-delivery replaces nothing: the first is kept). */
   readonly records = new Map<string, ReceivedLogRecord>();
-  /** Every POST answered, in arrival order. */
+  /** Every POST to `/v1/logs` of OTLP/JSON answered (whatever the status), in arrival order. */
   readonly requests: ReceivedRequest[] = [];
   /** Told the number of distinct records after each POST answered. */
   readonly distinct = new Recorder<number>();
+  /**
+   * Answers to give the next POSTs, one each, in order (push to script them); once it is empty,
+   * `200 {}`. The records of a POST are kept only when its answer is 2xx.
+   */
+  readonly answers: OtlpAnswer[] = [];
 
   private constructor() {}
 
@@ -150,20 +172,28 @@ export class OtlpReceiver {
       response.writeHead(400, { 'content-type': 'application/json' }).end('{"message":"not JSON"}');
       return;
     }
-    const records = this.#keep(body);
-    this.requests.push({ path: request.url, headers: request.headers, records });
-    response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    const at = Date.now();
+    const answer = this.answers.shift() ?? { status: 200 };
+    const records = this.#decode(body);
+    if (answer.status >= 200 && answer.status < 300) {
+      for (const record of records) {
+        this.received.push(record);
+        if (!this.records.has(record.uid)) this.records.set(record.uid, record);
+      }
+    }
+    this.requests.push({ path: request.url, headers: request.headers, at, records: records.length, status: answer.status });
+    response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(answer.body ?? '{}');
     this.distinct.listener(this.records.size);
   }
 
-  /** Keeps the request's log records; returns how many it held. */
-  #keep(request: JsonLogsRequest): number {
-    let count = 0;
+  /** The request's log records. */
+  #decode(request: JsonLogsRequest): ReceivedLogRecord[] {
+    const records: ReceivedLogRecord[] = [];
     for (const { resource, scopeLogs } of request.resourceLogs ?? []) {
       for (const { scope, logRecords } of scopeLogs ?? []) {
         for (const record of logRecords ?? []) {
           const attributes = flatten(record.attributes);
-          const received: ReceivedLogRecord = {
+          records.push({
             uid: String(attributes['log.record.uid']),
             attributes,
             resource: flatten(resource?.attributes),
@@ -172,13 +202,11 @@ export class OtlpReceiver {
             severityNumber: record.severityNumber,
             severityText: record.severityText,
             timeUnixNano: record.timeUnixNano,
-          };
-          this.received.push(received);
-          if (!this.records.has(received.uid)) this.records.set(received.uid, received);
-          count++;
+            observedTimeUnixNano: record.observedTimeUnixNano,
+          });
         }
       }
     }
-    return count;
+    return records;
   }
 }
