@@ -4,14 +4,15 @@
  * workers together (split mode). Starts a `redis-server` (test/support/redis.ts), fills
  * `gatehouse:access-log` with RECORDS records (300,000) through the proxies' sink
  * (`RedisAccessLogSink`, batches of 500), then starts the admin's `AccessLogStreamConsumer` storing
- * through the admin's `AccessLogWriter` (its writer thread) into a fresh SQLite file, and times it
- * until the group is drained. Prints records/s and the CPU of this process (both threads) per
+ * through the admin's `AccessLogWriter` (its writer thread) into a fresh gateway database (the
+ * rollups) and its access log's day files beside it, and times it until the group is drained. Prints records/s and the CPU of this process (both threads) per
  * record. Past that rate the stream grows (bounded by the sink's `MAXLEN ~`) until traffic drops.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openAccessLogWriter } from '../admin/access-log/access-log-writer.js';
+import { accessLogDirOf } from '../admin/access-log/day-files.js';
 import { openDatabase } from '../admin/database.js';
 import { eventId } from '../shared/event-id.js';
 import { AccessLogStreamConsumer } from '../shared/backends/redis/access-log-stream-consumer.js';
@@ -31,8 +32,13 @@ async function main(): Promise<void> {
     await connections.ready(5_000);
     await fill(connections, total);
     const path = join(dir, 'gateway.db');
+    // Migrated before the writer thread opens it, as the admin process does (admin-storage.ts).
     const db = openDatabase(path);
-    const writer = openAccessLogWriter(db, path);
+    const writer = openAccessLogWriter(
+      // A budget no run reaches and the default retention (the records are dated now): every record is stored.
+      { databasePath: path, dir: accessLogDirOf(path), retentionDays: 30, budget: { maxBytes: 1e12, reserveBytes: 0 }, export: undefined },
+      (notice) => notice.level === 'warn' && process.stderr.write(`access-log writer: ${notice.message}\n`),
+    );
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
     const consumer = new AccessLogStreamConsumer(connections, (batch) => writer.store(batch));
@@ -41,13 +47,16 @@ async function main(): Promise<void> {
     const elapsedMs = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
     await consumer.stop();
+    const { stored, bytes } = writer.totals;
     await writer.close();
     db.close();
+    if (stored !== consumer.stored) throw new Error(`the writer stored ${stored} records, the consumer handed over ${consumer.stored}`);
     const perSecond = Math.round((consumer.stored / elapsedMs) * 1000);
     const cpuPerRecord = (cpu.user + cpu.system) / consumer.stored;
     process.stdout.write(
       `${consumer.stored.toLocaleString('en-US')} records stored in ${Math.round(elapsedMs)} ms: ` +
-        `${perSecond.toLocaleString('en-US')} records/s, ${cpuPerRecord.toFixed(2)} µs of CPU per record (both threads)\n`,
+        `${perSecond.toLocaleString('en-US')} records/s, ${cpuPerRecord.toFixed(2)} µs of CPU per record (both threads), ` +
+        `${(bytes / stored).toFixed(1)} bytes on disk per record\n`,
     );
   } finally {
     await connections.close();

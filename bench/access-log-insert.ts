@@ -1,23 +1,26 @@
 /**
- * `node dist/bench/access-log-insert.js`: how long the admin plane's access-log writer
- * (`AccessLogStore.insertBatch`, one SQLite transaction per batch, rollups included) takes per
- * batch as the table grows, with the data plane's random event ids (UUID v4, as
- * proxy/access-record.ts makes them) and with time-ordered ones (UUID v7, RFC 9562 §5.7).
+ * `node dist/bench/access-log-insert.js`: how long the admin plane's access-log store
+ * (`AccessLogStore.insertBatch`: one transaction in the day's file, admin/access-log/day-files.ts,
+ * plus one in the gateway database for the rollups) takes per batch as the day's file grows, with
+ * the data plane's random event ids (UUID v4, as proxy/access-record.ts makes them) and with
+ * time-ordered ones (UUID v7, RFC 9562 §5.7). Run on this thread, as the writer thread runs it.
  *
- * Why: `event_id` is UNIQUE, so every record also goes into that index. Random ids land on random
- * pages of it, so once the index spans many pages each batch dirties, and writes to the WAL at
- * commit, up to one index page per record (a bigger page cache does not help); time-ordered ids
- * append to the same few pages. In embedded mode the writer runs on the gateway's event loop; in
- * split mode in the admin process, on the same cores as the proxies.
+ * Why both: when every record's `event_id` was a UNIQUE column, random ids landed on random pages
+ * of its index, so once it spanned many pages each batch dirtied, and wrote to the WAL at commit,
+ * up to one index page per record; time-ordered ids appended to the same few pages. The day files
+ * keep one key per shipped batch instead (its first record's event id, day-schema.ts `batches`),
+ * so both lines should now cost the same at any size; a gap between them would mean a per-record
+ * index on random keys is back. Each report line also gives the day file's bytes per record.
  *
  * Settings: ROWS (total records, 800,000), BATCH (records per transaction, 500: the sink's
- * default). Each database is a temporary file, removed afterwards.
+ * default). Each database and its day files are in a temporary folder, removed afterwards.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AccessLogStore } from '../admin/access-log/access-log-store.js';
+import { accessLogDirOf } from '../admin/access-log/day-files.js';
 import { openDatabase } from '../admin/database.js';
 import type { AccessLogEntry } from '../shared/types.js';
 
@@ -37,9 +40,11 @@ function uuidV7(): string {
 
 function measure(label: string, eventId: () => string, rows: number, batchSize: number): void {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-insert-'));
-  const db = openDatabase(join(dir, 'gateway.db'));
+  const path = join(dir, 'gateway.db');
+  const db = openDatabase(path);
+  // A budget no run reaches, and the default retention (the records are dated now): every record is stored.
+  const store = new AccessLogStore(db, { dir: accessLogDirOf(path), retentionDays: 30, budget: { maxBytes: 1e12, reserveBytes: 0 } });
   try {
-    const store = new AccessLogStore(db);
     const serviceId = randomUUID();
     const times: number[] = [];
     for (let batch = 1; batch * batchSize <= rows; batch++) {
@@ -61,12 +66,15 @@ function measure(label: string, eventId: () => string, rows: number, batchSize: 
         const recent = times.splice(0);
         const p50 = [...recent].sort((a, b) => a - b)[Math.floor(recent.length / 2)]!;
         const max = Math.max(...recent);
+        const { stored, bytes } = store.totals;
         process.stdout.write(
-          `${label.padEnd(26)} ${(batch * batchSize).toLocaleString('en-US').padStart(9)} rows: ${batchSize} records in ${p50.toFixed(1)} ms (median), max ${max.toFixed(1)} ms, ${((p50 * 1000) / batchSize).toFixed(1)} µs/record\n`,
+          `${label.padEnd(26)} ${(batch * batchSize).toLocaleString('en-US').padStart(9)} rows: ${batchSize} records in ${p50.toFixed(1)} ms (median), max ${max.toFixed(1)} ms, ${((p50 * 1000) / batchSize).toFixed(1)} µs/record, ${(bytes / stored).toFixed(1)} bytes/record on disk (WAL included)\n`,
         );
       }
     }
+    if (store.totals.stored !== Math.floor(rows / batchSize) * batchSize) throw new Error(`${label}: stored ${store.totals.stored} records`);
   } finally {
+    store.close();
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,8 +1,9 @@
 /**
- * Reading the access-log records a gateway stored: a read-only connection to its SQLite file
- * (WAL mode lets it read while the admin process writes).
+ * Reading the access-log records a gateway stored: read-only connections to the day files in the
+ * folder beside its SQLite file (admin/access-log/day-files.ts; WAL mode lets them read while the
+ * admin process writes).
  */
-import BetterSqlite3 from 'better-sqlite3';
+import { accessLogDirOf, listDays, openDayFile } from '../admin/access-log/day-files.js';
 
 /** How long the count must stay the same to call the pipeline drained, in ms. */
 const STABLE_FOR_MS = 2_000;
@@ -10,15 +11,31 @@ const STABLE_FOR_MS = 2_000;
 const DRAIN_TIMEOUT_MS = 60_000;
 const POLL_MS = 250;
 
-/** Access-log records stored, per service id. */
+/**
+ * Access-log records stored by the gateway whose database is at `databasePath`, per service id:
+ * the rows of every day file (counted, not read from the files' per-minute counts, so the check
+ * compares the requests served with the records themselves).
+ */
 export function countStoredAccessLogs(databasePath: string): Map<string, number> {
-  const db = new BetterSqlite3(databasePath, { readonly: true, fileMustExist: true });
-  try {
-    const rows = db.prepare('SELECT service_id AS serviceId, count(*) AS n FROM access_logs GROUP BY service_id').all() as { serviceId: string; n: number }[];
-    return new Map(rows.map((row) => [row.serviceId, row.n]));
-  } finally {
-    db.close();
+  const dir = accessLogDirOf(databasePath);
+  const counts = new Map<string, number>();
+  for (const day of listDays(dir)) {
+    let db;
+    try {
+      db = openDayFile(dir, day, true);
+    } catch {
+      continue; // deleted (retention, size) since the folder was listed
+    }
+    try {
+      const rows = db
+        .prepare('SELECT (SELECT text FROM strings WHERE code = r.service) AS serviceId, count(*) AS n FROM records r GROUP BY r.service')
+        .all() as { serviceId: string; n: number }[];
+      for (const row of rows) counts.set(row.serviceId, (counts.get(row.serviceId) ?? 0) + row.n);
+    } finally {
+      db.close();
+    }
   }
+  return counts;
 }
 
 /**

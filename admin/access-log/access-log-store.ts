@@ -11,7 +11,9 @@ import { TrafficRollups } from './traffic-rollups.js';
 const PAGE_BYTES = 4096;
 /** Day files kept open for writing: today's, and one more for records that arrive late. */
 const OPEN_WRITERS = 2;
-/** Room under which a full day stays full (16 pages), unless an older day was deleted. */
+/** Room under which a full day stays full unless an older day is deleted: a quarter of the cap. */
+const ROOM_AGAIN_SHARE = 4;
+/** Room under which no file is made for a day older than every kept one (it would be the first deleted). */
 const MIN_ROOM_BYTES = 16 * PAGE_BYTES;
 
 /**
@@ -202,10 +204,20 @@ export class AccessLogStore {
           this.#drop(oldest, 'size', oldest + 1);
           this.enforceLimits();
         } else {
-          this.#fullDays.add(day);
+          return groups.length > 1 ? this.#fillDay(day, groups) : (this.#fullDays.add(day), this.#discard(day, all()));
         }
       }
     }
+  }
+
+  /**
+   * Writes `groups` one at a time into a day that cannot take them all: those that fit are
+   * stored, and from the first that does not, the day is full and the rest discarded.
+   */
+  #fillDay(day: number, groups: readonly DayGroup[]): AccessLogEntry[] {
+    const counted: AccessLogEntry[] = [];
+    for (const group of groups) counted.push(...this.#writeDay(day, [group]));
+    return counted;
   }
 
   /**
@@ -282,8 +294,9 @@ export class AccessLogStore {
 
   /**
    * Lets each open writer's file grow by its share of `room` bytes (none when it is negative).
-   * A full day stays full until an older day was deleted (`dropped`) or a few pages' room is back,
-   * so a log at its cap is not told "full" and "storing again" by turns.
+   * A full day stays full until an older day was deleted (`dropped`) or a quarter of the cap is
+   * free again (the disk's reserve came back), so a log at its cap is not told "full" and
+   * "storing again" by turns as small batches fit and large ones do not.
    */
   #limitWriters(room: number, dropped: boolean): void {
     const share = Math.max(0, room) / Math.max(1, this.#writers.size) / PAGE_BYTES;
@@ -291,7 +304,7 @@ export class AccessLogStore {
       const pages = writer.db.pragma('page_count', { simple: true }) as number;
       writer.limitPages(pages + share);
     }
-    if (dropped || room >= MIN_ROOM_BYTES) this.#fullDays.clear();
+    if (dropped || room >= this.#options.budget.maxBytes / ROOM_AGAIN_SHARE) this.#fullDays.clear();
   }
 
   /** After records were discarded, a stored batch is told once. */

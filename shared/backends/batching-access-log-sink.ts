@@ -40,6 +40,13 @@ export class BatchingAccessLogSink implements AccessLogSink {
   readonly #onError: (error: unknown) => void;
   readonly #closeTimeoutMs: number;
   #buffer: AccessLogEntry[] = [];
+  /**
+   * The batch of a shipment that failed, shipped again exactly as it was: the admin recognises a
+   * re-delivered batch by its first record (access-log-store.ts), so a retry that took more
+   * records, or fewer, after a shipment that did arrive (a Redis reply lost to a timeout) would be
+   * stored twice, or in part not at all.
+   */
+  #unconfirmed: AccessLogEntry[] | undefined;
   #timer: NodeJS.Timeout | undefined;
   #shipping: Promise<void> = Promise.resolve();
   #closed = false;
@@ -71,7 +78,7 @@ export class BatchingAccessLogSink implements AccessLogSink {
       this.#dropped++;
       return;
     }
-    if (this.#buffer.length >= this.#maxBuffered) {
+    if (this.#waiting() >= this.#maxBuffered && this.#buffer.length > 0) {
       this.#buffer.shift();
       this.#dropped++;
     }
@@ -103,7 +110,7 @@ export class BatchingAccessLogSink implements AccessLogSink {
     const timer = setTimeout(() => expired.abort(), timeoutMs);
     const shipAll = async () => {
       await this.flush();
-      while (this.#buffer.length > 0 && !expired.signal.aborted) {
+      while (this.#waiting() > 0 && !expired.signal.aborted) {
         await delay(this.#intervalMs, undefined, { signal: expired.signal }).catch(() => undefined);
         if (!expired.signal.aborted) await this.flush();
       }
@@ -111,16 +118,22 @@ export class BatchingAccessLogSink implements AccessLogSink {
     const timedOut = new Promise<void>((resolve) => expired.signal.addEventListener('abort', () => resolve(), { once: true }));
     await Promise.race([shipAll(), timedOut]);
     clearTimeout(timer);
-    if (this.#buffer.length === 0) return;
+    if (this.#waiting() === 0) return;
     this.#gaveUp = true;
-    this.#dropped += this.#buffer.length;
+    this.#dropped += this.#waiting();
     this.#buffer = [];
+    this.#unconfirmed = undefined;
   }
 
-  /** Ships buffered records batch by batch; on failure keeps them and retries after an interval. */
+  /** Records not shipped yet, an unconfirmed batch included. */
+  #waiting(): number {
+    return this.#buffer.length + (this.#unconfirmed?.length ?? 0);
+  }
+
+  /** Ships buffered records batch by batch; on failure keeps the batch and retries it, as it was, after an interval. */
   async #drain(): Promise<void> {
-    while (this.#buffer.length > 0) {
-      const batch = this.#buffer.slice(0, this.#maxBatch);
+    while (this.#waiting() > 0) {
+      const batch = (this.#unconfirmed ??= this.#buffer.splice(0, this.#maxBatch));
       try {
         await this.#ship(batch);
       } catch (error) {
@@ -129,7 +142,7 @@ export class BatchingAccessLogSink implements AccessLogSink {
         return;
       }
       if (this.#gaveUp) return;
-      this.#buffer.splice(0, batch.length);
+      this.#unconfirmed = undefined;
       this.#shipped += batch.length;
     }
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { AccessLogStore } from '../../admin/access-log/access-log-store.js';
+import { batchOf } from '../../shared/backends/access-log-batch.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -40,16 +40,19 @@ const logs = (query: string) => call('GET', `/api/services/${serviceId}/logs${qu
 const expected = (keep: (n: number) => boolean) => Array.from({ length: 30 }, (_, i) => 30 - i).filter(keep);
 
 before(async () => {
-  gw = await startTestGateway();
+  // The records are dated March 2025: keep every day, or the writer would count them expired.
+  gw = await startTestGateway({ ACCESS_LOG_RETENTION_DAYS: '36500' });
   admin = await signIn(gw);
   call = apiClient(gw.origin);
   const create = (path: string) =>
     call('POST', '/api/services', { as: admin, json: { name: path, path, targetUrl: 'http://127.0.0.1:9' } });
   serviceId = (await create('/shop')).json.id;
   otherId = (await create('/other')).json.id;
-  const store = new AccessLogStore(gw.gateway.db);
-  store.insertBatch(Array.from({ length: 30 }, (_, i) => record(i + 1, serviceId)));
-  store.insertBatch(Array.from({ length: 10 }, (_, i) => record(i + 1, otherId)));
+  // Stored as if the data plane had shipped them; resolves once committed (then readable).
+  const writer = gw.gateway.accessLogWriter;
+  await writer.store(batchOf(Array.from({ length: 30 }, (_, i) => record(i + 1, serviceId))));
+  await writer.store(batchOf(Array.from({ length: 10 }, (_, i) => record(i + 1, otherId))));
+  assert.deepEqual({ stored: writer.totals.stored, expired: writer.totals.expired }, { stored: 40, expired: 0 });
 });
 after(() => gw.close());
 

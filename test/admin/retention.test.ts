@@ -204,6 +204,20 @@ describe('a full access log', () => {
     }
   });
 
+  it('stores what fits of a call too big for the room left, batch by batch, and stays full after: one warning', () => {
+    now = JAN_1 + 2 * DAY;
+    open({ budget: { maxBytes: 1_000_000, reserveBytes: 0 } });
+    const long = (n: number) => recordsOn(1, n, sequence * 1000).map((record) => ({ ...record, path: `/capped/${'p'.repeat(400)}${record.path}` }));
+    t!.store.storeBatches([long(500), long(500)]);
+    t!.store.storeBatches([long(500), long(500), long(500)]);
+    const { stored, discarded } = t!.store.totals;
+    assert.ok(stored > 1000 && stored % 500 === 0 && discarded > 0, `${stored} stored, ${discarded} discarded: the batches that fitted are stored`);
+    for (let call = 0; call < 12; call++) t!.store.storeBatches([long(100)]);
+    assert.equal(t!.store.totals.stored, stored, 'a full day stays full');
+    assert.equal(warnings().length, 1);
+    assert.ok(!notices.some((notice) => notice.message.includes('storing again')));
+  });
+
   it('keeps the full day within the cap', () => {
     let most = 0;
     overfill(1, () => (most = Math.max(most, diskBytes())));
