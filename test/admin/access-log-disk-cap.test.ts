@@ -1,26 +1,18 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
 import { request } from 'undici';
 import { AccessLogReader } from '../../admin/access-log/access-log-reader.js';
 import { accessLogDirOf, dayBytes, listDays } from '../../admin/access-log/day-files.js';
-import { startGateway } from '../../admin/process/embedded-gateway.js';
 import { batchOf } from '../../shared/backends/access-log-batch.js';
 import { parseByteSize } from '../../shared/byte-size.js';
-import { loadConfig } from '../../shared/config.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { apiClient, createService } from '../support/api-client.js';
 import { eventually } from '../support/eventually.js';
-import { freePort } from '../support/free-port.js';
 import { statusOf } from '../support/gatehouse-process.js';
-import type { TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn } from '../support/sessions.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
-import { TEST_ENV } from '../support/test-env.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 /**
@@ -240,32 +232,7 @@ describe('ACCESS_LOG_MAX_SIZE=1MB, embedded', () => {
 
   before(async () => {
     upstream = await startEchoUpstream();
-    const folder = mkdtempSync(join(tmpdir(), 'gatehouse-disk-cap-'));
-    const port = String(await freePort());
-    const config = loadConfig({
-      PORT: port,
-      ADMIN_PORT: '0',
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      DATABASE_PATH: join(folder, 'gateway.db'),
-      OIDC_ISSUER: 'http://127.0.0.1:9/unreachable',
-      OIDC_CLIENT_ID: 'gatehouse-test',
-      ...TEST_ENV,
-      LOG_LEVEL: 'info',
-      ACCESS_LOG_MAX_SIZE: CAP_TEXT,
-    });
-    // The gateway's own logger (pino, JSON lines), written here instead of to stdout.
-    const logger = pino({ name: 'gatehouse-test', level: config.logLevel }, { write: (line: string) => void (log += line) });
-    const gateway = await startGateway(config, logger);
-    gw = {
-      origin: `http://127.0.0.1:${gateway.port}`,
-      adminUrl: `http://127.0.0.1:${gateway.adminPort}`,
-      gateway,
-      databasePath: config.databasePath,
-      async close() {
-        await gateway.close();
-        rmSync(folder, { recursive: true, force: true });
-      },
-    };
+    gw = await startTestGateway({ LOG_LEVEL: 'info', ACCESS_LOG_MAX_SIZE: CAP_TEXT }, { onLog: (line) => void (log += line) });
   });
   after(async () => {
     await gw?.close();

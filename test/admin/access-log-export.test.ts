@@ -8,26 +8,17 @@
  * stopped while the export holds records exits within its bound, saying how many it dropped.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { pino } from 'pino';
 import { request } from 'undici';
 import { AccessLogReader } from '../../admin/access-log/access-log-reader.js';
 import { accessLogDirOf } from '../../admin/access-log/day-files.js';
-import { startGateway } from '../../admin/process/embedded-gateway.js';
-import { loadConfig } from '../../shared/config.js';
 import { apiClient } from '../support/api-client.js';
 import { eventually } from '../support/eventually.js';
-import { freePort } from '../support/free-port.js';
 import { statusOf } from '../support/gatehouse-process.js';
-import type { TestGateway } from '../support/gateway.js';
+import { startTestGateway } from '../support/gateway.js';
 import { OtlpReceiver, type ReceivedLogRecord } from '../support/otlp-receiver.js';
 import { signIn } from '../support/sessions.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
-import { TEST_ENV } from '../support/test-env.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 /** Records proxied while the receiver is down (half before the export noticed, half after). */
@@ -271,7 +262,6 @@ async function outageLosesNothing(t: TestContext, d: Deployment, receiver: OtlpR
 }
 
 describe('embedded gateway', () => {
-  let dir: string;
   let receiver: OtlpReceiver;
   let upstream: EchoUpstream;
   let closeGateway: (() => Promise<void>) | undefined;
@@ -281,34 +271,8 @@ describe('embedded gateway', () => {
   before(async () => {
     receiver = await OtlpReceiver.start();
     upstream = await startEchoUpstream();
-    dir = mkdtempSync(join(tmpdir(), 'gatehouse-export-'));
-    const port = String(await freePort());
-    const config = loadConfig({
-      PORT: port,
-      ADMIN_PORT: '0',
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      DATABASE_PATH: join(dir, 'gateway.db'),
-      OIDC_ISSUER: 'http://127.0.0.1:9/unreachable',
-      OIDC_CLIENT_ID: 'gatehouse-test',
-      ...TEST_ENV,
-      ...exportEnv(receiver),
-    });
-    // As startTestGateway, with a logger whose lines the test reads (the export's state changes).
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        logged.push(String(chunk));
-        done();
-      },
-    });
-    const gateway = await startGateway(config, pino({ name: 'gatehouse-test', level: 'info' }, sink));
-    closeGateway = () => gateway.close();
-    const gw: TestGateway = {
-      origin: `http://127.0.0.1:${gateway.port}`,
-      adminUrl: `http://127.0.0.1:${gateway.adminPort}`,
-      gateway,
-      databasePath: config.databasePath,
-      close: () => gateway.close(),
-    };
+    const gw = await startTestGateway({ LOG_LEVEL: 'info', ...exportEnv(receiver) }, { onLog: (line) => void logged.push(line) });
+    closeGateway = () => gw.close();
     const admin = await signIn(gw);
     const created = await apiClient(gw.origin)('POST', '/api/services', { as: admin, json: { name: SERVICE_NAME, path: '/echo', targetUrl: upstream.origin, requireAuth: false } });
     assert.equal(created.status, 201, created.text);
@@ -317,7 +281,7 @@ describe('embedded gateway', () => {
       apiUrl: gw.origin,
       admin,
       metricsUrl: `${gw.adminUrl}/metrics`,
-      databasePath: config.databasePath,
+      databasePath: gw.databasePath,
       serviceId: created.json.id as string,
       logs: () => logLinesOf(logged.join('')),
       logText: () => logged.join(''),
@@ -327,7 +291,6 @@ describe('embedded gateway', () => {
     await closeGateway?.();
     await receiver?.close();
     await upstream?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('sends the record of each proxied request to the receiver with the README attributes and OTEL_EXPORTER_OTLP_HEADERS', async () => {

@@ -23,9 +23,10 @@ export interface TestGateway {
  * Starts the embedded gateway on free ports with a temp database. Rate limits are off unless
  * `env` sets them; OIDC points at an unreachable placeholder unless `env` sets it (discovery is
  * lazy, so only logins need a real provider). Pass `PORT` to fix the public port (for example when
- * an identity provider must know the redirect URI first).
+ * an identity provider must know the redirect URI first), and `onLog` to read the gateway's log
+ * lines (JSON, at `LOG_LEVEL`, which is `silent` unless `env` sets it).
  */
-export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+export async function startTestGateway(env: Record<string, string> = {}, options: { onLog?: (line: string) => void } = {}): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   const port = env.PORT ?? String(await freePort());
   const config = loadConfig({
@@ -38,7 +39,8 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     ...TEST_ENV,
     ...env,
   });
-  const gateway = await startGateway(config, createLogger(config.logLevel, 'gatehouse-test'));
+  const destination = options.onLog && { write: options.onLog };
+  const gateway = await startGateway(config, createLogger(config.logLevel, 'gatehouse-test', destination));
   return {
     origin: `http://127.0.0.1:${gateway.port}`,
     adminUrl: `http://127.0.0.1:${gateway.adminPort}`,
