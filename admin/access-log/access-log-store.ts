@@ -27,7 +27,7 @@ export function walBytes(budget: DiskBudget): number {
 
 /** Something the store tells its owner about, to log (the writer thread has no logger of its own). */
 export interface StoreNotice {
-  level: 'info' | 'warn';
+  level: 'info' | 'warn' | 'error';
   message: string;
   fields: Record<string, unknown>;
 }

@@ -30,27 +30,10 @@ const WRITER_CACHE_KIB = 2_000;
 export type WriterRequest = { json: readonly string[] } | { close: true };
 
 const options = workerData as WriterOptions;
-const db = openDatabase(options.databasePath);
-db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
-let notify: (notice: WriterNotice) => void = () => {};
-const store = new AccessLogStore(db, { dir: options.dir, retentionDays: options.retentionDays, budget: options.budget, notify: (notice) => notify(notice) });
-let stopped = false;
-const stopMaintenance = startMaintenance(db, store, (fields, message) => notify({ level: 'info', message, fields }));
-void moveLegacyRecords(db, store, () => stopped).then(
-  (moved) => moved > 0 && notify({ level: 'info', message: 'access log: moved the records of the old access_logs table into day files', fields: { moved } }),
-  (err: Error) => notify({ level: 'warn', message: 'access log: moving the old access_logs table failed; will retry at the next start', fields: { err: err.message } }),
-);
 
-const exporter = options.export && new OtlpLogExporter({
-  url: new URL(options.export.url),
-  headers: options.export.headers,
-  serviceName: serviceNames(db),
-  log: (level, fields, message) => notify({ level: level === 'error' ? 'warn' : level, message, fields }),
-});
-
-const totals = (): WriterTotals => ({ ...store.totals, exported: exporter?.exported ?? 0, exportDropped: exporter?.dropped ?? 0 });
-
-notify = serveCalls<WriterRequest, WriterTotals, WriterNotice>(
+// Calls are served from the next turn of the loop on, once everything below exists; notices can be
+// sent from the start (the store's first retention pass tells what it deleted).
+const notify = serveCalls<WriterRequest, WriterTotals, WriterNotice>(
   async (request) => {
     if ('close' in request) {
       await exporter?.close();
@@ -69,6 +52,24 @@ notify = serveCalls<WriterRequest, WriterTotals, WriterNotice>(
     store.close();
     db.close();
   },
+);
+
+const db = openDatabase(options.databasePath);
+db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
+const store = new AccessLogStore(db, { dir: options.dir, retentionDays: options.retentionDays, budget: options.budget, notify });
+const exporter = options.export && new OtlpLogExporter({
+  url: new URL(options.export.url),
+  headers: options.export.headers,
+  serviceName: serviceNames(db),
+  log: (level, fields, message) => notify({ level, message, fields }),
+});
+const totals = (): WriterTotals => ({ ...store.totals, exported: exporter?.exported ?? 0, exportDropped: exporter?.dropped ?? 0 });
+
+let stopped = false;
+const stopMaintenance = startMaintenance(db, store, (fields, message) => notify({ level: 'info', message, fields }));
+void moveLegacyRecords(db, store, () => stopped).then(
+  (moved) => moved > 0 && notify({ level: 'info', message: 'access log: moved the records of the old access_logs table into day files', fields: { moved } }),
+  (err: Error) => notify({ level: 'warn', message: 'access log: moving the old access_logs table failed; will retry at the next start', fields: { err: err.message } }),
 );
 
 /** How often the counters are reported without being asked, in ms. */
