@@ -53,7 +53,7 @@ export interface Config {
   proxyWorkers: number;
   /** How long the proxy waits for an upstream's response headers before 504, in ms. */
   upstreamTimeoutMs: number;
-  /** Raw access-log records older than this many days are deleted by the admin process. */
+  /** A day's raw access-log records are deleted (its file) once the day ended this many days ago. */
   accessLogRetentionDays: number;
   /** ACCESS_LOG_MAX_SIZE in bytes; undefined: a fifth of the disk the access log is on (admin/access-log/disk-budget.ts). */
   accessLogMaxBytes: number | undefined;
@@ -88,7 +88,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'ADMIN_HOST', default: '127.0.0.1', meaning: 'Address the admin port binds to; `0.0.0.0` or `::` to reach it from other machines (split-mode proxies, an `ADMIN_URL` load balancer).' },
   { name: 'PUBLIC_URL', default: 'http://localhost:8080', meaning: 'Origin users reach the gateway at; `https:` turns on `Secure` and `__Host-` cookies.' },
   { name: 'ADMIN_URL', default: undefined, meaning: 'Origin of the console and admin API, served by the admin port (`https://admin.gateway.example.com`, or `http://localhost:8081`); `/api` and `/dashboard` then answer only there, with their own sign-in and session cookie. Unset: they share `PUBLIC_URL` with the proxied apps (see Security notes).' },
-  { name: 'DATABASE_PATH', default: './data/gateway.db', meaning: 'SQLite file (created with its folder).' },
+  { name: 'DATABASE_PATH', default: './data/gateway.db', meaning: 'SQLite file (created with its folder) of the registry, sessions, audit log and traffic rollups; the access log\'s day files go in the folder beside it (`./data/gateway-access-log/`).' },
   { name: 'REDIS_URL', default: undefined, meaning: 'Unset: embedded mode (no Redis needed). Set: sessions, registry, rate limits and access logs go through Redis.' },
   { name: 'OIDC_ISSUER', default: undefined, meaning: 'OpenID Provider issuer URL (discovery at `/.well-known/openid-configuration`). Required.' },
   { name: 'OIDC_CLIENT_ID', default: undefined, meaning: 'Client id registered at the issuer. Required.' },
@@ -108,7 +108,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'INTERNAL_PORT', default: '9090', meaning: 'A proxy process\'s health and metrics port (split mode).' },
   { name: 'PROXY_WORKERS', default: '1', meaning: 'Data-plane worker processes of `npm run start:proxy`, sharing PORT (node:cluster).' },
   { name: 'UPSTREAM_TIMEOUT', default: '30s', meaning: 'Wait for an upstream\'s response headers, from the end of the request body, before 504; also the longest pause in a client\'s request body (proxied, or to the gateway\'s own endpoints) before 408.' },
-  { name: 'ACCESS_LOG_RETENTION_DAYS', default: '30', meaning: 'Days raw access-log records are kept (whole days, at least 1); the console\'s traffic rollups are kept 400 days (per minute for 2 days, then per hour).' },
+  { name: 'ACCESS_LOG_RETENTION_DAYS', default: '30', meaning: 'Days raw access-log records are kept (whole UTC days, at least 1: a day\'s file is deleted once its last minute is this old); the console\'s traffic rollups are kept 400 days (per minute for 2 days, then per hour).' },
   { name: 'ACCESS_LOG_MAX_SIZE', default: undefined, meaning: 'Most disk the raw access-log records may take (`50GB`, `500MB`, `1TiB`; at least `1MB`): past it the oldest days are deleted. Unset: a fifth of the disk they are on. Whatever the cap, they stop growing when the disk\'s free space falls to 5 % (at most 1 GiB), kept for the registry and sessions.' },
   { name: 'ACCESS_LOG_EXPORT', default: undefined, meaning: '`otlp`: also send every access-log record as an OpenTelemetry log record over OTLP/HTTP (JSON) from the admin process (see Access log export). Unset: SQLite only.' },
   { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: 'http://localhost:4318', meaning: 'The OpenTelemetry collector\'s OTLP/HTTP base URL; records go to its `/v1/logs` (with `ACCESS_LOG_EXPORT=otlp`).' },
