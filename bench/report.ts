@@ -4,9 +4,10 @@
  * and the targets, and `bench/results/latest.json` with everything.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AccessLogCheck } from './access-log-check.js';
+import type { AccessLogScaleResult } from './access-log-scale.js';
 import type { AssertionCost } from './assertion-cost.js';
 import type { Measurement, MemoryMeasurement } from './scenarios.js';
 import type { MissingPeer } from './peer.js';
@@ -33,6 +34,8 @@ export interface BenchResults {
   missingPeers: MissingPeer[];
   /** The identity assertion's cost in the data plane (assertion-cost.ts); null until measured. */
   assertion: AssertionCost | null;
+  /** The access-log scale scenario (access-log-scale.ts); null when it did not run. */
+  accessLogScale: AccessLogScaleResult | null;
   targets: TargetResult[];
 }
 
@@ -139,6 +142,8 @@ export function printSummary(results: BenchResults): void {
     );
   }
 
+  if (results.accessLogScale) printAccessLogScale(results.accessLogScale);
+
   log('\nTargets');
   for (const t of results.targets) {
     log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.target}${t.workers === null ? '' : ` (${t.workers} worker${t.workers === 1 ? '' : 's'})`}: ${t.detail}`);
@@ -166,6 +171,53 @@ function printCostPerRequest(results: BenchResults): void {
     }),
   );
   for (const peer of results.missingPeers) log(`  not measured: ${peer.name}: ${peer.reason}`);
+}
+
+/** The access-log scale scenario's tables: fills, reads, the proxied load with and without a polling console, retention, the export's cost. */
+export function printAccessLogScale(scale: AccessLogScaleResult): void {
+  const [small, big] = scale.gateways;
+  if (!small || !big) return;
+  log(`\nAccess-log scale (embedded gateways, records over ${scale.settings.days} days; scenario ${scale.wallSeconds} s)`);
+  table(
+    ['gateway', 'records', 'shipped batches', 'fill s', 'records/s (wall)', 'store records/s per process', 'day files', 'bytes on disk', 'bytes per record'],
+    scale.gateways.map(({ name, fill }) => [name, fmt(fill.records), fmt(fill.batches), String(fill.seconds), fmt(fill.wallPerSecond), fill.parts.map((p) => fmt(p.storePerSecond)).join(' + '), String(fill.dayFiles), mb(fill.bytes), String(fill.bytesPerRecord)]),
+  );
+  log(`\nAdmin reads (median of ${scale.settings.readRepeats}, ms; first: the first request, day files not yet open)`);
+  table(
+    ['read', `${small.name} median`, 'first', `${big.name} median`, 'p90', 'first', 'ratio', `total (${big.name})`],
+    scale.reads.map((read) => {
+      const s = read.times[small.name]!;
+      const b = read.times[big.name]!;
+      const total = b.total === null ? '' : `${fmt(b.total)}${b.partial ? ' (partial)' : ''}`;
+      return [read.name, String(s.medianMs), String(s.firstMs), String(b.medianMs), String(b.p90Ms), String(b.firstMs), `${(b.medianMs / s.medianMs).toFixed(2)}×`, total];
+    }),
+  );
+  log(`\nProxied load on ${big.name} (paced ${fmt(scale.polling.rate)} req/s, ${scale.polling.durationS} s per run; polling: the API's newest page and the console page every ${scale.polling.intervalMs} ms)`);
+  table(
+    ['run', 'console', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'console reads', 'read median / max ms', 'gateway, cores', 'other programs, cores', 'generator late', 'noisy runs repeated'],
+    scale.polling.runs.map((run, i) => [
+      String(i + 1), run.polling ? 'polling' : 'idle', String(run.load.latencyMs.p50), String(run.load.latencyMs.p99), String(run.load.latencyMs.max),
+      fmt(run.load.responsesNon2xx), fmt(run.load.errors), run.poll ? fmt(run.poll.reads) : '', run.poll ? `${run.poll.medianMs} / ${run.poll.maxMs}` : '',
+      String(run.gatewayCores), String(run.otherCores), `${(run.load.lateShare * 100).toFixed(1)}%`, String(run.discarded),
+    ]),
+  );
+  const drop = scale.dayDrop;
+  log(`\nRetention: deleting the oldest day (${drop.day}: ${fmt(drop.records)} records, ${mb(drop.bytes)}) took ${drop.ms} ms (AccessLogStore.enforceLimits, ${drop.daysBefore} → ${drop.daysAfter} day files)`);
+  const cost = scale.exportCost;
+  log(`\nAdmin CPU per stored record (µs, the writer process's threads; ${fmt(cost.options.records)} records per run in calls of ${cost.options.batch}, runs alternating)`);
+  table(
+    ['run', 'export', 'stored', 'exported', 'export dropped', 's', 'CPU µs per record', 'other programs, cores'],
+    cost.runs.map((run, i) => [String(i + 1), run.export ? 'OTLP' : 'none', fmt(run.stored), fmt(run.exported), fmt(run.exportDropped), String(run.seconds), String(run.cpuMicrosPerRecord), String(run.otherCores)]),
+  );
+  log(`  median: ${cost.withoutMicros} µs without, ${cost.withMicros} µs with the export (+${cost.exportMicros} µs)`);
+}
+
+/** Writes the access-log scale scenario's results alone (a run of access-log-scale.js); returns the path. */
+export function writeAccessLogScaleResults(scale: AccessLogScaleResult): string {
+  const path = join(dirname(RESULTS_PATH), 'access-log-scale.json');
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(scale, null, 2)}\n`);
+  return path;
 }
 
 export function writeResults(results: BenchResults): void {

@@ -3,13 +3,15 @@
  * data plane (assertion-cost.ts), the upstream directly, the baseline proxy, and the gateway's
  * public, protected and protected-with-policy routes at each worker count; the latency at a fixed
  * rate, the data plane's memory under many connections, and routing with many services; then
- * checks the access logs and judges the targets (targets.ts). Every server runs in its own
+ * checks the access logs, runs the access-log scale scenario (access-log-scale.ts), and judges the
+ * targets (targets.ts). Every server runs in its own
  * child process; the load generator runs here. Settings: settings.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkAccessLog, ClientLedger, type AccessLogCheck } from './access-log-check.js';
+import { measureAccessLogScale, readScaleSettings } from './access-log-scale.js';
 import { measureAssertionCost } from './assertion-cost.js';
 import { splitModeAvailability, startGatewayStack, type GatewayStack, type StackMode, type StackOptions } from './gateway-stack.js';
 import { startApacheOpenidc } from './apache-openidc-peer.js';
@@ -26,6 +28,7 @@ const REQUEST_PATH = '/bench';
 
 async function main(): Promise<void> {
   const settings = readSettings();
+  const scaleSettings = readScaleSettings();
   const workDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
   const ledger = new ClientLedger();
   const results: BenchResults = {
@@ -41,6 +44,7 @@ async function main(): Promise<void> {
     accessLog: [],
     missingPeers: [],
     assertion: null,
+    accessLogScale: null,
     targets: [],
   };
   log(`Gatehouse benchmark; logs and databases in ${workDir}`);
@@ -104,10 +108,23 @@ async function main(): Promise<void> {
       results.routing.push(...(await measureRouting(stack, upstream, settings, ledger, workDir, results.accessLog)));
     }
   }
+  // Last: it fills a gigabyte of day files, and its gateways start fresh. A failure of it is a
+  // failed target, not the loss of the run's other results.
+  let scaleError: string | undefined;
+  if (scaleSettings.enabled) {
+    results.accessLogScale = await measureAccessLogScale(scaleSettings, upstream.url, workDir).catch((error: unknown) => {
+      scaleError = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      log(`  access-log scale scenario failed: ${scaleError}`);
+      return null;
+    });
+  } else {
+    log('\n(access-log scale scenario left out: BENCH_ACCESS_LOG_SCALE=0)');
+  }
   await upstream.child.stop();
 
   results.finishedAt = new Date().toISOString();
   results.targets = evaluateTargets(results);
+  if (scaleError !== undefined) results.targets.push({ target: 'access-log scale scenario ran', workers: null, pass: false, detail: scaleError.split('\n')[0]! });
   printSummary(results);
   writeResults(results);
   rmSync(workDir, { recursive: true, force: true });

@@ -3,6 +3,7 @@
  * PASS or FAIL with the numbers it was judged on.
  */
 import type { AccessLogCheck } from './access-log-check.js';
+import type { AccessLogScaleResult } from './access-log-scale.js';
 import { APACHE_REDIS_ROLE } from './process-stats.js';
 import type { Measurement, MemoryMeasurement } from './scenarios.js';
 
@@ -22,6 +23,12 @@ const LIMITS = {
   maxCpuRatio: 1.25,
   /** The protected route's requests/s: at least these multiples of each peer's (same worker count). */
   minPeerRatios: { caddy: 1.0, apache: 3 },
+  /** Access-log scale: each admin read's median time with the big log at most this multiple of the small log's. */
+  maxAccessLogReadRatio: 1.5,
+  /** Access-log scale: the slowest proxied request while a console polls at most this many ms above the slowest idle one. */
+  maxPollingMaxExcessMs: 20,
+  /** Access-log scale: bytes on disk per stored record (day files, checkpointed) at most this. */
+  maxBytesPerRecord: 120,
 } as const;
 
 export interface TargetResult {
@@ -92,6 +99,8 @@ export interface TargetInputs {
   /** Few services first, then many. */
   routing: RoutingMeasurement[];
   accessLog: AccessLogCheck[];
+  /** The access-log scale scenario (access-log-scale.ts), when it ran. */
+  accessLogScale?: AccessLogScaleResult | null;
 }
 
 /** The gateways a run may measure: split mode's (rows `gateway …`) and the embedded one (rows `embedded gateway …`). */
@@ -141,6 +150,49 @@ export function evaluateTargets(inputs: TargetInputs): TargetResult[] {
         : failed.map((c) => `${c.stack} ${c.service}: stored ${c.stored}, served ${c.served}, responses ${c.responses} (+ at most ${c.inFlightAtStop} in flight at stops)`).join('; '),
     });
   }
+  if (inputs.accessLogScale) results.push(...accessLogScaleTargets(inputs.accessLogScale));
+  return results;
+}
+
+/**
+ * The access-log scale targets: each admin read's median with the big log against the small
+ * log's, the slowest proxied request while a console polls against idle (the worst run of each),
+ * and the big log's bytes per record on disk.
+ */
+export function accessLogScaleTargets(scale: AccessLogScaleResult): TargetResult[] {
+  const [small, big] = scale.gateways;
+  if (!small || !big) return [];
+  const label = (n: number) => (n >= 1e6 ? `${+(n / 1e6).toFixed(1)} M` : `${fmt(n / 1e3)} k`);
+  const sizes = `${label(big.fill.records)} records vs ${label(small.fill.records)}`;
+  const results: TargetResult[] = scale.reads.map((read) => {
+    const s = read.times[small.name]!;
+    const b = read.times[big.name]!;
+    const ratio = b.medianMs / s.medianMs;
+    return {
+      target: `access-log read "${read.name}" ≤ ${LIMITS.maxAccessLogReadRatio}× (median, ${sizes})`,
+      workers: null,
+      pass: ratio <= LIMITS.maxAccessLogReadRatio,
+      detail: `${b.medianMs} / ${s.medianMs} ms = ${ratio.toFixed(2)}×`,
+    };
+  });
+  const idle = scale.polling.runs.filter((run) => !run.polling);
+  const polling = scale.polling.runs.filter((run) => run.polling);
+  if (idle.length > 0 && polling.length > 0) {
+    const worst = (runs: typeof idle, key: 'max' | 'p99') => Math.max(...runs.map((run) => run.load.latencyMs[key]));
+    const excess = worst(polling, 'max') - worst(idle, 'max');
+    results.push({
+      target: `slowest proxied request while a console polls every ${scale.polling.intervalMs} ms ≤ idle + ${LIMITS.maxPollingMaxExcessMs} ms (${label(big.fill.records)} records, ${fmt(scale.polling.rate)} req/s)`,
+      workers: null,
+      pass: excess <= LIMITS.maxPollingMaxExcessMs,
+      detail: `max ${worst(polling, 'max')} ms polling, ${worst(idle, 'max')} ms idle, ${signedMs(excess)}; p99 ${worst(polling, 'p99')} vs ${worst(idle, 'p99')} ms`,
+    });
+  }
+  results.push({
+    target: `access log ≤ ${LIMITS.maxBytesPerRecord} bytes per record on disk (${label(big.fill.records)} records)`,
+    workers: null,
+    pass: big.fill.bytesPerRecord <= LIMITS.maxBytesPerRecord,
+    detail: `${big.fill.bytesPerRecord} bytes (${mb(big.fill.bytes)} in ${big.fill.dayFiles} day files); ${small.fill.bytesPerRecord} bytes with ${label(small.fill.records)} records`,
+  });
   return results;
 }
 
