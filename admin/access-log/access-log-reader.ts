@@ -199,12 +199,9 @@ function countedPage(spans: DaySpan[], statusClass: number | undefined, limit: n
   let total = 0;
   let seek: Seek | undefined;
   for (const span of spans) {
-    for (const [minute, count] of minuteCounts(span, statusClass, walk)) {
-      if (seek === undefined && offset - total < count) {
-        seek = { span, hi: Math.min(span.hi, (minute + 1) * MINUTE_MS), skip: offset - total };
-      }
-      total += count;
-    }
+    const count = spanCount(span, statusClass, walk);
+    if (seek === undefined && offset - total < count) seek = seekIn(span, statusClass, walk, offset - total);
+    total += count;
   }
   const logs: Row[] = [];
   if (seek === undefined) return { logs, total };
@@ -218,11 +215,32 @@ function countedPage(spans: DaySpan[], statusClass: number | undefined, limit: n
   return { logs, total };
 }
 
+/** How many of the span's records pass the filter: the day's count, or its minutes' for a part of a day. */
+function spanCount(span: DaySpan, statusClass: number | undefined, walk: Walk): number {
+  const byClass = statusClass === undefined ? '' : 'AND class = ?';
+  const classParams = statusClass === undefined ? [] : [statusClass];
+  if (span.lo === 0 && span.hi === DAY_MS) {
+    return span.file.statement(`SELECT coalesce(sum(count), 0) FROM service_counts WHERE service = ? ${byClass}`).pluck().get(span.service, ...classParams) as number;
+  }
+  return minuteCounts(span, statusClass, walk).reduce((sum, [, count]) => sum + count, 0);
+}
+
+/** Where in `span` the record `skip` places after its newest one is: the minute that holds it. */
+function seekIn(span: DaySpan, statusClass: number | undefined, walk: Walk, skip: number): Seek {
+  for (const [minute, count] of minuteCounts(span, statusClass, walk)) {
+    if (skip < count) return { span, hi: Math.min(span.hi, (minute + 1) * MINUTE_MS), skip };
+    skip -= count;
+  }
+  return { span, hi: span.hi, skip }; // the counts said otherwise: read from the top
+}
+
+type Walk = ReturnType<typeof indexedConditions>;
+
 /**
  * The span's records per minute that pass the filter, newest minute first: from `minute_counts`,
  * except the minutes the time range cuts, whose rows are counted (at most two minutes' worth).
  */
-function minuteCounts(span: DaySpan, statusClass: number | undefined, walk: ReturnType<typeof indexedConditions>): [number, number][] {
+function minuteCounts(span: DaySpan, statusClass: number | undefined, walk: Walk): [number, number][] {
   const first = Math.floor(span.lo / MINUTE_MS);
   const last = Math.ceil(span.hi / MINUTE_MS) - 1;
   const byClass = statusClass === undefined ? '' : 'AND class = ?';
@@ -258,17 +276,20 @@ function windowedPage(spans: DaySpan[], filter: AccessLogFilter, limit: number, 
     if (filter.userId !== undefined && user === undefined) continue;
     const walk = indexedConditions(filter.statusClass, user);
     const params = walk.params(span, span.lo, span.hi);
-    const inner = `SELECT * FROM records INDEXED BY ${walk.index} WHERE ${walk.where} ${NEWEST_FIRST} LIMIT ?`;
+    const walkOf = (columns: string) => `SELECT ${columns} FROM records INDEXED BY ${walk.index} WHERE ${walk.where} ${NEWEST_FIRST} LIMIT ?`;
+    const inner = walkOf('*');
+    // Without method or path, counting needs only the index, never the rows.
+    const keysOnly = walkOf('id');
     if (window === 0) {
-      partial ||= span.file.statement(`${inner}`).get(...params, 1) !== undefined;
+      partial ||= span.file.statement(keysOnly).get(...params, 1) !== undefined;
       continue;
     }
     const { where, values } = residualConditions(span.file, filter);
     const [examined, count] = span.file
-      .statement(`SELECT count(*), coalesce(sum(${where}), 0) FROM (${inner})`)
+      .statement(`SELECT count(*), coalesce(sum(${where}), 0) FROM (${values.length > 0 ? inner : keysOnly})`)
       .raw(true)
       .get(...values, ...params, window) as [number, number];
-    if (examined === window) partial ||= span.file.statement(`${inner} OFFSET ?`).get(...params, 1, window) !== undefined;
+    if (examined === window) partial ||= span.file.statement(`${keysOnly} OFFSET ?`).get(...params, 1, window) !== undefined;
     matches.push({ span, window, count, inner, params, residual: values, where });
     window -= examined;
     total += count;

@@ -13,6 +13,10 @@ const PAGE_BYTES = 4096;
 const OPEN_WRITERS = 2;
 /** Room under which a full day stays full unless an older day is deleted: a quarter of the cap. */
 const ROOM_AGAIN_SHARE = 4;
+/** How long the folder's listing is trusted, in ms (another process may add or remove files). */
+const RELIST_MS = 10_000;
+/** How long the disk's free space is trusted, in ms. */
+const FREE_SPACE_MS = 1_000;
 /** Room under which no file is made for a day older than every kept one (it would be the first deleted). */
 const MIN_ROOM_BYTES = 16 * PAGE_BYTES;
 
@@ -78,6 +82,13 @@ export class AccessLogStore {
   #discarding = false;
   /** Set while the rollups cannot be written for want of disk, so that is told once. */
   #rollupsFull = false;
+  /** The folder's days as last listed (undefined: list again), when, and their sizes in bytes. */
+  #days: number[] | undefined;
+  #listedAt = 0;
+  readonly #sizes = new Map<number, number>();
+  /** The disk's free bytes as last read, and when. */
+  #free = 0;
+  #freeAt = 0;
   readonly #totals: StoreTotals = { stored: 0, duplicates: 0, expired: 0, discarded: 0, bytes: 0, days: 0 };
 
   /** `db` is the gateway's database (for the rollups); the day files are in `options.dir`. */
@@ -113,7 +124,7 @@ export class AccessLogStore {
    * Runs after every stored batch; O(1) per day deleted (a file's deletion), whatever it holds.
    */
   enforceLimits(): void {
-    const days = listDays(this.#options.dir);
+    const days = [...this.#listed()];
     const cutoff = dayOf(this.#now() - this.#options.retentionDays * DAY_MS);
     let dropped = false;
     while (days.length > 0 && days[days.length - 1]! < cutoff) {
@@ -128,7 +139,7 @@ export class AccessLogStore {
     }
     while (days.length > 1 && room < 0) {
       const day = days.pop()!;
-      room += dayBytes(this.#options.dir, day);
+      room += this.#sizes.get(day) ?? 0;
       this.#drop(day, 'size', day + 1);
       dropped = true;
     }
@@ -194,12 +205,12 @@ export class AccessLogStore {
         return fresh.flatMap((group) => group.records);
       } catch (error) {
         if ((error as { code?: string }).code !== 'SQLITE_FULL') throw error;
-        const oldest = listDays(this.#options.dir).at(-1);
+        const oldest = this.#listed().at(-1);
         if (!checkpointed) {
           // The write-ahead logs may hold the room: fold them into their files and measure again.
           checkpointed = true;
           for (const writer of this.#writers.values()) writer.checkpoint();
-          this.#limitWriters(this.#room(listDays(this.#options.dir)), false);
+          this.#limitWriters(this.#room(this.#listed()), false);
         } else if (oldest !== undefined && oldest < day) {
           this.#drop(oldest, 'size', oldest + 1);
           this.enforceLimits();
@@ -257,18 +268,20 @@ export class AccessLogStore {
   #writerFor(day: number): DayWriter {
     let writer = this.#writers.get(day);
     if (writer) {
-      this.#writers.delete(day); // re-inserted below: the map's order is the order of use
-    } else {
-      createDayFile(this.#options.dir, day, DAY_SCHEMA);
-      writer = new DayWriter(this.#options.dir, day, walBytes(this.#options.budget));
+      this.#writers.delete(day); // re-inserted: the map's order is the order of use
+      this.#writers.set(day, writer);
+      return writer;
     }
+    createDayFile(this.#options.dir, day, DAY_SCHEMA);
+    this.#days = undefined;
+    writer = new DayWriter(this.#options.dir, day, walBytes(this.#options.budget));
     this.#writers.set(day, writer);
     for (const [other, idle] of this.#writers) {
       if (this.#writers.size <= OPEN_WRITERS) break;
       idle.close();
       this.#writers.delete(other);
     }
-    this.#limitWriters(this.#room(listDays(this.#options.dir)), false);
+    this.#limitWriters(this.#room(this.#listed()), false);
     return writer;
   }
 
@@ -278,8 +291,32 @@ export class AccessLogStore {
    */
   #firstToGo(day: number): boolean {
     if (this.#writers.has(day)) return false;
-    const days = listDays(this.#options.dir);
+    const days = this.#listed();
     return days.length > 0 && day < days.at(-1)! && this.#room(days) < MIN_ROOM_BYTES;
+  }
+
+  /**
+   * The days that have a file, newest first: the folder as listed at most {@link RELIST_MS} ago
+   * (or since this store made or deleted a file), so a batch does not list it every time.
+   */
+  #listed(): readonly number[] {
+    const now = Date.now();
+    if (this.#days === undefined || now - this.#listedAt > RELIST_MS) {
+      this.#days = listDays(this.#options.dir);
+      this.#listedAt = now;
+      this.#sizes.clear();
+    }
+    return this.#days;
+  }
+
+  /** Bytes free on the disk, read at most once every {@link FREE_SPACE_MS}. */
+  #freeBytes(): number {
+    const now = Date.now();
+    if (now - this.#freeAt > FREE_SPACE_MS) {
+      this.#free = filesystemOf(this.#options.dir).freeBytes;
+      this.#freeAt = now;
+    }
+    return this.#free;
   }
 
   /**
@@ -287,9 +324,15 @@ export class AccessLogStore {
    * {@link walBytes} set aside for each open writer's write-ahead log; sets `totals.bytes`.
    */
   #room(days: readonly number[]): number {
-    const used = days.reduce((sum, day) => sum + dayBytes(this.#options.dir, day), 0);
+    let used = 0;
+    for (const day of days) {
+      // Only files open for writing change size; the others are measured once per listing.
+      let bytes = this.#sizes.get(day);
+      if (bytes === undefined || this.#writers.has(day)) this.#sizes.set(day, (bytes = dayBytes(this.#options.dir, day)));
+      used += bytes;
+    }
     this.#totals.bytes = used;
-    return headroom(this.#options.budget, used, filesystemOf(this.#options.dir).freeBytes) - this.#writers.size * walBytes(this.#options.budget);
+    return headroom(this.#options.budget, used, this.#freeBytes()) - this.#writers.size * walBytes(this.#options.budget);
   }
 
   /**
@@ -319,6 +362,9 @@ export class AccessLogStore {
     this.#writers.get(day)?.close();
     this.#writers.delete(day);
     deleteDayFile(this.#options.dir, day);
+    this.#days = undefined;
+    this.#sizes.delete(day);
+    this.#freeAt = 0;
     this.#floorDay = Math.max(this.#floorDay, floor);
     this.#options.notify?.({ level: 'info', message: 'access log: deleted a day of raw records', fields: { day: dayName(day), reason } });
   }

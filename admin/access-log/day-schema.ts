@@ -1,6 +1,6 @@
 /**
- * What one day file of the access log holds (day-files.ts). Records are stored small, about 60
- * bytes each with their indexes (bench/README.md measures it):
+ * What one day file of the access log holds (day-files.ts). Records are stored small, 82 to 99
+ * bytes each with their indexes and batch keys (bench/README.md measures it):
  * - every repeated string (service id, user, method, client address, a path seen twice that day)
  *   is stored once in `strings` and referred to by its integer code;
  * - a path seen once is stored as its text in the record (dynamic typing: the `path` column holds
@@ -9,8 +9,9 @@
  *   batches are recognised by `batches` (one key per shipped batch, see day-writer.ts).
  *
  * `minute_counts` counts the stored records per service, status class (`status / 100`) and minute,
- * in the same transaction as the records: the access-log API's totals and its seek to a deep
- * `offset` read it instead of counting rows (access-log-reader.ts).
+ * and `service_counts` the whole day's per service and class, in the same transaction as the
+ * records: the access-log API's totals and its seek to a deep `offset` read them instead of
+ * counting rows (access-log-reader.ts): a few rows per day, and one day's minutes.
  *
  * A record's API id is `day * 2^32 + records.id`: unique across days and, within a day, in the
  * order of arrival.
@@ -37,6 +38,12 @@ export const DAY_SCHEMA = `
     minute INTEGER NOT NULL,
     count INTEGER NOT NULL,
     PRIMARY KEY (service, class, minute)
+  ) WITHOUT ROWID;
+  CREATE TABLE service_counts (
+    service INTEGER NOT NULL,
+    class INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (service, class)
   ) WITHOUT ROWID;
   CREATE TABLE batches (key BLOB PRIMARY KEY) WITHOUT ROWID;
 `;

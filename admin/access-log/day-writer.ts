@@ -35,6 +35,7 @@ export class DayWriter {
   readonly #insertString: Statement<[string]>;
   readonly #insertRecord: Statement<unknown[]>;
   readonly #addCount: Statement<[number, number, number, number]>;
+  readonly #addDayCount: Statement<[number, number, number]>;
   readonly #claimBatch: Statement<[Buffer]>;
   readonly #write: (groups: readonly DayGroup[]) => DayWriteResult;
 
@@ -55,6 +56,10 @@ export class DayWriter {
     this.#addCount = this.db.prepare(
       `INSERT INTO minute_counts (service, class, minute, count) VALUES (?, ?, ?, ?)
        ON CONFLICT (service, class, minute) DO UPDATE SET count = count + excluded.count`,
+    );
+    this.#addDayCount = this.db.prepare(
+      `INSERT INTO service_counts (service, class, count) VALUES (?, ?, ?)
+       ON CONFLICT (service, class) DO UPDATE SET count = count + excluded.count`,
     );
     this.#claimBatch = this.db.prepare('INSERT INTO batches (key) VALUES (?) ON CONFLICT DO NOTHING');
     this.#write = this.db.transaction((groups: readonly DayGroup[]) => this.#writeGroups(groups));
@@ -119,7 +124,14 @@ export class DayWriter {
       stored += records.length;
       fresh.push(group);
     }
-    for (const [service, cls, minute, count] of counts.values()) this.#addCount.run(service!, cls!, minute!, count!);
+    const dayCounts = new Map<string, number[]>();
+    for (const [service, cls, minute, count] of counts.values()) {
+      this.#addCount.run(service!, cls!, minute!, count!);
+      const dayCount = dayCounts.get(`${service} ${cls}`);
+      if (dayCount) dayCount[2]! += count!;
+      else dayCounts.set(`${service} ${cls}`, [service!, cls!, count!]);
+    }
+    for (const [service, cls, count] of dayCounts.values()) this.#addDayCount.run(service!, cls!, count!);
     return { stored, duplicates, fresh };
   }
 
