@@ -93,8 +93,13 @@ export class AccessLogReader {
    */
   listForService(serviceId: string, limit: number, offset: number, filter: AccessLogFilter = {}): AccessLogPage {
     const spans = this.#spans(serviceId, filter);
-    const rowByRow = filter.method !== undefined || filter.pathContains !== undefined || filter.userId !== undefined;
-    const page = rowByRow ? windowedPage(spans, filter, limit, offset) : countedPage(spans, filter.statusClass, limit, offset);
+    const residual = filter.method !== undefined || filter.pathContains !== undefined;
+    const page =
+      residual || (filter.userId !== undefined && filter.statusClass !== undefined)
+        ? windowedPage(spans, filter, limit, offset)
+        : filter.userId !== undefined
+          ? userPage(spans, filter.userId, limit, offset)
+          : countedPage(spans, filter.statusClass, limit, offset);
     return { ...page, logs: page.logs.map((row) => toRecord(row, serviceId)) };
   }
 
@@ -203,16 +208,45 @@ function countedPage(spans: DaySpan[], statusClass: number | undefined, limit: n
     if (seek === undefined && offset - total < count) seek = seekIn(span, statusClass, walk, offset - total);
     total += count;
   }
+  return { logs: seek === undefined ? [] : pageFrom(spans, seek, limit, () => walk), total };
+}
+
+/**
+ * A page and an exact total for one user's records (`user` alone, or with a time range): the
+ * days' per-user counts, and the user's index for the days a time range cuts.
+ */
+function userPage(spans: DaySpan[], userId: string, limit: number, offset: number): { logs: Row[]; total: number } {
+  const walks = new Map<DaySpan, Walk>();
+  let total = 0;
+  let seek: Seek | undefined;
+  for (const span of spans) {
+    const user = span.file.code(userId);
+    if (user === undefined) continue;
+    const walk = indexedConditions(undefined, user);
+    walks.set(span, walk);
+    const count =
+      span.lo === 0 && span.hi === DAY_MS
+        ? ((span.file.statement('SELECT count FROM user_counts WHERE service = ? AND user = ?').pluck().get(span.service, user) as number | undefined) ?? 0)
+        : (span.file.statement(`SELECT count(*) FROM records INDEXED BY ${walk.index} WHERE ${walk.where}`).pluck().get(...walk.params(span, span.lo, span.hi)) as number);
+    if (seek === undefined && offset - total < count) seek = { span, hi: span.hi, skip: offset - total };
+    total += count;
+  }
+  const days = spans.filter((span) => walks.has(span));
+  return { logs: seek === undefined ? [] : pageFrom(days, seek, limit, (span) => walks.get(span)!), total };
+}
+
+/** `limit` records newest first from `seek` on, through the older spans after it. */
+function pageFrom(spans: DaySpan[], seek: Seek, limit: number, walkOf: (span: DaySpan) => Walk): Row[] {
   const logs: Row[] = [];
-  if (seek === undefined) return { logs, total };
-  const sql = `${ROW} FROM records r INDEXED BY ${walk.index} WHERE ${walk.where} ${NEWEST_FIRST} LIMIT ? OFFSET ?`;
   for (const span of spans.slice(spans.indexOf(seek.span))) {
     const first = span === seek.span;
+    const walk = walkOf(span);
+    const sql = `${ROW} FROM records r INDEXED BY ${walk.index} WHERE ${walk.where} ${NEWEST_FIRST} LIMIT ? OFFSET ?`;
     const rows = span.file.statement(sql).all(...walk.params(span, span.lo, first ? seek.hi : span.hi), limit - logs.length, first ? seek.skip : 0) as Row[];
     for (const row of rows) logs.push({ ...row, id: span.day * DAY_ID_FACTOR + row.id, time: span.day * DAY_MS + row.time });
     if (logs.length >= limit) break;
   }
-  return { logs, total };
+  return logs;
 }
 
 /** How many of the span's records pass the filter: the day's count, or its minutes' for a part of a day. */
@@ -264,7 +298,7 @@ function minuteCounts(span: DaySpan, statusClass: number | undefined, walk: Walk
 /**
  * A page and total with row-by-row filters: among the newest {@link RESIDUAL_SCAN_LIMIT} records
  * that pass the service, user, status class and time range (an index walk), those that also pass
- * `method` and `path`.
+ * `method` and `path` (and, with a user, the status class).
  */
 function windowedPage(spans: DaySpan[], filter: AccessLogFilter, limit: number, offset: number): Omit<AccessLogPage, 'logs'> & { logs: Row[] } {
   let window = RESIDUAL_SCAN_LIMIT;

@@ -27,7 +27,7 @@ export type WriterTotals = StoreTotals & { exported: number; exportDropped: numb
 
 /**
  * Where the admin plane stores access-log batches (the embedded sink's and the Redis stream
- * consumer's destination): a worker thread running {@link AccessLogStore}, so storing (about 5 µs
+ * consumer's destination): a worker thread running {@link AccessLogStore}, so storing (about 12–16 µs of CPU
  * per record, milliseconds per batch), the retention and the rollups' upkeep never hold up this
  * thread's event loop: the proxied requests in embedded mode, the API and sign-ins in the admin
  * process.

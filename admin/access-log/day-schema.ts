@@ -9,7 +9,8 @@
  *   batches are recognised by `batches` (one key per shipped batch, see day-writer.ts).
  *
  * `minute_counts` counts the stored records per service, status class (`status / 100`) and minute,
- * and `service_counts` the whole day's per service and class, in the same transaction as the
+ * `service_counts` the whole day's per service and class, `user_counts` per service and signed-in
+ * user, in the same transaction as the
  * records: the access-log API's totals and its seek to a deep `offset` read them instead of
  * counting rows (access-log-reader.ts): a few rows per day, and one day's minutes.
  *
@@ -44,6 +45,12 @@ export const DAY_SCHEMA = `
     class INTEGER NOT NULL,
     count INTEGER NOT NULL,
     PRIMARY KEY (service, class)
+  ) WITHOUT ROWID;
+  CREATE TABLE user_counts (
+    service INTEGER NOT NULL,
+    user INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (service, user)
   ) WITHOUT ROWID;
   CREATE TABLE batches (key BLOB PRIMARY KEY) WITHOUT ROWID;
 `;

@@ -36,6 +36,7 @@ export class DayWriter {
   readonly #insertRecord: Statement<unknown[]>;
   readonly #addCount: Statement<[number, number, number, number]>;
   readonly #addDayCount: Statement<[number, number, number]>;
+  readonly #addUserCount: Statement<[number, number, number]>;
   readonly #claimBatch: Statement<[Buffer]>;
   readonly #write: (groups: readonly DayGroup[]) => DayWriteResult;
 
@@ -60,6 +61,10 @@ export class DayWriter {
     this.#addDayCount = this.db.prepare(
       `INSERT INTO service_counts (service, class, count) VALUES (?, ?, ?)
        ON CONFLICT (service, class) DO UPDATE SET count = count + excluded.count`,
+    );
+    this.#addUserCount = this.db.prepare(
+      `INSERT INTO user_counts (service, user, count) VALUES (?, ?, ?)
+       ON CONFLICT (service, user) DO UPDATE SET count = count + excluded.count`,
     );
     this.#claimBatch = this.db.prepare('INSERT INTO batches (key) VALUES (?) ON CONFLICT DO NOTHING');
     this.#write = this.db.transaction((groups: readonly DayGroup[]) => this.#writeGroups(groups));
@@ -99,6 +104,7 @@ export class DayWriter {
 
   #writeGroups(groups: readonly DayGroup[]): DayWriteResult {
     const counts = new Map<string, number[]>();
+    const userCounts = new Map<string, number[]>();
     const fresh: DayGroup[] = [];
     let stored = 0;
     let duplicates = 0;
@@ -112,10 +118,16 @@ export class DayWriter {
         const time = r.timestamp - this.#dayStart;
         const service = this.#code(r.serviceId);
         const status = r.statusCode;
+        const user = r.userId === null ? null : this.#code(r.userId);
         this.#insertRecord.run(
-          time, service, r.userId === null ? null : this.#code(r.userId), this.#path(r.path),
+          time, service, user, this.#path(r.path),
           this.#code(r.method), status, Math.round(r.responseTimeMs), this.#code(r.ipAddress),
         );
+        if (user !== null) {
+          const userCount = userCounts.get(`${service} ${user}`);
+          if (userCount) userCount[2]!++;
+          else userCounts.set(`${service} ${user}`, [service, user, 1]);
+        }
         const countKey = `${service} ${Math.floor(status / 100)} ${Math.floor(time / MINUTE_MS)}`;
         const count = counts.get(countKey);
         if (count) count[3]!++;
@@ -132,6 +144,7 @@ export class DayWriter {
       else dayCounts.set(`${service} ${cls}`, [service!, cls!, count!]);
     }
     for (const [service, cls, count] of dayCounts.values()) this.#addDayCount.run(service!, cls!, count!);
+    for (const [service, user, count] of userCounts.values()) this.#addUserCount.run(service!, user!, count!);
     return { stored, duplicates, fresh };
   }
 

@@ -107,6 +107,10 @@ describe('filters', () => {
     assert.equal(check({ userId: 'user-1' }).total, 150);
     assert.equal(check({ userId: 'user' }).total, 0);
     assert.equal(check({ userId: 'nobody' }).total, 0);
+    for (const offset of [0, 1, 74, 75, 76, 149, 150]) check({ userId: 'user-1' }, 3, offset); // across midnight
+    const cut = { userId: 'user-2', from: MIDNIGHT - 3 * MINUTE + 20_500, to: MIDNIGHT + 2 * MINUTE + 7_250 };
+    for (const offset of [0, 30, 60]) check(cut, 5, offset);
+    check({ userId: 'user-2', statusClass: 2 });
   });
 
   it('from/to on whole minutes and on midnight', () => {
