@@ -13,15 +13,12 @@ import { join } from 'node:path';
 import { ApiTokens } from '../admin/api-tokens.js';
 import { AuditLog } from '../admin/audit-log.js';
 import { openDatabase } from '../admin/database.js';
-import { openAdminStorage } from '../admin/process/admin-storage.js';
 import { ServiceRegistry } from '../admin/service-registry.js';
 import { MemoryEventBus } from '../shared/backends/embedded/memory-event-bus.js';
 import { loadConfig } from '../shared/config.js';
-import { gatewayCookieNames } from '../shared/cookies.js';
-import { createLogger } from '../shared/logger.js';
-import { newCsrfToken } from '../shared/secrets.js';
 import { fillAccessLog, type FillResult } from './access-log-fill.js';
 import { startGatewayStack, type GatewayStack } from './gateway-stack.js';
+import { createSessionCookie } from './seed.js';
 
 /** Where the filled service is mounted. */
 export const LOGGED_PREFIX = '/logged';
@@ -85,20 +82,7 @@ async function prepareDatabase(databasePath: string, upstreamUrl: string): Promi
 }
 
 /** A session of an admin user in the gateway's session store (embedded: its SQLite file); returns the `Cookie` value. */
-async function createAdminSession(databasePath: string): Promise<string> {
+function createAdminSession(databasePath: string): Promise<string> {
   const config = loadConfig({ DATABASE_PATH: databasePath, OIDC_ISSUER: 'http://127.0.0.1:9/unreachable', OIDC_CLIENT_ID: 'gatehouse-bench', PUBLIC_URL: 'http://127.0.0.1' });
-  const storage = await openAdminStorage(config, createLogger('warn', 'gatehouse-bench'));
-  try {
-    const now = Date.now();
-    const id = await storage.backends.sessions.create({
-      user: { sub: 'bench-admin', name: 'Bench Admin', email: 'admin@example.com', isAdmin: true, groups: [] },
-      csrfToken: newCsrfToken(),
-      idToken: null,
-      createdAt: now,
-      expiresAt: now + config.sessionTtlMs,
-    });
-    return `${gatewayCookieNames(config.publicUrl).session}=${id}`;
-  } finally {
-    await storage.close();
-  }
+  return createSessionCookie(config, { sub: 'bench-admin', name: 'Bench Admin', email: 'admin@example.com', isAdmin: true, groups: [] });
 }

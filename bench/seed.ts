@@ -14,7 +14,7 @@ import { gatewayCookieNames } from '../shared/cookies.js';
 import { MemoryEventBus } from '../shared/backends/embedded/memory-event-bus.js';
 import { createLogger } from '../shared/logger.js';
 import { openBackends } from '../shared/backends/open-backends.js';
-import type { Service } from '../shared/types.js';
+import type { Service, SessionUser } from '../shared/types.js';
 
 /** The services the benchmark sends traffic to. */
 export interface BenchRoutes {
@@ -84,20 +84,23 @@ export async function seedRegistry(databasePath: string, upstreamUrl: string, to
   }
 }
 
+/** The bench's signed-in user (not an admin), in the groups the policy service allows. */
+const BENCH_USER: SessionUser = { sub: 'bench-user', name: 'Bench User', email: 'bench@example.com', isAdmin: false, groups: BENCH_USER_GROUPS };
+
 /**
- * Creates a session for a signed-in (non-admin) user in the store the gateway's processes will
- * use, opened like they open it: SQLite through `openAdminStorage` in embedded mode, Redis through
- * `openBackends` with REDIS_URL (as a proxy does: no access-log consumer joins the stream).
+ * Creates a session for `user` (the bench's non-admin user by default) in the store the gateway's
+ * processes will use, opened like they open it: SQLite through `openAdminStorage` in embedded mode,
+ * Redis through `openBackends` with REDIS_URL (as a proxy does: no access-log consumer joins the stream).
  * @returns the `Cookie` header value that carries it.
  */
-export async function createSessionCookie(config: Config): Promise<string> {
+export async function createSessionCookie(config: Config, user: SessionUser = BENCH_USER): Promise<string> {
   const logger = createLogger('warn', 'gatehouse-bench');
   const storage = config.redisUrl ? undefined : await openAdminStorage(config, logger);
   const backends = storage?.backends ?? (await openBackends(config, logger));
   try {
     const now = Date.now();
     const id = await backends.sessions.create({
-      user: { sub: 'bench-user', name: 'Bench User', email: 'bench@example.com', isAdmin: false, groups: BENCH_USER_GROUPS },
+      user,
       csrfToken: newCsrfToken(),
       idToken: null,
       createdAt: now,
