@@ -71,7 +71,6 @@ export interface StoreTotals {
  */
 export class AccessLogStore {
   readonly #options: AccessLogStoreOptions;
-  readonly #rollups: TrafficRollups;
   readonly #addRollups: (records: readonly AccessLogEntry[]) => void;
   readonly #writers = new Map<number, DayWriter>();
   /** Days whose file cannot grow (budget reached and no older day to delete): their records are discarded. */
@@ -94,8 +93,8 @@ export class AccessLogStore {
   /** `db` is the gateway's database (for the rollups); the day files are in `options.dir`. */
   constructor(db: Database, options: AccessLogStoreOptions) {
     this.#options = options;
-    this.#rollups = new TrafficRollups(db);
-    this.#addRollups = db.transaction((records: readonly AccessLogEntry[]) => this.#rollups.add(records));
+    const rollups = new TrafficRollups(db);
+    this.#addRollups = db.transaction((records: readonly AccessLogEntry[]) => rollups.add(records));
     this.enforceLimits();
   }
 
@@ -388,6 +387,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * A shipped batch's key: the event id of its first record (ids are unique, and a re-delivery
  * carries the same text), as 16 bytes when it is a UUID.
  */
-export function batchKey(eventId: string): Buffer {
+function batchKey(eventId: string): Buffer {
   return UUID.test(eventId) ? Buffer.from(eventId.replaceAll('-', ''), 'hex') : Buffer.from(eventId, 'utf8');
 }

@@ -4,7 +4,7 @@ import { DAY_MS, MINUTE_MS } from './day-files.js';
 import { compactRollups } from './rollup-compaction.js';
 
 /** Rollup rows deleted per transaction, so a store waiting behind them never waits long. */
-export const RETENTION_BATCH_SIZE = 5_000;
+const RETENTION_BATCH_SIZE = 5_000;
 /** How long traffic rollups are kept (per minute for the first days, then per hour: see rollup-compaction.ts). */
 export const ROLLUP_RETENTION_DAYS = 400;
 /** How often the day files' age and size are checked (also after every stored batch). */
