@@ -8,6 +8,7 @@ import type { Logger } from '../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limiter.js';
 import { rateLimitKey } from '../shared/client-ip.js';
 import type { SessionStore } from '../shared/backends/session-store.js';
+import type { SessionGate } from '../shared/session-gate.js';
 import type { AccessLogReads } from './access-log/access-log-reads.js';
 import { ApiTokens } from './api-tokens.js';
 import { AssertionKeys } from './assertion-keys.js';
@@ -33,6 +34,13 @@ import { acceptsSession, ServedOrigins, type ServedOrigin } from './served-origi
 import { ServiceRegistry } from './service-registry.js';
 import { TrafficRollups } from './access-log/traffic-rollups.js';
 import { answerUnrouted } from './unrouted.js';
+import type { ReplayGuard } from '../shared/backends/replay-guard.js';
+import { IssuerKeys } from '../shared/issuer-keys.js';
+import { TokenCipher } from '../shared/token-encryption.js';
+import { createBackchannelLogoutHandler } from './routes/backchannel-logout-route.js';
+import { createSessionHandlers } from './routes/session-routes.js';
+import { SessionRevalidator } from './sessions/session-revalidator.js';
+import { SessionRevocation } from './sessions/session-revocation.js';
 
 /** What the control plane needs from its process. */
 export interface AdminPlaneDeps {
@@ -41,7 +49,11 @@ export interface AdminPlaneDeps {
   /** The access log's pages, read off this thread (access-log-reads.ts). */
   accessLogs: AccessLogReads;
   sessions: SessionStore;
+  /** Admits this origin's session cookies (shared/session-gate.ts), as the data plane does. */
+  sessionGate: SessionGate;
   bus: EventBus;
+  /** Back-channel logout tokens' `jti`s already used. */
+  usedTokenIds: ReplayGuard;
   generalLimiter: RateLimiter;
   authLimiter: RateLimiter;
   clientIp: (req: IncomingMessage) => string;
@@ -78,6 +90,10 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const tokens = new ApiTokens(db, audit);
   const relyingParty = new RelyingParty(config, logger);
   const origins = new ServedOrigins(config);
+  const cipher = config.sessionEncryptionKeys.length > 0 ? new TokenCipher(config.sessionEncryptionKeys) : undefined;
+  const revocation = new SessionRevocation(sessions, audit);
+  const revalidator = new SessionRevalidator({ store: sessions, relyingParty, cipher, revocation, config, logger: logger.child({ component: 'session-checks' }) });
+  const issuerKeys = config.oidc.issuer ? new IssuerKeys(config.oidc.issuer, logger, 'logout tokens') : undefined;
   const handlers = {
     pages: createPageHandlers({ config, registry, relyingParty }),
     auth: createAuthHandlers({
@@ -87,8 +103,11 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
       relyingParty,
       transactions: new LoginTransactions(db),
       authLimiter: deps.authLimiter,
+      cipher,
       logger,
     }),
+    backchannelLogout: createBackchannelLogoutHandler({ config, sessions, revocation, usedTokenIds: deps.usedTokenIds, issuerKeys, logger }),
+    sessions: createSessionHandlers({ sessions, revocation }),
     services: createServiceHandlers({ registry, accessLogs }),
     dashboard: createDashboardHandlers({ registry, audit, rollups }),
     console: createConsoleHandlers({ registry, audit, accessLogs, rollups, tokens, assets: ConsoleAssets.load() }),
@@ -99,13 +118,14 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const routers = new Map<ServedOrigin, Router>([origins.public, origins.admin].map((o) => [o, buildRouter(handlers, o)]));
   await assertionKeys.start();
   await registry.publish();
+  const stopRevalidating = revalidator.start();
 
   async function serve(req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): Promise<void> {
     const clientIp = deps.clientIp(req);
     const rawUrl = req.url ?? '/';
     const url = new URL(rawUrl.startsWith('/') ? origin.url.origin + rawUrl : origin.url.origin);
     const cookieValue = readCookie(req.headers.cookie, origin.cookies.names.session);
-    const stored = cookieValue ? await sessions.get(cookieValue) : null;
+    const stored = cookieValue ? await deps.sessionGate.admit(cookieValue) : null;
     const session = stored && acceptsSession(origin, stored) ? stored : null;
     // Only where the admin API is served: elsewhere no route takes a token (design.md §4.8).
     const apiToken = origin.servesConsole ? presentedToken(req.headers.authorization, tokens) : null;
@@ -130,6 +150,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     handle: (req, res) => serveOn(req, res, origins.ofAdminPortRequest(req)),
     handlePublic: (req, res) => serveOn(req, res, origins.public),
     close() {
+      stopRevalidating();
       assertionKeys.close();
     },
   };

@@ -13,6 +13,7 @@ export const AUDIT_ACTIONS = [
   'ASSERTION_KEY_ROTATED',
   'TOKEN_CREATED',
   'TOKEN_REVOKED',
+  'SESSION_REVOKED',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -1,6 +1,6 @@
 import { constantTimeEqual } from '../shared/secrets.js';
 import { GatewayError } from '../shared/errors.js';
-import { FAVICON_PATH } from '../shared/gateway-paths.js';
+import { BACKCHANNEL_LOGOUT_PATH, FAVICON_PATH } from '../shared/gateway-paths.js';
 import { redirect, sendHtml } from '../shared/http-response.js';
 import { forbiddenPage } from './console/error-pages.js';
 import type { Session } from '../shared/types.js';
@@ -30,10 +30,12 @@ const CHALLENGE = {
  * every few seconds (design.md §4.6) and would use up the default 100 requests per 15 minutes within
  * minutes, or of a live admin API token (design.md §4.8: an administrator's automation). Anonymous
  * and non-admin requests, and those with a bearer credential that is no live token, stay limited,
- * and sign-in attempts stay under RATE_LIMIT_AUTH.
+ * and sign-in attempts stay under RATE_LIMIT_AUTH. The identity provider's back-channel logouts
+ * are exempt too: a provider offboarding many users at once must not be refused (each is a signed
+ * token checked before anything is looked up).
  */
 export function exemptFromGeneralLimit(path: string, session: Session | null, apiToken: PresentedToken): boolean {
-  return session?.user.isAdmin === true || isLiveToken(apiToken) || path.startsWith(ASSET_PREFIX) || path === FAVICON_PATH;
+  return session?.user.isAdmin === true || isLiveToken(apiToken) || path.startsWith(ASSET_PREFIX) || path === FAVICON_PATH || path === BACKCHANNEL_LOGOUT_PATH;
 }
 
 /** Requires a session (interface.md §5.3): else 401 `Not authenticated`. */

@@ -130,4 +130,39 @@ export const MIGRATIONS: readonly string[] = [
   -- (an edit, a toggle, an apply). Its ETag is the version in quotes, which If-Match compares.
   ALTER TABLE services ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
   `,
+  `
+  -- Sessions that admins and the identity provider can end (shared/backends/session-store.ts).
+  -- key is the SHA-256 of the session id (never stored); handle the public id of the sessions
+  -- API; sub, email (lower-cased, verified, or '') and sid (the provider's session) find a
+  -- user's or a provider session's sessions without a scan. data is the Session as JSON; times are
+  -- epoch ms; idle_expires_at is NULL without SESSION_IDLE_TIMEOUT. Sessions made before had no
+  -- handle and could not be listed or revoked: they end here (their users sign in once more).
+  DROP TABLE sessions;
+  CREATE TABLE sessions (
+    key TEXT PRIMARY KEY,
+    handle TEXT NOT NULL UNIQUE,
+    sub TEXT NOT NULL,
+    email TEXT NOT NULL,
+    sid TEXT,
+    data TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    last_seen_at INTEGER NOT NULL,
+    idle_expires_at INTEGER
+  );
+  CREATE INDEX sessions_by_created ON sessions (created_at);
+  CREATE INDEX sessions_by_sub ON sessions (sub, created_at);
+  CREATE INDEX sessions_by_email ON sessions (email, created_at) WHERE email != '';
+  CREATE INDEX sessions_by_sid ON sessions (sid) WHERE sid IS NOT NULL;
+  CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+  CREATE INDEX sessions_by_idle_expiry ON sessions (idle_expires_at) WHERE idle_expires_at IS NOT NULL;
+
+  -- Back-channel logout tokens' jti already used (shared/backends/replay-guard.ts): the SHA-256 of
+  -- the id, kept until the token could no longer be accepted anyway (epoch ms).
+  CREATE TABLE used_token_ids (
+    key TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL
+  );
+  CREATE INDEX used_token_ids_by_expiry ON used_token_ids (expires_at);
+  `,
 ];

@@ -33,11 +33,12 @@ export async function readJsonBody(ctx: RequestContext, maxBytes = MAX_JSON_BODY
  * Reads an `application/x-www-form-urlencoded` body (the form_post authorization response, the
  * logout form).
  * @throws {GatewayError} BAD_REQUEST (400) for another content type; BODY_TOO_LARGE (413) past
- *   64 KiB; REQUEST_TIMEOUT (408) as {@link readBody}.
+ *   `maxBytes` (64 KiB unless given); REQUEST_TIMEOUT (408) as {@link readBody}.
  */
-export async function readFormBody(ctx: RequestContext): Promise<URLSearchParams> {
+export async function readFormBody(ctx: RequestContext, maxBytes = MAX_FORM_BODY_BYTES): Promise<URLSearchParams> {
   if (!isFormBody(ctx.req)) throw new GatewayError('BAD_REQUEST');
-  return new URLSearchParams((await readBody(ctx, MAX_FORM_BODY_BYTES)).toString('latin1'));
+  if (Number(ctx.req.headers['content-length'] ?? 0) > maxBytes) throw new GatewayError('BODY_TOO_LARGE');
+  return new URLSearchParams((await readBody(ctx, maxBytes)).toString('latin1'));
 }
 
 /** Whether the request's body is an HTML form's (`application/x-www-form-urlencoded`). */

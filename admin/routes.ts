@@ -1,10 +1,11 @@
-import { FAVICON_PATH } from '../shared/gateway-paths.js';
+import { BACKCHANNEL_LOGOUT_PATH, FAVICON_PATH } from '../shared/gateway-paths.js';
 import { requireAdmin, requireAdminPage, requireAdminSession, requireCsrf, requireSession } from './guards.js';
 import type { Handler } from './request-context.js';
 import type { AssertionKeyHandlers } from './routes/assertion-key-routes.js';
 import type { ConsoleHandlers } from './routes/console-routes.js';
 import type { OpenApiHandlers } from './routes/openapi-routes.js';
 import type { ServiceHandlers } from './routes/service-routes.js';
+import type { SessionHandlers } from './routes/session-routes.js';
 import type { TokenHandlers } from './routes/token-routes.js';
 import { Router } from './router.js';
 import type { ServedOrigin } from './served-origin.js';
@@ -18,6 +19,8 @@ export interface RouteHandlers {
   console: ConsoleHandlers;
   assertionKeys: AssertionKeyHandlers;
   tokens: TokenHandlers;
+  sessions: SessionHandlers;
+  backchannelLogout: Handler;
   openapi: OpenApiHandlers;
 }
 
@@ -48,7 +51,9 @@ export function buildRouter(h: RouteHandlers, origin: ServedOrigin): Router {
     .add('GET', '/auth/logout', h.auth.logout)
     .add('POST', '/auth/logout', h.auth.logout)
     .add('GET', '/auth/profile', requireSession(h.auth.profile))
-    .add('GET', '/auth/csrf-token', requireSession(h.auth.csrfToken));
+    .add('GET', '/auth/csrf-token', requireSession(h.auth.csrfToken))
+    // A server-to-server call from the identity provider: no session, no CSRF token (design.md §4.11).
+    .add('POST', BACKCHANNEL_LOGOUT_PATH, h.backchannelLogout);
   return origin.servesConsole ? withConsole(router, h) : router;
 }
 
@@ -70,6 +75,9 @@ function withConsole(router: Router, h: RouteHandlers): Router {
     .add('PATCH', '/api/services/:id/toggle', adminWrite(h.services.toggle))
     .add('GET', '/api/services/:id/logs', admin(h.services.logs))
     .add('POST', '/api/assertion-keys/rotate', adminWrite(h.assertionKeys.rotate))
+    .add('GET', '/api/sessions', admin(h.sessions.list))
+    .add('DELETE', '/api/sessions/:id', adminWrite(h.sessions.revoke))
+    .add('DELETE', '/api/users/:sub/sessions', adminWrite(h.sessions.revokeUser))
     .add('GET', '/api/tokens', sessionAdmin(h.tokens.list))
     .add('POST', '/api/tokens', sessionAdminWrite(h.tokens.create))
     .add('DELETE', '/api/tokens/:id', sessionAdminWrite(h.tokens.revoke))

@@ -4,7 +4,7 @@
  * processes start, through the same code the processes use.
  */
 import { randomUUID } from 'node:crypto';
-import { newCsrfToken } from '../shared/secrets.js';
+import { sampleSession } from '../test/support/samples.js';
 import { AuditLog } from '../admin/audit-log.js';
 import { openDatabase } from '../admin/database.js';
 import { openAdminStorage } from '../admin/process/admin-storage.js';
@@ -98,14 +98,7 @@ export async function createSessionCookie(config: Config, user: SessionUser = BE
   const storage = config.redisUrl ? undefined : await openAdminStorage(config, logger);
   const backends = storage?.backends ?? (await openBackends(config, logger));
   try {
-    const now = Date.now();
-    const id = await backends.sessions.create({
-      user,
-      csrfToken: newCsrfToken(),
-      idToken: null,
-      createdAt: now,
-      expiresAt: now + config.sessionTtlMs,
-    });
+    const id = await backends.sessions.create(sampleSession({ user, idToken: null, expiresAt: Date.now() + config.sessionTtlMs }));
     return `${gatewayCookieNames(config.publicUrl).session}=${id}`;
   } finally {
     await (storage ?? backends).close();

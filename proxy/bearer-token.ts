@@ -5,7 +5,7 @@ import { GatewayError } from '../shared/errors.js';
 import { userFromClaims } from '../shared/identity-claims.js';
 import type { Logger } from '../shared/logger.js';
 import type { SessionUser } from '../shared/types.js';
-import { IssuerKeys } from './issuer-keys.js';
+import { IssuerKeys } from '../shared/issuer-keys.js';
 import { ExpiringCache } from '../shared/expiring-cache.js';
 
 /**

@@ -8,7 +8,7 @@ import { FAVICON_PATH, isGatewayPath, JWKS_PATH } from '../shared/gateway-paths.
 import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limiter.js';
-import type { SessionStore } from '../shared/backends/session-store.js';
+import type { SessionGate } from '../shared/session-gate.js';
 import type { Service } from '../shared/types.js';
 import { sendAccessDenied } from './access-denied.js';
 import { AccessRecord } from './access-record.js';
@@ -33,7 +33,8 @@ export interface ProxyPlaneDeps {
   config: Config;
   /** Registry snapshots, each replacing the route table; assertion key sets (design.md §4.7). */
   bus: EventBus;
-  sessions: SessionStore;
+  /** Admits sessions (shared/session-gate.ts): their checks, their recorded use, their revalidation. */
+  sessionGate: SessionGate;
   accessLog: AccessLogSink;
   generalLimiter: RateLimiter;
   clientIp: (req: IncomingMessage) => string;
@@ -83,7 +84,7 @@ class GatewayProxyPlane implements ProxyPlane {
     this.#forwarder = new UpstreamForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger, failures: deps.upstreamFailures });
     this.#bearerTokens = bearerTokensFor(deps.config, deps.logger);
     this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl, 'public', this.#bearerTokens !== undefined);
-    this.#sessions = new SessionCheck(deps.sessions, deps.config.publicUrl, deps.logger);
+    this.#sessions = new SessionCheck(deps.sessionGate, deps.config.publicUrl, deps.logger);
     this.#assertions = new IdentityAssertions(deps.config.publicUrl, deps.config.assertionTtlMs);
     this.#jwks = new JwksEndpoint(deps.config.assertionTtlMs);
     this.#unsubscribe = [

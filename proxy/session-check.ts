@@ -1,22 +1,22 @@
 import { gatewayCookieNames, readCookie } from '../shared/cookies.js';
 import { GatewayError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
-import type { SessionStore } from '../shared/backends/session-store.js';
+import type { SessionGate } from '../shared/session-gate.js';
 import type { SessionUser } from '../shared/types.js';
 import { errorCode } from '../shared/error-code.js';
 
 /**
  * Step 5 of the data plane (design.md §3.5): who the caller is, from the gateway's session cookie.
- * The data plane only reads sessions; the admin plane creates and destroys them.
+ * The data plane reads sessions and records their use; the admin plane creates, refreshes and ends them.
  */
 export class SessionCheck {
-  readonly #store: SessionStore;
+  readonly #gate: SessionGate;
   readonly #cookieName: string;
   readonly #logger: Logger;
 
   /** `publicUrl` decides the cookie's name (`gw_session`, or `__Host-gw_session` on https). */
-  constructor(store: SessionStore, publicUrl: URL, logger: Logger) {
-    this.#store = store;
+  constructor(gate: SessionGate, publicUrl: URL, logger: Logger) {
+    this.#gate = gate;
     this.#cookieName = gatewayCookieNames(publicUrl).session;
     this.#logger = logger;
   }
@@ -31,9 +31,9 @@ export class SessionCheck {
     const sessionId = readCookie(cookieHeader, this.#cookieName);
     if (!sessionId) return undefined;
     try {
-      const session = await this.#store.get(sessionId);
+      const session = await this.#gate.admit(sessionId);
       // An admin-origin session (design.md §4.5) is the console's alone, never a proxied service's.
-      return session !== null && session.expiresAt > Date.now() && session.scope === undefined ? session.user : undefined;
+      return session !== null && session.scope === undefined ? session.user : undefined;
     } catch (error) {
       // Only the error's kind is logged: a store's message could quote the key looked up.
       this.#logger.error({ code: errorCode(error), name: (error as Error)?.name }, 'session store unavailable');

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { parseByteSize } from './byte-size.js';
 import { parseDuration, parseRateLimit, type RateLimit } from './durations.js';
 import { otlpLogsUrl, parseOtlpHeaders } from './otlp-headers.js';
+import { parseEncryptionKeys } from './token-encryption.js';
 import { TrustedProxies } from './trusted-proxies.js';
 
 /**
@@ -41,6 +42,18 @@ export interface Config {
   admins: { emails: ReadonlySet<string>; subjects: ReadonlySet<string>; groups: ReadonlySet<string> };
   /** Absolute session lifetime in ms. */
   sessionTtlMs: number;
+  /**
+   * What ends a session before its TTL (admin/sessions/, shared/session-gate.ts), all in ms:
+   * `revalidateMs`, how long a session goes unchecked at the provider before a request starts a
+   * refresh; `graceMs`, how long a session outlives a provider that is down; `idleTimeoutMs`, how
+   * long it may go unused (undefined: no idle timeout).
+   */
+  sessionChecks: { revalidateMs: number; graceMs: number; idleTimeoutMs: number | undefined };
+  /**
+   * SESSION_ENCRYPTION_KEY: AES-256 keys for refresh tokens at rest (shared/token-encryption.ts),
+   * the first encrypting, all decrypting; empty: refresh tokens are not kept, sessions live their TTL.
+   */
+  sessionEncryptionKeys: readonly Buffer[];
   /** null: limiter off. */
   rateLimitGeneral: RateLimit | null;
   rateLimitAuth: RateLimit | null;
@@ -100,6 +113,10 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'ADMIN_SUBJECTS', default: '', meaning: 'Comma-separated `sub` values that get `isAdmin`.' },
   { name: 'ADMIN_GROUPS', default: '', meaning: 'Comma-separated groups that get `isAdmin`.' },
   { name: 'SESSION_TTL', default: '8h', meaning: 'Absolute session lifetime (`30m`, `8h`, `7d`).' },
+  { name: 'SESSION_REVALIDATE', default: '5m', meaning: 'A request on a session not checked at the identity provider for this long starts a refresh there (with the refresh token kept at sign-in), which updates its name, email, groups and admin flag, or ends it when the provider refuses the grant (see What ends a session). Any duration from `1s`.' },
+  { name: 'SESSION_REVALIDATE_GRACE', default: '1h', meaning: 'How long a session keeps working while the identity provider cannot be reached for its refresh (down, 5xx, timeouts); then it ends.' },
+  { name: 'SESSION_IDLE_TIMEOUT', default: undefined, meaning: 'A session not used for this long ends (`30m`); unset: no idle timeout. Any duration from `1s`.' },
+  { name: 'SESSION_ENCRYPTION_KEY', default: undefined, meaning: 'Key that encrypts refresh tokens at rest (AES-256-GCM): 32 random bytes as 64 hex or 43–44 base64 characters (`openssl rand -base64 32`). Comma-separated to rotate: the first encrypts, every one decrypts. Unset: refresh tokens are not kept and sessions are not re-checked at the provider. Needed by the admin process only.' },
   { name: 'RATE_LIMIT_GENERAL', default: '100/15m', meaning: 'Requests per client IP and window; `0` turns it off.' },
   { name: 'RATE_LIMIT_AUTH', default: '5/15m', meaning: 'Login attempts (`GET /auth/login`, failed callbacks) per client IP; `0` turns it off.' },
   { name: 'TRUST_PROXY', default: '', meaning: 'Comma-separated CIDRs of proxies whose `X-Forwarded-For` is believed (`loopback`, `10.0.0.0/8`).' },
@@ -142,6 +159,22 @@ const duration = v.pipe(
   v.transform(parseDuration),
   v.number('must be a duration such as 30s, 15m, 8h or 7d'),
 );
+/** A string read by `parse`, whose thrown message becomes the variable's problem. */
+function parsedBy<T>(parse: (text: string) => T) {
+  return v.pipe(
+    v.string(),
+    v.rawTransform<string, T>(({ dataset, addIssue, NEVER }) => {
+      try {
+        return parse(dataset.value);
+      } catch (error) {
+        addIssue({ message: (error as Error).message });
+        return NEVER;
+      }
+    }),
+  );
+}
+/** A duration of at least a second (the session checks: tests and demos use seconds). */
+const atLeastASecond = v.pipe(duration, v.minValue(1_000, 'must be a duration of at least 1s'));
 const wholeSeconds = v.pipe(
   duration,
   v.check((ms) => ms >= 1_000 && ms % 1_000 === 0, 'must be whole seconds, at least 1s'),
@@ -189,6 +222,10 @@ const schema = v.object({
   ADMIN_SUBJECTS: list,
   ADMIN_GROUPS: list,
   SESSION_TTL: duration,
+  SESSION_REVALIDATE: atLeastASecond,
+  SESSION_REVALIDATE_GRACE: atLeastASecond,
+  SESSION_IDLE_TIMEOUT: v.optional(atLeastASecond),
+  SESSION_ENCRYPTION_KEY: v.optional(parsedBy(parseEncryptionKeys)),
   RATE_LIMIT_GENERAL: rateLimit,
   RATE_LIMIT_AUTH: rateLimit,
   TRUST_PROXY: trustedProxies,
@@ -213,17 +250,7 @@ const schema = v.object({
   ),
   ACCESS_LOG_EXPORT: v.optional(v.picklist(['otlp'], 'must be otlp, or unset')),
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl,
-  OTEL_EXPORTER_OTLP_HEADERS: v.pipe(
-    v.string(),
-    v.rawTransform(({ dataset, addIssue, NEVER }) => {
-      try {
-        return parseOtlpHeaders(dataset.value);
-      } catch (error) {
-        addIssue({ message: (error as Error).message });
-        return NEVER;
-      }
-    }),
-  ),
+  OTEL_EXPORTER_OTLP_HEADERS: parsedBy(parseOtlpHeaders),
   ASSERTION_TTL: wholeSeconds,
   ASSERTION_KEY_LIFETIME: duration,
 });
@@ -270,6 +297,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     admins: { emails: out.ADMIN_EMAILS, subjects: new Set(out.ADMIN_SUBJECTS), groups: new Set(out.ADMIN_GROUPS) },
     sessionTtlMs: out.SESSION_TTL,
+    sessionChecks: { revalidateMs: out.SESSION_REVALIDATE, graceMs: out.SESSION_REVALIDATE_GRACE, idleTimeoutMs: out.SESSION_IDLE_TIMEOUT },
+    sessionEncryptionKeys: out.SESSION_ENCRYPTION_KEY ?? [],
     rateLimitGeneral: out.RATE_LIMIT_GENERAL,
     rateLimitAuth: out.RATE_LIMIT_AUTH,
     trustProxy: out.TRUST_PROXY,

@@ -16,6 +16,7 @@ export const ERRORS = {
   TOKENS_CANNOT_MANAGE_TOKENS: { status: 403, message: 'Tokens cannot manage tokens' },
   SERVICE_NOT_FOUND: { status: 404, message: 'Service not found' },
   TOKEN_NOT_FOUND: { status: 404, message: 'Token not found' },
+  SESSION_NOT_FOUND: { status: 404, message: 'Session not found' },
   NOT_FOUND: { status: 404, message: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
   REQUEST_TIMEOUT: { status: 408, message: 'Request timeout' },

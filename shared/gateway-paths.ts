@@ -28,6 +28,13 @@ export function isGatewayPath(key: string): boolean {
 }
 
 /**
+ * Where the identity provider posts logout tokens (OpenID Connect Back-Channel Logout 1.0 §2.5),
+ * `<PUBLIC_URL>/auth/backchannel-logout`: a server-to-server call, outside CSRF and the browser
+ * rate limits.
+ */
+export const BACKCHANNEL_LOGOUT_PATH = '/auth/backchannel-logout';
+
+/**
  * Request field a proxy process sets on every gateway-owned request it hands to the admin process
  * (split mode), so the admin plane answers it as the public origin rather than as ADMIN_URL's
  * (see admin/served-origin.ts). A client's own copy is overwritten by the proxy.

@@ -10,7 +10,7 @@ import type { SessionUser } from './types.js';
  * ADMIN_SUBJECTS, or the verified email is in ADMIN_EMAILS, or the groups claim
  * (OIDC_GROUPS_CLAIM) names a group in ADMIN_GROUPS. `groups` is that claim's list.
  */
-export function userFromClaims(claims: Record<string, unknown>, config: Config): SessionUser {
+export function userFromClaims(claims: Record<string, unknown>, config: Pick<Config, 'oidc' | 'admins'>): SessionUser {
   const sub = String(claims.sub);
   const email = claims.email_verified === true && typeof claims.email === 'string' ? claims.email : '';
   const name = firstText(claims.name, claims.preferred_username, email, sub);

@@ -14,6 +14,17 @@ function randomSecret(): string {
 /** A new session id, the session cookie's value. */
 export const newSessionId = randomSecret;
 
+/**
+ * A new session handle (the session's public id in the sessions API): 128 random bits, base64url
+ * (22 characters), drawn on its own so it says nothing about the session id.
+ */
+export const newSessionHandle = (): string => randomBytes(16).toString('base64url');
+
+/** Whether `value` has a session handle's shape; anything else is never looked up. */
+export function isWellFormedHandle(value: string): boolean {
+  return value.length === 22 && /^[A-Za-z0-9_-]+$/.test(value);
+}
+
 /** A new per-session CSRF token (design.md §4.3). */
 export const newCsrfToken = randomSecret;
 

@@ -49,22 +49,54 @@ export interface SessionUser {
   groups?: string[];
 }
 
-/** A server-side session. Never sent to clients or upstreams as a whole. */
+/**
+ * A server-side session. Never sent to clients or upstreams as a whole; the sessions API shows
+ * the parts of it {@link SessionView} names. Times are epoch ms.
+ */
 export interface Session {
+  /**
+   * The session's public handle (`GET /api/sessions` `id`): 128 random bits, base64url, never
+   * derived from the session id (the cookie's secret), so showing it reveals nothing usable.
+   */
+  handle: string;
   user: SessionUser;
   /** Per-session CSRF token (design.md §4), 256 random bits, base64url. */
   csrfToken: string;
   /** The ID token, kept only as `id_token_hint` for RP-initiated logout. Secret: never logged. */
   idToken: string | null;
-  /** Epoch ms. */
   createdAt: number;
-  /** Epoch ms; the session is absolute, not sliding (SESSION_TTL). */
+  /** The session is absolute, not sliding (SESSION_TTL); the checks of session-gate.ts end it sooner. */
   expiresAt: number;
+  /** The latest recorded use, at most a minute behind the real one (SessionStore.touch). */
+  lastSeenAt: number;
+  /** Client address and `User-Agent` (≤ 300 characters) at sign-in, for the sessions list. */
+  ipAddress: string;
+  userAgent: string;
+  /** The provider's session id (the ID token's `sid`), which a back-channel logout names. */
+  sid?: string;
+  /** The refresh token, sealed by shared/token-encryption.ts (bound to {@link handle}). Secret. */
+  refreshToken?: string;
+  /** The latest successful check at the provider: sign-in or refresh. */
+  checkedAt: number;
+  /** When a refresh first found the provider down (unreachable, 5xx); cleared by a success. */
+  providerDownSince?: number;
   /**
    * `admin`: signed in on ADMIN_URL's origin, and valid only there (design.md §4.5): neither the data
    * plane nor the public origin accepts it, whatever cookie carries it. Absent: the public origin's.
    */
   scope?: 'admin';
+}
+
+/** A session as the sessions API shows it (`GET /api/sessions`): never its id, tokens or CSRF token. */
+export interface SessionView {
+  id: string;
+  user: { sub: string; name: string; email: string };
+  /** ISO 8601 UTC. */
+  createdAt: string;
+  lastSeenAt: string;
+  expiresAt: string;
+  ipAddress: string;
+  userAgent: string;
 }
 
 /** One access-log record as the data plane produces it (interface.md §2.2, before it gets its row id). */

@@ -17,6 +17,7 @@ const ACTION_LABELS: Record<AuditAction, string> = {
   ASSERTION_KEY_ROTATED: 'Assertion key rotated',
   TOKEN_CREATED: 'API token created',
   TOKEN_REVOKED: 'API token revoked',
+  SESSION_REVOKED: 'Sessions ended',
 };
 
 type Details = Record<string, unknown>;

@@ -15,11 +15,28 @@ export interface StartedLogin {
   codeVerifier: string;
 }
 
-/** A completed login: the ID token (kept for logout) and the user's claims. */
+/** A completed login: the ID token (kept for logout), the user's claims, and the refresh token when the provider issued one. */
 export interface CompletedLogin {
   idToken: string;
   claims: Record<string, unknown>;
+  /** Secret: kept only sealed (shared/token-encryption.ts), never logged. */
+  refreshToken?: string;
 }
+
+/** A refresh at the token endpoint (RFC 6749 §6): the user's current claims, and the new tokens the provider issued. */
+export interface RefreshedGrant {
+  claims: Record<string, unknown>;
+  /** Absent when the provider returned no new ID token. */
+  idToken?: string;
+  /** Absent when the provider keeps the refresh token (no rotation). */
+  refreshToken?: string;
+}
+
+/** The provider refused the refresh token (`invalid_grant`, RFC 6749 §5.2): the grant is over. */
+export class GrantRevoked extends Error {}
+
+/** The provider could not answer a refresh (unreachable, 5xx, timeout, any error but `invalid_grant`). */
+export class ProviderUnavailable extends Error {}
 
 /**
  * The gateway as an OpenID Connect relying party (openid-client 6): discovery (OIDC Discovery 1.0),
@@ -93,13 +110,48 @@ export class RelyingParty {
       expectedNonce: transaction.nonce,
       idTokenExpected: true,
     });
-    const claims: Record<string, unknown> = { ...tokens.claims()! };
+    const claims = await this.#completeClaims(configuration, { ...tokens.claims()! }, tokens.access_token);
+    return { idToken: tokens.id_token!, claims, ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
+  }
+
+  /**
+   * Redeems a refresh token (RFC 6749 §6; OIDC Core 1.0 §12) for the user's current claims: the
+   * new ID token's (checked as at sign-in, but for the nonce), completed from userinfo as in
+   * {@link completeLogin}, or userinfo's alone when no ID token comes back. The subject must be
+   * `sub` (OIDC Core 1.0 §12.2). Tried whatever `grant_types_supported` lists.
+   * @throws {GrantRevoked} when the provider answers `invalid_grant` (or names another subject).
+   * @throws {ProviderUnavailable} on anything else: unreachable, 5xx, timeout, another error code.
+   */
+  async refresh(refreshToken: string, sub: string): Promise<RefreshedGrant> {
+    let configuration: client.Configuration;
+    let tokens: Awaited<ReturnType<typeof client.refreshTokenGrant>>;
+    try {
+      configuration = await this.#configuration();
+      tokens = await client.refreshTokenGrant(configuration, refreshToken);
+    } catch (error) {
+      throw isInvalidGrant(error) ? new GrantRevoked('the provider refused the refresh token (invalid_grant)') : unavailable(error);
+    }
+    const idClaims = tokens.claims();
+    if (idClaims !== undefined && idClaims.sub !== sub) throw new GrantRevoked('the refreshed ID token names another subject');
+    try {
+      const claims = await this.#completeClaims(configuration, { ...(idClaims ?? { sub }) }, tokens.access_token);
+      return { claims, ...(tokens.id_token ? { idToken: tokens.id_token } : {}), ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  /**
+   * Fills in `email`, `email_verified`, `name` and the groups claim from userinfo when the ID token
+   * lacks any of them and the issuer has a userinfo endpoint (OIDC Core 1.0 §5.3; its `sub` must match).
+   */
+  async #completeClaims(configuration: client.Configuration, claims: Record<string, unknown>, accessToken: string): Promise<Record<string, unknown>> {
     const incomplete = !claims.email || claims.email_verified === undefined || !claims.name || claims[this.#config.oidc.groupsClaim] === undefined;
     if (incomplete && configuration.serverMetadata().userinfo_endpoint) {
-      const userinfo = await client.fetchUserInfo(configuration, tokens.access_token, String(claims.sub));
+      const userinfo = await client.fetchUserInfo(configuration, accessToken, String(claims.sub));
       for (const [key, value] of Object.entries(userinfo)) claims[key] ??= value;
     }
-    return { idToken: tokens.id_token!, claims };
+    return claims;
   }
 
   /**
@@ -142,4 +194,15 @@ export class RelyingParty {
       { execute, timeout: IDP_TIMEOUT_SECONDS },
     );
   }
+}
+
+/** Whether a refresh failed because the provider refused the grant (RFC 6749 §5.2 `invalid_grant`). */
+function isInvalidGrant(error: unknown): boolean {
+  return error instanceof client.ResponseBodyError && error.error === 'invalid_grant';
+}
+
+/** A refresh failure that says the provider could not answer; its message names the kind, never a token. */
+function unavailable(error: unknown): ProviderUnavailable {
+  const code = error instanceof client.ResponseBodyError ? error.error : (error as { code?: unknown })?.code;
+  return new ProviderUnavailable(`the provider could not refresh the session (${typeof code === 'string' ? code : (error as Error)?.name ?? 'error'})`, { cause: error });
 }

@@ -7,10 +7,12 @@ import type { Logger } from '../../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../../shared/backends/rate-limiter.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import type { AuditLog } from '../audit-log.js';
-import { constantTimeEqual, newBrowserKey, newCsrfToken } from '../../shared/secrets.js';
+import { constantTimeEqual, newBrowserKey, newCsrfToken, newSessionHandle } from '../../shared/secrets.js';
+import type { TokenCipher } from '../../shared/token-encryption.js';
+import type { Session, SessionUser } from '../../shared/types.js';
 import { browserKeyFrom, browserKeyHash } from '../oidc/browser-binding.js';
 import type { LoginTransaction, LoginTransactions } from '../oidc/login-transactions.js';
-import type { RelyingParty } from '../oidc/relying-party.js';
+import type { CompletedLogin, RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';
 import { userFromClaims } from '../../shared/identity-claims.js';
 import { loginFailedPage } from '../../shared/pages/login-page.js';
@@ -25,8 +27,13 @@ export interface AuthDeps {
   relyingParty: RelyingParty;
   transactions: LoginTransactions;
   authLimiter: RateLimiter;
+  /** Seals refresh tokens (SESSION_ENCRYPTION_KEY); undefined: none are kept. */
+  cipher: TokenCipher | undefined;
   logger: Logger;
 }
+
+/** The part of a `User-Agent` a session keeps for the sessions list, in characters. */
+const MAX_USER_AGENT_LENGTH = 300;
 
 /** A callback that cannot become a session; `reason` is safe to show and to audit. */
 class LoginFailure extends Error {}
@@ -82,19 +89,37 @@ export function createAuthHandlers(deps: AuthDeps) {
     }
     const user = userFromClaims(completed.claims, config);
     if (ctx.sessionId) await sessions.destroy(ctx.sessionId);
+    const sessionId = await sessions.create(newSession(ctx, user, completed));
+    audit.record({ action: 'USER_LOGIN', userId: user.sub, serviceId: null, ipAddress: ctx.clientIp, details: { email: user.email, isAdmin: user.isAdmin } });
+    redirect(ctx.res, transaction.returnTo, { 'set-cookie': ctx.origin.cookies.session(sessionId, config.sessionTtlMs) });
+  };
+
+  /**
+   * The session a completed sign-in makes: a new handle, the provider's `sid` (back-channel logout)
+   * and, when the provider issued one and SESSION_ENCRYPTION_KEY is set, the refresh token sealed
+   * to that handle (session-revalidator.ts re-checks the session with it).
+   */
+  function newSession(ctx: RequestContext, user: SessionUser, completed: CompletedLogin): Session {
     const now = Date.now();
+    const handle = newSessionHandle();
+    const sid = completed.claims.sid;
     const scope = ctx.origin.sessionScope;
-    const sessionId = await sessions.create({
+    return {
+      handle,
       user,
       csrfToken: newCsrfToken(),
       idToken: completed.idToken,
       createdAt: now,
       expiresAt: now + config.sessionTtlMs,
+      lastSeenAt: now,
+      checkedAt: now,
+      ipAddress: ctx.clientIp,
+      userAgent: (ctx.req.headers['user-agent'] ?? '').slice(0, MAX_USER_AGENT_LENGTH),
+      ...(typeof sid === 'string' && sid !== '' ? { sid } : {}),
+      ...(completed.refreshToken !== undefined && deps.cipher !== undefined ? { refreshToken: deps.cipher.encrypt(completed.refreshToken, handle) } : {}),
       ...(scope ? { scope } : {}),
-    });
-    audit.record({ action: 'USER_LOGIN', userId: user.sub, serviceId: null, ipAddress: ctx.clientIp, details: { email: user.email, isAdmin: user.isAdmin } });
-    redirect(ctx.res, transaction.returnTo, { 'set-cookie': ctx.origin.cookies.session(sessionId, config.sessionTtlMs) });
-  };
+    };
+  }
 
   /** Audits a failed callback, counts it as an attempt, and answers 400 with the reason (or 429). */
   async function failLogin(ctx: RequestContext, error: unknown): Promise<void> {

@@ -4,6 +4,8 @@ import type { EventBus } from './event-bus.js';
 import type { ReadinessCheck } from '../internal-endpoints.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { SessionStore } from './session-store.js';
+import type { ReplayGuard } from './replay-guard.js';
+import type { SessionGate } from '../session-gate.js';
 import type { StoreAccessLogs } from './access-log-batch.js';
 
 /**
@@ -24,7 +26,11 @@ export interface SqliteStorage {
  */
 export interface Backends {
   readonly sessions: SessionStore;
+  /** The process's one gate over {@link sessions}, which both planes admit sessions through. */
+  readonly sessionGate: SessionGate;
   readonly bus: EventBus;
+  /** Token ids used once (back-channel logout `jti`s), remembered across processes. */
+  readonly usedTokenIds: ReplayGuard;
   readonly generalLimiter: RateLimiter;
   readonly authLimiter: RateLimiter;
   /**

@@ -5,6 +5,7 @@
  * access-log records shipped into an array, its identity-assertion keys from the admin plane's
  * own key store in that database, and gateway-owned paths answered by a stand-in admin plane.
  */
+import { sampleSession } from './samples.js';
 import { EventEmitter, once } from 'node:events';
 import { TEST_ENV } from './test-env.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -113,14 +114,7 @@ export async function startDataPlane(options: DataPlaneOptions = {}): Promise<Te
     records,
     publish: (services) => backends.bus.publishRegistry(services),
     async signIn(user = {}) {
-      const now = Date.now();
-      const id = await backends.sessions.create({
-        user: { ...TEST_USER, ...user },
-        csrfToken: 'csrf-token-value',
-        idToken: null,
-        createdAt: now,
-        expiresAt: now + 3_600_000,
-      });
+      const id = await backends.sessions.create(sampleSession({ user: { ...TEST_USER, ...user }, csrfToken: 'csrf-token-value', idToken: null }));
       return `gw_session=${id}`;
     },
     async waitForRecords(count) {

@@ -2,18 +2,23 @@
 import { randomUUID } from 'node:crypto';
 import { newSigningKey, publicHalf } from '../../admin/assertion-keys.js';
 import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
-import { newCsrfToken } from '../../shared/secrets.js';
+import { newCsrfToken, newSessionHandle } from '../../shared/secrets.js';
 import type { AccessLogEntry, Service, Session } from '../../shared/types.js';
 
-/** A live session (expires in an hour unless overridden). */
+/** A live session (expires in an hour unless overridden), with a new handle, signed in now from 127.0.0.1. */
 export function sampleSession(overrides: Partial<Session> = {}): Session {
   const now = Date.now();
   return {
+    handle: newSessionHandle(),
     user: { sub: `sub-${randomUUID()}`, name: 'Grace Hopper', email: 'grace@example.com', isAdmin: false, groups: ['engineering'] },
     csrfToken: newCsrfToken(),
     idToken: 'header.payload.signature',
     createdAt: now,
     expiresAt: now + 3_600_000,
+    lastSeenAt: now,
+    checkedAt: now,
+    ipAddress: '127.0.0.1',
+    userAgent: 'test-agent/1.0',
     ...overrides,
   };
 }

@@ -1,4 +1,4 @@
-import { newCsrfToken } from '../../shared/secrets.js';
+import { sampleSession } from './samples.js';
 import { gatewayCookieNames } from '../../shared/cookies.js';
 import type { SessionUser } from '../../shared/types.js';
 import type { TestGateway } from './gateway.js';
@@ -17,16 +17,14 @@ export interface SignedIn {
  */
 export async function signIn(gw: TestGateway, user: Partial<SessionUser> = {}, origin: 'public' | 'admin' = 'public'): Promise<SignedIn> {
   const fullUser: SessionUser = { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user };
-  const csrfToken = newCsrfToken();
-  const now = Date.now();
-  const id = await gw.gateway.sessions.create({
+  const session = sampleSession({
     user: fullUser,
-    csrfToken,
     idToken: null,
-    createdAt: now,
-    expiresAt: now + gw.gateway.config.sessionTtlMs,
+    expiresAt: Date.now() + gw.gateway.config.sessionTtlMs,
     ...(origin === 'admin' ? { scope: 'admin' as const } : {}),
   });
+  const { csrfToken } = session;
+  const id = await gw.gateway.sessions.create(session);
   const { publicUrl, adminUrl } = gw.gateway.config;
   const names = origin === 'admin' ? gatewayCookieNames(adminUrl!, 'admin') : gatewayCookieNames(publicUrl);
   return { cookie: `${names.session}=${id}`, csrfToken, user: fullUser };

@@ -1,4 +1,4 @@
-import { newCsrfToken } from '../../shared/secrets.js';
+import { sampleSession } from './samples.js';
 import { createService } from './api-client.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -103,16 +103,13 @@ export async function startSplitGateway(
     createService: (admin, fields) => createService(adminUrl, admin, fields),
     startProxy: (env) => startProxy(undefined, env),
     async signIn(user = {}) {
-      const csrfToken = newCsrfToken();
-      const now = Date.now();
-      const id = await backends.sessions.create({
+      const session = sampleSession({
         user: { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user },
-        csrfToken,
         idToken: null,
-        createdAt: now,
-        expiresAt: now + config.sessionTtlMs,
+        expiresAt: Date.now() + config.sessionTtlMs,
       });
-      return { cookie: `gw_session=${id}`, csrfToken };
+      const id = await backends.sessions.create(session);
+      return { cookie: `gw_session=${id}`, csrfToken: session.csrfToken };
     },
     async close() {
       await Promise.all([...proxies.map((proxy) => proxy.process.stop()), admin.stop()]);

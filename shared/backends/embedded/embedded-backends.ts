@@ -6,7 +6,9 @@ import type { Logger } from '../../logger.js';
 import { MemoryEventBus } from './memory-event-bus.js';
 import { MemoryRateLimiter } from './memory-rate-limiter.js';
 import { SqliteSessionStore } from './sqlite-session-store.js';
+import { SqliteReplayGuard } from './sqlite-replay-guard.js';
 import { closeInOrder } from '../../close-in-order.js';
+import { SessionGate } from '../../session-gate.js';
 
 /** Tuning of the embedded backends; every field is optional. */
 export interface EmbeddedBackendsOptions {
@@ -20,12 +22,14 @@ export interface EmbeddedBackendsOptions {
  * `storage.storeAccessLogs` (the batch writer).
  */
 export function openEmbeddedBackends(config: Config, storage: SqliteStorage, logger: Logger, options: EmbeddedBackendsOptions = {}): Backends {
-  const sessions = new SqliteSessionStore(storage.db);
+  const sessions = new SqliteSessionStore(storage.db, { idleTimeoutMs: config.sessionChecks.idleTimeoutMs });
   const bus = new MemoryEventBus();
   let sink: BatchingAccessLogSink | undefined;
   return {
     sessions,
+    sessionGate: new SessionGate(sessions, config.sessionChecks, logger.child({ component: 'sessions' })),
     bus,
+    usedTokenIds: new SqliteReplayGuard(storage.db),
     generalLimiter: new MemoryRateLimiter(config.rateLimitGeneral),
     authLimiter: new MemoryRateLimiter(config.rateLimitAuth),
     accessLogSink: () =>

@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { ExpiringCache } from '../../expiring-cache.js';
-import { isWellFormedSecret, newSessionId } from '../../secrets.js';
-import { sessionKey, type SessionStore } from '../session-store.js';
+import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../secrets.js';
+import { emailKey, keepIdentity, sessionKey, type SessionQuery, type SessionSelector, type SessionStore } from '../session-store.js';
 import type { Session } from '../../types.js';
 
 const PURGE_INTERVAL_MS = 60_000;
@@ -9,45 +9,72 @@ const PURGE_INTERVAL_MS = 60_000;
 const CACHE_ENTRIES = 10_000;
 /** How long a cached session is served before SQLite is asked again, in ms. */
 const CACHE_TTL_MS = 60_000;
+/** A live row: neither its TTL nor its idle timeout has passed (`$now` in epoch ms). */
+const LIVE = 'expires_at > $now AND (idle_expires_at IS NULL OR idle_expires_at > $now)';
+
+export interface SqliteSessionStoreOptions {
+  /** SESSION_IDLE_TIMEOUT in ms: a session unused this long ends; undefined: never. */
+  idleTimeoutMs?: number;
+}
+
+interface Row {
+  key: string;
+  data: string;
+  last_seen_at: number;
+}
 
 /**
  * Embedded {@link SessionStore}: the `sessions` table of the gateway's SQLite file (created by the
- * admin plane's migrations). Expired rows are ignored on read and purged once a minute. Reads go
- * through a {@link ExpiringCache}: this process is the only writer of the table, and a destroyed
- * session leaves the cache in the same call, so a cached session is never one that was revoked,
- * and the data plane skips a SQLite read and a JSON parse on nearly every request.
+ * admin plane's migrations), one row per session with its handle, subject, email and provider
+ * session indexed. Ended rows are ignored on read and purged once a minute. Reads go through an
+ * {@link ExpiringCache}: this process is the only writer of the table, and every change evicts the
+ * entry in the same call, so a cached session is never one that was ended, and the data plane skips
+ * a SQLite read and a JSON parse on nearly every request. Revalidation requests and refresh locks
+ * stay in this process (there is no other).
  */
 export class SqliteSessionStore implements SessionStore {
-  readonly #insert: Statement<[string, string, number]>;
-  readonly #select: Statement<[string, number], { data: string }>;
-  readonly #delete: Statement<[string]>;
-  readonly #purge: Statement<[number]>;
+  readonly #db: Database;
+  readonly #idleTimeoutMs: number | undefined;
+  readonly #statements;
   readonly #timer: NodeJS.Timeout;
   readonly #cache = new ExpiringCache<Session>(CACHE_ENTRIES);
+  readonly #listeners = new Set<(handle: string) => void>();
+  /** Refresh locks: handle → epoch ms the lock lapses. */
+  readonly #locks = new Map<string, number>();
 
-  constructor(db: Database) {
-    this.#insert = db.prepare('INSERT INTO sessions (key, data, expires_at) VALUES (?, ?, ?)');
-    this.#select = db.prepare('SELECT data FROM sessions WHERE key = ? AND expires_at > ?');
-    this.#delete = db.prepare('DELETE FROM sessions WHERE key = ?');
-    this.#purge = db.prepare('DELETE FROM sessions WHERE expires_at <= ?');
-    this.#timer = setInterval(() => this.#purge.run(Date.now()), PURGE_INTERVAL_MS).unref();
+  constructor(db: Database, options: SqliteSessionStoreOptions = {}) {
+    this.#db = db;
+    this.#idleTimeoutMs = options.idleTimeoutMs;
+    this.#statements = prepare(db);
+    this.#timer = setInterval(() => this.#statements.purge.run({ now: Date.now() }), PURGE_INTERVAL_MS).unref();
   }
 
   async create(session: Session): Promise<string> {
     const id = newSessionId();
-    this.#insert.run(sessionKey(id), JSON.stringify(session), session.expiresAt);
+    this.#statements.insert.run({
+      key: sessionKey(id),
+      handle: session.handle,
+      sub: session.user.sub,
+      email: emailKey(session),
+      sid: session.sid ?? null,
+      data: JSON.stringify(session),
+      created_at: session.createdAt,
+      expires_at: session.expiresAt,
+      last_seen_at: session.lastSeenAt,
+      idle_expires_at: this.#idleExpiry(session.lastSeenAt),
+    });
     return id;
   }
 
-  async get(sessionId: string): Promise<Session | null> {
+  async get(sessionId: string, options: { fresh?: boolean } = {}): Promise<Session | null> {
     if (!isWellFormedSecret(sessionId)) return null;
     const key = sessionKey(sessionId);
     const now = Date.now();
-    const cached = this.#cache.get(key, now);
+    const cached = options.fresh ? undefined : this.#cache.get(key, now);
     if (cached !== undefined) return cached.expiresAt > now ? cached : null;
-    const row = this.#select.get(key, now);
+    const row = this.#statements.byKey.get({ key, now });
     if (!row) return null;
-    const session = JSON.parse(row.data) as Session;
+    const session = sessionOf(row);
     this.#cache.set(key, session, now + CACHE_TTL_MS);
     return session;
   }
@@ -56,11 +83,130 @@ export class SqliteSessionStore implements SessionStore {
     if (!isWellFormedSecret(sessionId)) return;
     const key = sessionKey(sessionId);
     this.#cache.delete(key);
-    this.#delete.run(key);
+    this.#statements.deleteKey.run({ key });
+  }
+
+  async touch(sessionId: string, at: number): Promise<void> {
+    if (!isWellFormedSecret(sessionId)) return;
+    const key = sessionKey(sessionId);
+    this.#statements.touch.run({ key, at, idle: this.#idleExpiry(at), now: at });
+    const cached = this.#cache.get(key, at);
+    if (cached !== undefined) cached.lastSeenAt = Math.max(cached.lastSeenAt, at);
+  }
+
+  async byHandle(handle: string): Promise<Session | null> {
+    if (!isWellFormedHandle(handle)) return null;
+    const row = this.#statements.byHandle.get({ handle, now: Date.now() });
+    return row ? sessionOf(row) : null;
+  }
+
+  async update(handle: string, change: (current: Session) => Session): Promise<boolean> {
+    if (!isWellFormedHandle(handle)) return false;
+    return this.#db.transaction(() => {
+      const row = this.#statements.byHandle.get({ handle, now: Date.now() });
+      if (!row) return false;
+      const current = sessionOf(row);
+      const next = keepIdentity(current, change(current));
+      this.#statements.write.run({ key: row.key, data: JSON.stringify(next), email: emailKey(next) });
+      this.#cache.delete(row.key);
+      return true;
+    })();
+  }
+
+  async list(query: SessionQuery): Promise<{ sessions: Session[]; total: number }> {
+    const now = Date.now();
+    const user = query.user ?? null;
+    const params = { now, user, email: user?.toLowerCase() ?? null };
+    const { total } = this.#statements.count.get(params)!;
+    const rows = this.#statements.page.all({ ...params, limit: query.limit, offset: query.offset });
+    return { sessions: rows.map(sessionOf), total };
+  }
+
+  async find(selector: SessionSelector): Promise<Session[]> {
+    const now = Date.now();
+    const rows = 'sub' in selector ? this.#statements.bySub.all({ sub: selector.sub, now }) : this.#statements.bySid.all({ sid: selector.sid, now });
+    return rows.map(sessionOf);
+  }
+
+  async revoke(handles: readonly string[]): Promise<number> {
+    const now = Date.now();
+    return this.#db.transaction(() => {
+      let live = 0;
+      for (const handle of handles) {
+        const ended = this.#statements.deleteHandle.get({ handle, now });
+        if (!ended) continue;
+        this.#cache.delete(ended.key);
+        if (ended.live) live++;
+      }
+      return live;
+    })();
+  }
+
+  requestRevalidation(handle: string): void {
+    // Asynchronous, as across processes: the request that asked never waits for the answer.
+    setImmediate(() => {
+      for (const listener of this.#listeners) listener(handle);
+    });
+  }
+
+  onRevalidationRequest(listener: (handle: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async lockRefresh(handle: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now();
+    if ((this.#locks.get(handle) ?? 0) > now) return false;
+    this.#locks.set(handle, now + ttlMs);
+    return true;
+  }
+
+  async unlockRefresh(handle: string): Promise<void> {
+    this.#locks.delete(handle);
   }
 
   async close(): Promise<void> {
     clearInterval(this.#timer);
     this.#cache.clear();
+    this.#listeners.clear();
   }
+
+  #idleExpiry(lastUse: number): number | null {
+    return this.#idleTimeoutMs === undefined ? null : lastUse + this.#idleTimeoutMs;
+  }
+}
+
+/** The session a row holds, with the row's own record of its last use. */
+function sessionOf(row: Row): Session {
+  const session = JSON.parse(row.data) as Session;
+  session.lastSeenAt = row.last_seen_at;
+  return session;
+}
+
+/** The store's statements; named parameters, `$now` in epoch ms. */
+function prepare(db: Database) {
+  const columns = 'key, data, last_seen_at';
+  const userMatch = '($user IS NULL OR sub = $user OR (email = $email AND email != \'\'))';
+  return {
+    insert: db.prepare(
+      `INSERT INTO sessions (key, handle, sub, email, sid, data, created_at, expires_at, last_seen_at, idle_expires_at)
+       VALUES ($key, $handle, $sub, $email, $sid, $data, $created_at, $expires_at, $last_seen_at, $idle_expires_at)`,
+    ),
+    byKey: db.prepare(`SELECT ${columns} FROM sessions WHERE key = $key AND ${LIVE}`) as Statement<[{ key: string; now: number }], Row>,
+    byHandle: db.prepare(`SELECT ${columns} FROM sessions WHERE handle = $handle AND ${LIVE}`) as Statement<[{ handle: string; now: number }], Row>,
+    bySub: db.prepare(`SELECT ${columns} FROM sessions WHERE sub = $sub AND ${LIVE}`) as Statement<[{ sub: string; now: number }], Row>,
+    bySid: db.prepare(`SELECT ${columns} FROM sessions WHERE sid = $sid AND ${LIVE}`) as Statement<[{ sid: string; now: number }], Row>,
+    count: db.prepare(`SELECT count(*) AS total FROM sessions WHERE ${userMatch} AND ${LIVE}`) as Statement<[Record<string, unknown>], { total: number }>,
+    page: db.prepare(
+      `SELECT ${columns} FROM sessions WHERE ${userMatch} AND ${LIVE} ORDER BY created_at DESC, key LIMIT $limit OFFSET $offset`,
+    ) as Statement<[Record<string, unknown>], Row>,
+    touch: db.prepare(`UPDATE sessions SET last_seen_at = max(last_seen_at, $at), idle_expires_at = $idle WHERE key = $key AND ${LIVE}`),
+    write: db.prepare('UPDATE sessions SET data = $data, email = $email WHERE key = $key'),
+    deleteKey: db.prepare('DELETE FROM sessions WHERE key = $key'),
+    deleteHandle: db.prepare(`DELETE FROM sessions WHERE handle = $handle RETURNING key, ${LIVE} AS live`) as Statement<
+      [{ handle: string; now: number }],
+      { key: string; live: number }
+    >,
+    purge: db.prepare('DELETE FROM sessions WHERE expires_at <= $now OR idle_expires_at <= $now'),
+  };
 }

@@ -7,8 +7,10 @@ import { RedisAccessLogSink, type RedisAccessLogSinkOptions } from './redis-acce
 import { RedisConnections, type RedisConnectionOptions } from './redis-connections.js';
 import { RedisEventBus, type RedisEventBusOptions } from './redis-event-bus.js';
 import { RATE_LIMIT_PREFIX } from './redis-keys.js';
+import { RedisReplayGuard } from './redis-replay-guard.js';
 import { RedisRateLimiter } from './redis-rate-limiter.js';
 import { RedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.js';
+import { DEFAULT_SESSION_CHECKS, SessionGate } from '../../session-gate.js';
 
 /**
  * Where this process consumes the access-log stream to, if anywhere, and the tuning of each part;
@@ -58,7 +60,7 @@ export interface RedisBackends extends Backends {
  *   never quotes the URL, which may hold a password).
  */
 export async function openRedisBackends(
-  config: Pick<Config, 'redisUrl' | 'rateLimitGeneral' | 'rateLimitAuth'>,
+  config: Pick<Config, 'redisUrl' | 'rateLimitGeneral' | 'rateLimitAuth'> & Partial<Pick<Config, 'sessionChecks'>>,
   logger: Logger,
   options: RedisBackendsOptions = {},
 ): Promise<RedisBackends> {
@@ -79,11 +81,15 @@ export async function openRedisBackends(
 
 function assemble(
   connections: RedisConnections,
-  config: Pick<Config, 'rateLimitGeneral' | 'rateLimitAuth'>,
+  config: Pick<Config, 'rateLimitGeneral' | 'rateLimitAuth'> & Partial<Pick<Config, 'sessionChecks'>>,
   child: (component: string) => Logger,
   options: RedisBackendsOptions,
 ): RedisBackends {
-  const sessions = new RedisSessionStore(connections, { ...options.sessions, logger: child('sessions') });
+  const sessions = new RedisSessionStore(connections, {
+    idleTimeoutMs: config.sessionChecks?.idleTimeoutMs,
+    ...options.sessions,
+    logger: child('sessions'),
+  });
   const bus = new RedisEventBus(connections, { ...options.bus, logger: child('event-bus') });
   const limiterLogger = child('rate-limiter');
   const consumers = new Set<AccessLogStreamConsumer>();
@@ -91,7 +97,9 @@ function assemble(
   return {
     connections,
     sessions,
+    sessionGate: new SessionGate(sessions, config.sessionChecks ?? DEFAULT_SESSION_CHECKS, child('sessions')),
     bus,
+    usedTokenIds: new RedisReplayGuard(connections),
     generalLimiter: new RedisRateLimiter(connections, config.rateLimitGeneral, { keyPrefix: RATE_LIMIT_PREFIX.general, logger: limiterLogger }),
     authLimiter: new RedisRateLimiter(connections, config.rateLimitAuth, { keyPrefix: RATE_LIMIT_PREFIX.auth, logger: limiterLogger }),
     accessLogSink: () => (sink ??= new RedisAccessLogSink(connections, { ...options.accessLog, logger: child('access-log') })),

@@ -3,13 +3,42 @@
  * an operator can see what the gateway keeps in Redis and tests can inspect it.
  */
 
-/** String (JSON {@link Session}) per session, with PX = its remaining lifetime. */
+/**
+ * Hash per session, `PEXPIREAT` its expiry (sooner with an idle timeout): `data` (JSON
+ * {@link Session}), `seen` (its last recorded use, epoch ms) and `exp` (its expiry, epoch ms).
+ * Sessions made before handles existed lived at `gatehouse:session:<hash>` as strings; nothing reads
+ * those any more (they expire by themselves).
+ */
 export function sessionRedisKey(keyHash: string): string {
-  return `gatehouse:session:${keyHash}`;
+  return `gatehouse:sess:${keyHash}`;
 }
 
-/** Pub/sub channel: payload is the session's key hash (never the id); every worker evicts it. */
+/** String per session: the key hash of the session with this public handle; same expiry. */
+export function sessionHandleKey(handle: string): string {
+  return `gatehouse:sess-handle:${handle}`;
+}
+
+/**
+ * Sorted sets of session handles scored by their expiry (epoch ms): every session, a subject's, a
+ * verified email's (lower-cased) and a provider session's (`sid`). Ended members are removed by
+ * whoever ends them, expired ones by the next read (ZREMRANGEBYSCORE).
+ */
+export const SESSIONS_INDEX_KEY = 'gatehouse:sessions';
+export const sessionsBySubKey = (sub: string): string => `gatehouse:sessions:sub:${sub}`;
+export const sessionsByEmailKey = (email: string): string => `gatehouse:sessions:email:${email}`;
+export const sessionsBySidKey = (sid: string): string => `gatehouse:sessions:sid:${sid}`;
+
+/** String per session being refreshed at the provider (a lock, `SET NX PX`): the holder's token. */
+export const sessionRefreshLockKey = (handle: string): string => `gatehouse:sess-refresh:${handle}`;
+
+/** Pub/sub channel: payload is the key hash (never the id) of a session ended or changed; every worker evicts it. */
 export const SESSION_REVOKED_CHANNEL = 'gatehouse:session-revoked';
+
+/** Pub/sub channel: payload is the handle of a session a data plane asks the admin plane to re-check. */
+export const SESSION_REVALIDATE_CHANNEL = 'gatehouse:session-revalidate';
+
+/** String per used back-channel logout token id (SHA-256 of the `jti`), with PX = how long to remember it. */
+export const usedTokenIdKey = (hash: string): string => `gatehouse:used-jti:${hash}`;
 
 /** String: JSON `{"version": n, "epoch": "…", "services": [...]}`, the whole registry. */
 export const REGISTRY_KEY = 'gatehouse:registry';

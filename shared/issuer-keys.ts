@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey } from 'jose';
-import { GatewayError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
-import { OutageLog } from '../shared/backends/redis/outage-log.js';
+import { GatewayError } from './errors.js';
+import type { Logger } from './logger.js';
+import { OutageLog } from './backends/redis/outage-log.js';
 
 /** Discovery and key-set requests give up after this long, in ms (jose's default for the key set). */
 const FETCH_TIMEOUT_MS = 5_000;
@@ -34,7 +34,7 @@ export interface IssuerKeySet {
 
 /**
  * The signing keys of OIDC_ISSUER as the data plane checks bearer tokens with them (design.md
- * §4.7). `jwks_uri` comes from the issuer's discovery document (OpenID Connect Discovery 1.0 §4,
+ * §4.7), and the admin plane back-channel logout tokens. `jwks_uri` comes from the issuer's discovery document (OpenID Connect Discovery 1.0 §4,
  * whose `issuer` must be OIDC_ISSUER, §4.3), read on first use, so the gateway starts while its
  * issuer is down. The key set is jose's `createRemoteJWKSet`: cached, fetched again when older than
  * 10 minutes, or for an unknown `kid` once {@link REFETCH_COOLDOWN_MS} have passed since the last
@@ -49,9 +49,10 @@ export class IssuerKeys {
   /** Epoch ms before which a failed issuer is not asked again. */
   #retryAt = 0;
 
-  constructor(issuer: URL, logger: Logger) {
+  /** `checks` names what cannot be checked while the issuer is unreachable, for the outage's log line. */
+  constructor(issuer: URL, logger: Logger, checks = 'bearer tokens') {
     this.#issuer = issuer;
-    this.#outage = new OutageLog(logger.child({ issuer: issuer.href }), 'identity provider unreachable: bearer tokens cannot be checked', 'identity provider reachable again');
+    this.#outage = new OutageLog(logger.child({ issuer: issuer.href }), `identity provider unreachable: ${checks} cannot be checked`, 'identity provider reachable again');
   }
 
   /**

@@ -1,0 +1,64 @@
+import { GatewayError } from '../../shared/errors.js';
+import { sendJson } from '../../shared/http-response.js';
+import type { SessionStore } from '../../shared/backends/session-store.js';
+import { actorOf } from '../actor.js';
+import { readPage } from '../pagination.js';
+import { rejectWrongParameters, type QueryFields } from '../query-errors.js';
+import type { Handler } from '../request-context.js';
+import type { SessionRevocation } from '../sessions/session-revocation.js';
+import { sessionView } from '../sessions/session-view.js';
+
+/** Longest `user` a sessions query takes: a subject is at most 255 ASCII characters (OIDC Core 1.0 §2), an email 320. */
+const MAX_USER_LENGTH = 320;
+
+/** The admin API's session endpoints; the guards (admin, CSRF on changes, token scopes) are wired in routes.ts. */
+export interface SessionHandlers {
+  list: Handler;
+  revoke: Handler;
+  revokeUser: Handler;
+}
+
+export function createSessionHandlers(deps: { sessions: SessionStore; revocation: SessionRevocation }): SessionHandlers {
+  const { sessions, revocation } = deps;
+  return {
+    /**
+     * GET /api/sessions?user=<sub or email>&limit&offset → 200 `{ sessions, total }`, live sessions
+     * newest first (all users' without `user`); 400 naming each bad parameter.
+     */
+    list: async (ctx) => {
+      const fields: QueryFields = {};
+      const page = readPage(ctx.url.searchParams, fields);
+      const user = ctx.url.searchParams.get('user') ?? undefined;
+      if (user !== undefined && (user.length === 0 || user.length > MAX_USER_LENGTH)) fields.user = `must be a subject or an email of 1 to ${MAX_USER_LENGTH} characters`;
+      rejectWrongParameters(fields);
+      const { sessions: found, total } = await sessions.list({ ...page, ...(user === undefined ? {} : { user }) });
+      sendJson(ctx.res, 200, { sessions: found.map(sessionView), total });
+    },
+
+    /** DELETE /api/sessions/:id → 204: the session ends on every proxy within a second; 404 `Session not found`. */
+    revoke: async (ctx) => {
+      const session = await sessions.byHandle(ctx.params.id!);
+      if (session === null || (await revocation.end([session], actorOf(ctx), 'admin-revoked')) === 0) throw new GatewayError('SESSION_NOT_FOUND');
+      ctx.res.writeHead(204, { 'cache-control': 'no-store' }).end();
+    },
+
+    /** DELETE /api/users/:sub/sessions → 200 `{ revoked: n }`: every session of that subject ends (n may be 0). */
+    revokeUser: async (ctx) => {
+      const sub = decodedParameter(ctx.params.sub!);
+      const revoked = await revocation.end(await sessions.find({ sub }), actorOf(ctx), 'admin-revoked');
+      sendJson(ctx.res, 200, { revoked });
+    },
+  };
+}
+
+/**
+ * A path parameter percent-decoded (a subject may hold `|`, `@` or `/`: `auth0|123`).
+ * @throws {GatewayError} BAD_REQUEST for a malformed escape.
+ */
+function decodedParameter(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new GatewayError('BAD_REQUEST', { message: 'sub is not a well-formed percent-encoded subject', fields: { sub: 'must be percent-encoded UTF-8' } });
+  }
+}

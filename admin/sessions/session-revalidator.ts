@@ -1,0 +1,141 @@
+import type { SessionStore } from '../../shared/backends/session-store.js';
+import { OutageLog } from '../../shared/backends/redis/outage-log.js';
+import type { Config } from '../../shared/config.js';
+import { userFromClaims } from '../../shared/identity-claims.js';
+import type { Logger } from '../../shared/logger.js';
+import type { TokenCipher } from '../../shared/token-encryption.js';
+import type { Session } from '../../shared/types.js';
+import { GrantRevoked, ProviderUnavailable, type RelyingParty } from '../oidc/relying-party.js';
+import type { RevocationCause, SessionRevocation } from './session-revocation.js';
+
+/**
+ * How long a refresh lock is held at most, in ms: longer than a token request may take (10 s,
+ * relying-party.ts), so a second refresh never starts while the first may still be answered.
+ */
+const LOCK_TTL_MS = 30_000;
+/**
+ * While the provider is down, it is tried again this often (ms); sessions due meanwhile are only
+ * marked, so an outage costs the provider one request per 5 s, not one per session.
+ */
+const OUTAGE_PROBE_MS = 5_000;
+/** The identity provider as an audit actor: no user, no address. */
+const PROVIDER = { userId: null, ipAddress: null };
+
+export interface SessionRevalidatorDeps {
+  store: SessionStore;
+  relyingParty: RelyingParty;
+  /** Unseals refresh tokens; undefined when SESSION_ENCRYPTION_KEY is unset (then none are kept). */
+  cipher: TokenCipher | undefined;
+  revocation: SessionRevocation;
+  config: Pick<Config, 'sessionChecks' | 'oidc' | 'admins'>;
+  logger: Logger;
+}
+
+/**
+ * Re-checks sessions at the identity provider (the admin plane's side of shared/session-gate.ts):
+ * for each handle a data plane asks about, a refresh at the token endpoint (RFC 6749 §6) with the
+ * session's refresh token, at most one per session at a time across every process (the store's
+ * lock) and only while the session is still due, so 20 requests at the moment it falls due cost
+ * one token request. Requests meanwhile go on with the session as it is, and a race never ends it.
+ * - The provider answers: the session takes the user's current name, verified email, groups and
+ *   admin flag (identity-claims.ts), the new refresh token when the provider rotated it, and a new
+ *   `checkedAt`.
+ * - `invalid_grant` (account disabled, grant revoked): the session ends.
+ * - Down (unreachable, 5xx, timeouts, other errors): the session is marked with when that was first
+ *   seen, and ends once SESSION_REVALIDATE_GRACE has passed since (the gate refuses it from then
+ *   on, whoever notices first). The outage is logged once, and its end once.
+ */
+export class SessionRevalidator {
+  readonly #deps: SessionRevalidatorDeps;
+  readonly #outage: OutageLog;
+  /** Handles being re-checked by this process (the lock covers the others). */
+  readonly #inFlight = new Set<string>();
+  /** Epoch ms before which a provider found down is not asked again. */
+  #probeAt = 0;
+
+  constructor(deps: SessionRevalidatorDeps) {
+    this.#deps = deps;
+    this.#outage = new OutageLog(
+      deps.logger,
+      'identity provider unreachable: sessions cannot be re-checked and keep working for SESSION_REVALIDATE_GRACE',
+      'identity provider reachable again: sessions are re-checked',
+    );
+  }
+
+  /** Starts answering revalidation requests; returns what stops it. */
+  start(): () => void {
+    return this.#deps.store.onRevalidationRequest((handle) => {
+      this.revalidate(handle).catch((error: unknown) => this.#deps.logger.warn({ err: error }, 'session re-check failed; a later request asks again'));
+    });
+  }
+
+  /**
+   * Re-checks the session of `handle` if it is due and nobody else is at it.
+   * @throws what the store throws when it cannot be reached.
+   */
+  async revalidate(handle: string): Promise<void> {
+    if (this.#inFlight.has(handle) || (await this.#due(handle)) === null) return;
+    this.#inFlight.add(handle);
+    try {
+      if (!(await this.#deps.store.lockRefresh(handle, LOCK_TTL_MS))) return;
+      try {
+        // Read again under the lock: another process may have refreshed it just before.
+        const session = await this.#due(handle);
+        if (session !== null) await this.#refresh(session);
+      } finally {
+        await this.#deps.store.unlockRefresh(handle);
+      }
+    } finally {
+      this.#inFlight.delete(handle);
+    }
+  }
+
+  /** The session when it has a refresh token and was last checked SESSION_REVALIDATE ago or more. */
+  async #due(handle: string): Promise<Session | null> {
+    const session = await this.#deps.store.byHandle(handle);
+    if (session?.refreshToken === undefined) return null;
+    return Date.now() - session.checkedAt >= this.#deps.config.sessionChecks.revalidateMs ? session : null;
+  }
+
+  async #refresh(session: Session): Promise<void> {
+    const { cipher, relyingParty } = this.#deps;
+    let refreshToken: string;
+    try {
+      refreshToken = cipher!.decrypt(session.refreshToken!, session.handle);
+    } catch (error) {
+      // Sealed under a key no longer configured: it cannot be re-checked, so it is not trusted longer.
+      this.#deps.logger.warn({ err: error }, 'a refresh token cannot be unsealed (SESSION_ENCRYPTION_KEY changed); its session ends');
+      await this.#end(session, 'refresh-token-unreadable');
+      return;
+    }
+    if (Date.now() < this.#probeAt) return this.#markDown(session);
+    try {
+      const refreshed = await relyingParty.refresh(refreshToken, session.user.sub);
+      this.#outage.succeeded();
+      const user = userFromClaims(refreshed.claims, this.#deps.config);
+      const sealed = refreshed.refreshToken === undefined ? undefined : cipher!.encrypt(refreshed.refreshToken, session.handle);
+      await this.#deps.store.update(session.handle, (current) => {
+        const { providerDownSince: _, ...rest } = current;
+        return { ...rest, user, idToken: refreshed.idToken ?? current.idToken, refreshToken: sealed ?? current.refreshToken, checkedAt: Date.now() };
+      });
+    } catch (error) {
+      if (error instanceof GrantRevoked) return void (await this.#end(session, 'grant-revoked'));
+      if (!(error instanceof ProviderUnavailable)) throw error;
+      this.#outage.failed(error);
+      this.#probeAt = Date.now() + OUTAGE_PROBE_MS;
+      await this.#markDown(session);
+    }
+  }
+
+  /** Records the outage on the session, or ends it once the grace has passed. */
+  async #markDown(session: Session): Promise<void> {
+    const since = session.providerDownSince;
+    if (since !== undefined && Date.now() - since > this.#deps.config.sessionChecks.graceMs) return this.#end(session, 'provider-unreachable');
+    if (since !== undefined) return;
+    await this.#deps.store.update(session.handle, (current) => ({ ...current, providerDownSince: current.providerDownSince ?? Date.now() }));
+  }
+
+  async #end(session: Session, cause: RevocationCause): Promise<void> {
+    await this.#deps.revocation.end([session], PROVIDER, cause);
+  }
+}

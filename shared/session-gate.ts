@@ -1,0 +1,94 @@
+import type { Config } from './config.js';
+import { ExpiringCache } from './expiring-cache.js';
+import type { Logger } from './logger.js';
+import type { SessionStore } from './backends/session-store.js';
+import type { Session } from './types.js';
+
+/** Longest gap between two recorded uses of a session, in ms ("at most once a minute"). */
+const TOUCH_INTERVAL_MS = 60_000;
+/** Longest gap between two asks to re-check a session that stays due (the admin plane may have missed one), in ms. */
+const ASK_AGAIN_MS = 10_000;
+/** Sessions whose last ask or use this process remembers (each a few dozen bytes). */
+const REMEMBERED = 50_000;
+
+/** SESSION_REVALIDATE, SESSION_REVALIDATE_GRACE and SESSION_IDLE_TIMEOUT, in ms. */
+export type SessionChecks = Config['sessionChecks'];
+
+/** The defaults of design.md §6 (5 minutes, an hour, no idle timeout), for stores opened without a Config. */
+export const DEFAULT_SESSION_CHECKS: SessionChecks = { revalidateMs: 5 * 60_000, graceMs: 3_600_000, idleTimeoutMs: undefined };
+
+/**
+ * Whether a stored session may serve a request now, and what using it sets going, for both planes
+ * (proxy/session-check.ts, admin/admin-plane.ts). On the request path it is comparisons and two
+ * map lookups; the rest happens beside the request:
+ * - ended: past its `expiresAt`; unused for SESSION_IDLE_TIMEOUT (by its last recorded use, or this
+ *   process's own later one); or its provider down for longer than SESSION_REVALIDATE_GRACE;
+ * - a use is recorded in the store at most once a minute per session and process (four times per
+ *   idle timeout when that is shorter than four minutes, so a used session never reads as idle);
+ * - a session with a refresh token not checked at the provider for SESSION_REVALIDATE is sent to
+ *   the admin plane for a refresh (admin/sessions/session-revalidator.ts), asked again every 10 s
+ *   while it stays due; the request goes on with the session as it is.
+ */
+export class SessionGate {
+  readonly #store: SessionStore;
+  readonly #checks: SessionChecks;
+  readonly #logger: Logger;
+  readonly #touchIntervalMs: number;
+  readonly #askAgainMs: number;
+  /** Handle → epoch ms of this process's latest recorded use, while a new record is not due. */
+  readonly #touched = new ExpiringCache<number>(REMEMBERED);
+  /** Handles asked to be re-checked, while asking again is not due. */
+  readonly #asked = new ExpiringCache<true>(REMEMBERED);
+
+  constructor(store: SessionStore, checks: SessionChecks, logger: Logger) {
+    this.#store = store;
+    this.#checks = checks;
+    this.#logger = logger;
+    const idle = checks.idleTimeoutMs;
+    this.#touchIntervalMs = idle === undefined ? TOUCH_INTERVAL_MS : Math.min(TOUCH_INTERVAL_MS, Math.ceil(idle / 4));
+    this.#askAgainMs = Math.min(ASK_AGAIN_MS, checks.revalidateMs);
+  }
+
+  /**
+   * The session of a cookie value when it may serve a request now, else null; records the use.
+   * A session that looks idle from this process's cache is read once more from the store, since
+   * another process may have recorded a later use.
+   * @throws what {@link SessionStore.get} throws (the store unreachable).
+   */
+  async admit(sessionId: string): Promise<Session | null> {
+    const now = Date.now();
+    let session = await this.#store.get(sessionId);
+    if (session !== null && this.#idle(session, now)) session = await this.#store.get(sessionId, { fresh: true });
+    if (session === null || this.#ended(session, now)) return null;
+    this.#recordUse(sessionId, session, now);
+    this.#askForCheck(session, now);
+    return session;
+  }
+
+  #ended(session: Session, now: number): boolean {
+    if (session.expiresAt <= now || this.#idle(session, now)) return true;
+    return session.providerDownSince !== undefined && now - session.providerDownSince > this.#checks.graceMs;
+  }
+
+  #idle(session: Session, now: number): boolean {
+    const idle = this.#checks.idleTimeoutMs;
+    if (idle === undefined) return false;
+    const lastUse = Math.max(session.lastSeenAt, this.#touched.get(session.handle, now) ?? 0);
+    return now - lastUse > idle;
+  }
+
+  #recordUse(sessionId: string, session: Session, now: number): void {
+    if (now - session.lastSeenAt < this.#touchIntervalMs || this.#touched.get(session.handle, now) !== undefined) return;
+    this.#touched.set(session.handle, now, now + this.#touchIntervalMs);
+    this.#store.touch(sessionId, now).catch((error: unknown) => {
+      this.#logger.warn({ err: error }, 'recording a session use failed; the next use records it');
+    });
+  }
+
+  #askForCheck(session: Session, now: number): void {
+    if (session.refreshToken === undefined || now - session.checkedAt < this.#checks.revalidateMs) return;
+    if (this.#asked.get(session.handle, now) !== undefined) return;
+    this.#asked.set(session.handle, true, now + this.#askAgainMs);
+    this.#store.requestRevalidation(session.handle);
+  }
+}
