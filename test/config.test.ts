@@ -114,3 +114,17 @@ test('OIDC_API_AUDIENCES: a comma-separated list, off when unset, and only besid
     'OIDC_API_AUDIENCES: needs OIDC_ISSUER, the identity provider whose tokens are accepted',
   ]);
 });
+
+test('session checks: 5m and 1h by default, no idle timeout, no key; any duration from 1s; a bad key is named, never echoed', () => {
+  const defaults = loadConfig({});
+  assert.deepEqual(defaults.sessionChecks, { revalidateMs: 5 * 60_000, graceMs: 3_600_000, idleTimeoutMs: undefined });
+  assert.deepEqual(defaults.sessionEncryptionKeys, []);
+  const key = Buffer.alloc(32, 7);
+  const set = loadConfig({ SESSION_REVALIDATE: '1s', SESSION_REVALIDATE_GRACE: '3s', SESSION_IDLE_TIMEOUT: '30m', SESSION_ENCRYPTION_KEY: `${key.toString('hex')}, ${Buffer.alloc(32, 9).toString('base64')}` });
+  assert.deepEqual(set.sessionChecks, { revalidateMs: 1_000, graceMs: 3_000, idleTimeoutMs: 30 * 60_000 });
+  assert.deepEqual(set.sessionEncryptionKeys, [key, Buffer.alloc(32, 9)]);
+  const secretish = 'c2hvcnQta2V5LXRoYXQtaXMtbm90LTMyLWJ5dGVz';
+  const found = problems({ SESSION_REVALIDATE: '0s', SESSION_IDLE_TIMEOUT: 'soon', SESSION_ENCRYPTION_KEY: secretish });
+  assert.deepEqual(found.map((line) => line.split(':')[0]).sort(), ['SESSION_ENCRYPTION_KEY', 'SESSION_IDLE_TIMEOUT', 'SESSION_REVALIDATE']);
+  assert.ok(!found.join('\n').includes(secretish), found.join('\n'));
+});

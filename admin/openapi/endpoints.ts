@@ -75,6 +75,7 @@ const ifMatch = {
   'If-Match': v.pipe(v.string(), v.description('ETags from GET /api/services/:id ("<version>"), or *; no longer matching: 412 Precondition failed; malformed: 400')),
 };
 const tokenId = v.pipe(v.string(), v.uuid(), v.description("The token's id"));
+const sessionHandle = v.pipe(v.string(), v.description("The session's id as GET /api/sessions lists it"));
 
 /**
  * One endpoint of {@link ENDPOINTS}: `route` as routes.ts adds it (`GET /api/services/:id`), its
@@ -139,6 +140,17 @@ export const ENDPOINTS: Endpoint[] = [
   ...tagged('Identity assertion', 'admin', [
     endpoint('POST /api/assertion-keys/rotate', 'rotateAssertionKey', 'Signs identity assertions with a new key from now on; the previous key stays published until its assertions expire',
       { status: 200, description: 'The new and the previous key', schema: R.RotatedKey }),
+  ]),
+  ...tagged('Sessions', 'admin', [
+    endpoint('GET /api/sessions', 'listSessions', "Live sessions, newest first: a user's (by subject or verified email) or everyone's",
+      { status: 200, description: 'The page', schema: R.SessionPage },
+      { query: { user: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(320), v.description('A subject, or a verified email in any case'))), ...PAGE_PARAMETERS } }),
+    endpoint('DELETE /api/sessions/:id', 'revokeSession', 'Ends a session on every proxy within a second (audited as SESSION_REVOKED)',
+      { status: 204, description: 'Ended' },
+      { params: { id: sessionHandle }, errors: ['SESSION_NOT_FOUND'] }),
+    endpoint('DELETE /api/users/:sub/sessions', 'revokeUserSessions', "Signs a user out everywhere: ends every session of the subject (audited as SESSION_REVOKED)",
+      { status: 200, description: 'How many sessions ended (0 when the user had none)', schema: R.RevokedSessions },
+      { params: { sub: v.pipe(v.string(), v.description('The subject, percent-encoded')) } }),
   ]),
   ...tagged('API tokens', 'adminSession', [
     endpoint('GET /api/tokens', 'listApiTokens', 'The admin API tokens not revoked, expired ones included, newest first',

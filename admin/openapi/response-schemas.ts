@@ -143,6 +143,23 @@ const sessionUser = v.strictObject({
   isAdmin: v.boolean(),
 });
 
+/** A session as the sessions API lists it (admin/sessions/session-view.ts): never its cookie or tokens. */
+const sessionSummary = v.strictObject({
+  id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{22}$/), v.description("The session's public handle (not its cookie)")),
+  user: v.strictObject({ sub: v.string(), name: v.string(), email: v.pipe(v.string(), v.description("The verified email, or ''")) }),
+  createdAt: v.pipe(timestamp, v.description('Signed in')),
+  lastSeenAt: v.pipe(timestamp, v.description('Last use, recorded at most once a minute')),
+  expiresAt: v.pipe(timestamp, v.description('The end of its SESSION_TTL (an idle timeout or the provider may end it sooner)')),
+  ipAddress: v.pipe(v.string(), v.description('Client address at sign-in')),
+  userAgent: v.pipe(v.string(), v.description('User-Agent at sign-in, at most 300 characters')),
+});
+
+/** `GET /api/sessions`: a page of live sessions, newest first, and how many match. */
+const sessionPage = v.strictObject({ sessions: v.array(sessionSummary), total: count });
+
+/** `DELETE /api/users/:sub/sessions`: how many sessions ended. */
+const revokedSessions = v.strictObject({ revoked: count });
+
 /** The identity assertion's key rotation (design.md §4.7). */
 const rotatedKey = v.strictObject({
   kid: v.pipe(v.string(), v.description('The new signing key (RFC 7638 thumbprint)')),
@@ -194,6 +211,9 @@ export const RESPONSE_SCHEMAS = {
   ApiToken: apiToken,
   CreatedApiToken: createdApiToken,
   SessionUser: sessionUser,
+  Session: sessionSummary,
+  SessionPage: sessionPage,
+  RevokedSessions: revokedSessions,
   RotatedKey: rotatedKey,
   RegistryDocument: registryDocument,
   RegistryPlan: registryPlan,

@@ -34,6 +34,7 @@ const NOT_JSON = [
   'GET /auth/callback',
   'GET /auth/logout',
   'POST /auth/logout',
+  'POST /auth/backchannel-logout',
   'GET /dashboard',
   'GET /dashboard/',
   'GET /dashboard/audit',
@@ -283,6 +284,29 @@ describe("real answers match the document (each call's answer is checked)", () =
     assert.equal(rotated.status, 200);
     assert.equal((await call('POST', '/api/assertion-keys/rotate', { authorization: writeToken })).json.previousKid, rotated.json.kid);
     assert.equal((await call('POST', '/api/assertion-keys/rotate', { authorization: readToken })).status, 403);
+  });
+
+  it('the sessions: listed, found by user, one ended, a user signed out everywhere', async () => {
+    const everyone = await call('GET', '/api/sessions', { authorization: readToken });
+    assert.equal(everyone.status, 200, everyone.text);
+    assert.ok(everyone.json.total >= 2);
+    const second = await signInThroughProvider('user@example.com');
+    const members = await call('GET', '/api/sessions?user=USER@example.com&limit=1', { as: admin });
+    assert.deepEqual([members.json.sessions.length, members.json.total], [1, 2]);
+    assert.equal(members.json.sessions[0].user.sub, 'demo-user');
+    assert.ok(!JSON.stringify(members.json).includes(second.cookie.split('=')[1]!), 'no session id in the list');
+    assert.equal((await call('GET', '/api/sessions?limit=0&user=', { as: admin })).status, 400);
+    assert.equal((await call('GET', '/api/sessions', { as: member })).status, 403);
+    assert.equal((await call('DELETE', `/api/sessions/${members.json.sessions[0].id}`, { authorization: readToken })).status, 403);
+    assert.equal((await call('DELETE', `/api/sessions/${members.json.sessions[0].id}`, { as: admin })).status, 204);
+    assert.equal((await call('DELETE', `/api/sessions/${members.json.sessions[0].id}`, { as: admin })).status, 404);
+    assert.equal((await call('GET', '/api/sessions?user=demo-user', { as: admin })).json.total, 1);
+    const everywhere = await call('DELETE', '/api/users/demo-user/sessions', { authorization: writeToken });
+    assert.deepEqual(everywhere.json, { revoked: 1 });
+    assert.equal((await call('GET', '/auth/profile', { as: member })).status, 401);
+    assert.equal((await call('GET', '/auth/profile', { as: second })).status, 401);
+    assert.deepEqual((await call('DELETE', '/api/users/nobody%7C1/sessions', { as: admin })).json, { revoked: 0 });
+    member = await signInThroughProvider('user@example.com');
   });
 
   it('the rate limit: 429 with Retry-After and RateLimit-*', async () => {

@@ -15,6 +15,12 @@ export interface GatewayWithProvider {
   close(): Promise<void>;
 }
 
+/** What a test asks of the provider beyond its options: the client's back-channel logout URI. */
+export type ProviderSetup = Partial<IdentityProviderOptions> & {
+  /** Registers `<gateway>/auth/backchannel-logout` as the client's `backchannel_logout_uri` (with `sid`). */
+  backchannelLogout?: boolean;
+};
+
 /**
  * Starts oidc-provider on a free port with a client whose redirect URI is the gateway's
  * `/auth/callback`, then the gateway with `ADMIN_EMAILS=admin@example.com` (overridable in `env`).
@@ -24,9 +30,10 @@ export interface GatewayWithProvider {
  */
 export async function startGatewayWithProvider(
   env: Record<string, string> = {},
-  providerOptions: Partial<IdentityProviderOptions> = {},
+  providerSetup: ProviderSetup = {},
   gatewayHost = '127.0.0.1',
 ): Promise<GatewayWithProvider> {
+  const { backchannelLogout, ...providerOptions } = providerSetup;
   const port = await freePort();
   const origin = `http://${gatewayHost}:${port}`;
   const origins = env.ADMIN_URL ? [origin, env.ADMIN_URL] : [origin];
@@ -37,6 +44,7 @@ export async function startGatewayWithProvider(
         clientSecret: CLIENT_SECRET,
         redirectUris: origins.map((o) => `${o}/auth/callback`),
         postLogoutRedirectUris: origins.map((o) => `${o}/`),
+        ...(backchannelLogout ? { backchannelLogoutUri: `${origin}/auth/backchannel-logout` } : {}),
       },
     ],
     ...providerOptions,
@@ -54,7 +62,7 @@ export async function startGatewayWithProvider(
     gw,
     idp,
     login(email, options = {}) {
-      const user = DEMO_USERS.find((candidate) => candidate.email === email);
+      const user = (providerOptions.users ?? DEMO_USERS).find((candidate) => candidate.email === email);
       const query = options.returnTo === undefined ? '' : `?returnTo=${encodeURIComponent(options.returnTo)}`;
       return loginThroughProvider({
         loginUrl: `${gw.origin}/auth/login${query}`,
