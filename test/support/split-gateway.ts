@@ -49,19 +49,29 @@ export interface SplitGateway {
  * Starts redis-server, an OpenID Provider, `start:admin` and two `start:proxy` processes, and waits
  * until each says it is ready (`/readyz`). PUBLIC_URL is the first proxy's origin. `env` is added
  * to every Gatehouse process's environment; `provider` to the identity provider's options (its
- * machine clients, say).
+ * machine clients, say), with `backchannelLogout` registering the first proxy's
+ * `/auth/backchannel-logout` as the client's back-channel logout URI.
  */
 export async function startSplitGateway(
   env: Record<string, string> = {},
-  provider: Omit<Partial<IdentityProviderOptions>, 'clients' | 'port'> = {},
+  provider: Omit<Partial<IdentityProviderOptions>, 'clients' | 'port'> & { backchannelLogout?: boolean } = {},
 ): Promise<SplitGateway> {
+  const { backchannelLogout, ...providerOptions } = provider;
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-split-'));
   const redis = await startRedis();
   const [adminPort, firstPort] = [await freePort(), await freePort()];
   const publicUrl = `http://127.0.0.1:${firstPort}`;
   const idp = await startIdentityProvider({
-    clients: [{ clientId: 'gatehouse-split', clientSecret: 'split-secret', redirectUris: [`${publicUrl}/auth/callback`], postLogoutRedirectUris: [`${publicUrl}/`] }],
-    ...provider,
+    clients: [
+      {
+        clientId: 'gatehouse-split',
+        clientSecret: 'split-secret',
+        redirectUris: [`${publicUrl}/auth/callback`],
+        postLogoutRedirectUris: [`${publicUrl}/`],
+        ...(backchannelLogout ? { backchannelLogoutUri: `${publicUrl}/auth/backchannel-logout` } : {}),
+      },
+    ],
+    ...providerOptions,
   });
   const common = {
     REDIS_URL: redis.url,
