@@ -4,12 +4,20 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
-import { newSessionId } from '../../shared/secrets.js';
+import { newSessionHandle, newSessionId } from '../../shared/secrets.js';
 import { sessionKey } from '../../shared/backends/session-store.js';
 import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
-import { sessionRedisKey } from '../../shared/backends/redis/redis-keys.js';
+import {
+  SESSIONS_INDEX_KEY,
+  sessionHandleKey,
+  sessionRedisKey,
+  sessionsByEmailKey,
+  sessionsBySidKey,
+  sessionsBySubKey,
+} from '../../shared/backends/redis/redis-keys.js';
 import { RedisSessionStore, type RedisSessionStoreOptions } from '../../shared/backends/redis/redis-session-store.js';
 import { eventually } from '../support/eventually.js';
+import { Recorder } from '../support/recorder.js';
 import { redisForFile, SUITE } from '../support/redis.js';
 import { sampleSession } from '../support/samples.js';
 import { startTcpRelay } from '../support/tcp-relay.js';
@@ -26,16 +34,44 @@ async function worker(options: RedisSessionStoreOptions = {}, url = redis.server
 }
 
 describe('RedisSessionStore across workers', SUITE, () => {
-  it('stores only the hash of the id, as JSON with PX = the remaining lifetime', async () => {
+  it('stores only the hash of the id: a hash (data, seen, exp) expiring with the session, a handle key and the indexes', async () => {
     const { store } = await worker();
-    const session = sampleSession({ expiresAt: Date.now() + 60_000 });
+    const session = sampleSession({ expiresAt: Date.now() + 60_000, sid: 'sid-layout' });
+    const snapshot = structuredClone(session);
     const id = await store.create(session);
-    const keys = await redis.raw.keys('*');
-    assert.deepEqual(keys, [sessionRedisKey(sessionKey(id))]);
-    assert.ok(!keys[0]!.includes(id));
-    assert.deepEqual(JSON.parse((await redis.raw.get(keys[0]!))!), session);
-    const pttl = await redis.raw.pttl(keys[0]!);
-    assert.ok(pttl > 55_000 && pttl <= 60_000, String(pttl));
+    const key = sessionKey(id);
+    const keys = (await redis.raw.keys('*')).sort();
+    assert.deepEqual(
+      keys,
+      [
+        sessionRedisKey(key),
+        sessionHandleKey(session.handle),
+        SESSIONS_INDEX_KEY,
+        sessionsBySubKey(session.user.sub),
+        sessionsByEmailKey('grace@example.com'),
+        sessionsBySidKey('sid-layout'),
+      ].sort(),
+    );
+    // Neither a key nor a value anywhere holds the session id (the cookie's value).
+    for (const name of keys) {
+      assert.ok(!name.includes(id), name);
+      const type = await redis.raw.type(name);
+      const values =
+        type === 'hash' ? Object.values(await redis.raw.hgetall(name)) : type === 'zset' ? await redis.raw.zrange(name, 0, -1) : [(await redis.raw.get(name))!];
+      for (const value of values) assert.ok(!value.includes(id), `${name} holds the id`);
+    }
+    const stored = await redis.raw.hgetall(sessionRedisKey(key));
+    assert.deepEqual(Object.keys(stored).sort(), ['data', 'exp', 'seen']);
+    assert.deepEqual(JSON.parse(stored.data!), snapshot);
+    assert.equal(Number(stored.seen), session.lastSeenAt);
+    assert.equal(Number(stored.exp), session.expiresAt);
+    assert.equal(await redis.raw.get(sessionHandleKey(session.handle)), key, 'the handle leads to the hash');
+    for (const expiring of [sessionRedisKey(key), sessionHandleKey(session.handle)]) {
+      const remaining = session.expiresAt - Date.now();
+      const pttl = await redis.raw.pttl(expiring);
+      assert.ok(pttl > remaining - 1_000 && pttl <= remaining + 1, `${expiring}: PTTL ${pttl}, ${remaining} ms left`);
+    }
+    assert.equal(await redis.raw.zscore(SESSIONS_INDEX_KEY, session.handle), String(session.expiresAt), 'indexed by handle, scored by expiry');
   });
 
   it('a session created on worker A is readable on worker B at once', async () => {
@@ -46,12 +82,14 @@ describe('RedisSessionStore across workers', SUITE, () => {
   });
 
   it('"no such session" is not cached: a session that appears right after a miss is found', async () => {
-    const { store } = await worker({ cacheTtlMs: 60_000 });
-    const id = newSessionId();
-    assert.equal(await store.get(id), null);
+    const [a, b] = [await worker({ cacheTtlMs: 60_000 }), await worker()];
     const session = sampleSession();
-    await redis.raw.set(sessionRedisKey(sessionKey(id)), JSON.stringify(session), 'PX', 60_000);
-    assert.deepEqual(await store.get(id), session);
+    const id = await b.store.create(session);
+    const stored = sessionRedisKey(sessionKey(id));
+    await redis.raw.rename(stored, `${stored}:away`); // not there yet when A looks
+    assert.equal(await a.store.get(id), null);
+    await redis.raw.rename(`${stored}:away`, stored); // there now, as B wrote it
+    assert.deepEqual(await a.store.get(id), session);
   });
 
   it('reads are served from the local cache within its TTL', async () => {
@@ -73,6 +111,71 @@ describe('RedisSessionStore across workers', SUITE, () => {
     await eventually('worker B to forget the session', async () => (await b.store.get(id)) === null, 1_000);
     assert.ok(Date.now() - started < 1_000);
     assert.equal(await redis.raw.exists(sessionRedisKey(sessionKey(id))), 0);
+  });
+
+  it("revoke on worker A makes worker B's cached session read as null within a second (revocation over pub/sub)", async () => {
+    const [a, b] = [await worker({ cacheTtlMs: 60_000 }), await worker({ cacheTtlMs: 60_000 })];
+    const session = sampleSession();
+    const kept = sampleSession();
+    const [id, keptId] = [await a.store.create(session), await a.store.create(kept)];
+    assert.deepEqual(await b.store.get(id), session, 'cached on B');
+    assert.notEqual(await b.store.get(keptId), null);
+    const started = Date.now();
+    assert.equal(await a.store.revoke([session.handle]), 1);
+    // The cache TTL is a minute: only the revocation message can explain B forgetting it.
+    await eventually("worker B to stop accepting the revoked session", async () => (await b.store.get(id)) === null, 1_000);
+    assert.ok(Date.now() - started < 1_000);
+    assert.equal(await b.store.byHandle(session.handle), null);
+    assert.equal(await redis.raw.exists(sessionRedisKey(sessionKey(id)), sessionHandleKey(session.handle)), 0, 'gone from Redis');
+    assert.equal(await redis.raw.zscore(SESSIONS_INDEX_KEY, session.handle), null);
+    assert.notEqual(await b.store.get(keptId), null, 'the other session is still served');
+  });
+
+  it("update on worker A: worker B reads the new data promptly, though it had the session cached", async () => {
+    const [a, b] = [await worker({ cacheTtlMs: 60_000 }), await worker({ cacheTtlMs: 60_000 })];
+    const session = sampleSession({ refreshToken: 'sealed-1' });
+    const id = await a.store.create(session);
+    assert.equal((await b.store.get(id))?.refreshToken, 'sealed-1', 'cached on B');
+    const updated = await a.store.update(session.handle, (current) => ({
+      ...current,
+      refreshToken: 'sealed-2',
+      user: { ...current.user, groups: ['ops'] },
+    }));
+    assert.equal(updated, true);
+    await eventually('worker B to read the new data', async () => (await b.store.get(id))?.refreshToken === 'sealed-2', 1_000);
+    assert.deepEqual((await b.store.get(id))?.user.groups, ['ops']);
+  });
+
+  it("a revalidation request from worker B's store reaches the listener on A's (the admin plane)", async () => {
+    const [a, b] = [await worker(), await worker()];
+    const session = sampleSession();
+    await b.store.create(session);
+    const heard = new Recorder<string>();
+    a.store.onRevalidationRequest(heard.listener);
+    await a.connections.subscriptions.confirmed();
+    b.store.requestRevalidation(session.handle);
+    assert.equal(await heard.next((handle) => handle === session.handle), session.handle);
+  });
+
+  it('the refresh lock is exclusive across workers; only its holder releases it early', async () => {
+    const [a, b] = [await worker(), await worker()];
+    const handle = newSessionHandle();
+    assert.equal(await a.store.lockRefresh(handle, 60_000), true);
+    assert.equal(await b.store.lockRefresh(handle, 60_000), false, 'held by A');
+    await b.store.unlockRefresh(handle); // B does not hold it: nothing happens
+    assert.equal(await b.store.lockRefresh(handle, 60_000), false, 'still held by A');
+    await a.store.unlockRefresh(handle);
+    assert.equal(await b.store.lockRefresh(handle, 60_000), true, 'released by A');
+    assert.equal(await a.store.lockRefresh(handle, 60_000), false, 'held by B');
+  });
+
+  it('a lock its holder never released (a worker that died mid-refresh) lapses with its TTL for the others', async () => {
+    const [a, b] = [await worker(), await worker()];
+    const handle = newSessionHandle();
+    assert.equal(await a.store.lockRefresh(handle, 300), true);
+    assert.equal(await b.store.lockRefresh(handle, 300), false);
+    await eventually('the lock to lapse', () => b.store.lockRefresh(handle, 60_000), 3_000);
+    assert.equal(await a.store.lockRefresh(handle, 60_000), false, 'now B holds it');
   });
 
   it('the cache is bounded: past cacheMaxEntries the least recently validated entry goes first', async () => {

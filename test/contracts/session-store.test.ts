@@ -9,18 +9,19 @@ import { sessionStoreContract } from './session-store.contract.js';
 
 const redis = redisForFile();
 
-sessionStoreContract('SqliteSessionStore', async () => {
+sessionStoreContract('SqliteSessionStore', async (options = {}) => {
   const temp = track(tempDatabase(), (t) => t.close());
-  const store = track(new SqliteSessionStore(temp.db), (s) => s.close());
+  const store = track(new SqliteSessionStore(temp.db, { idleTimeoutMs: options.idleTimeoutMs }), (s) => s.close());
   return {
     store,
     close: closeTracked,
   };
 });
 
-sessionStoreContract('RedisSessionStore', async () => {
+sessionStoreContract('RedisSessionStore', async (options = {}) => {
   const connections = track(new RedisConnections(redis.server.url), (c) => c.close());
   await connections.ready(5_000);
-  const store = track(new RedisSessionStore(connections), (s) => s.close());
-  return { store, close: closeTracked };
+  const store = track(new RedisSessionStore(connections, { idleTimeoutMs: options.idleTimeoutMs }), (s) => s.close());
+  // A listener registered on the store SUBSCRIBEs on the shared subscriber connection.
+  return { store, listening: () => connections.subscriptions.confirmed(), close: closeTracked };
 });

@@ -89,7 +89,7 @@ export class SqliteSessionStore implements SessionStore {
   async touch(sessionId: string, at: number): Promise<void> {
     if (!isWellFormedSecret(sessionId)) return;
     const key = sessionKey(sessionId);
-    this.#statements.touch.run({ key, at, idle: this.#idleExpiry(at), now: at });
+    this.#statements.touch.run({ key, at, idle: this.#idleExpiry(at), now: Date.now() });
     const cached = this.#cache.get(key, at);
     if (cached !== undefined) cached.lastSeenAt = Math.max(cached.lastSeenAt, at);
   }
@@ -200,7 +200,10 @@ function prepare(db: Database) {
     page: db.prepare(
       `SELECT ${columns} FROM sessions WHERE ${userMatch} AND ${LIVE} ORDER BY created_at DESC, key LIMIT $limit OFFSET $offset`,
     ) as Statement<[Record<string, unknown>], Row>,
-    touch: db.prepare(`UPDATE sessions SET last_seen_at = max(last_seen_at, $at), idle_expires_at = $idle WHERE key = $key AND ${LIVE}`),
+    // An older use recorded late never shortens the idle life (max; NULL, without an idle timeout, stays NULL).
+    touch: db.prepare(
+      `UPDATE sessions SET last_seen_at = max(last_seen_at, $at), idle_expires_at = max(coalesce(idle_expires_at, $idle), $idle) WHERE key = $key AND ${LIVE}`,
+    ),
     write: db.prepare('UPDATE sessions SET data = $data, email = $email WHERE key = $key'),
     deleteKey: db.prepare('DELETE FROM sessions WHERE key = $key'),
     deleteHandle: db.prepare(`DELETE FROM sessions WHERE handle = $handle RETURNING key, ${LIVE} AS live`) as Statement<
