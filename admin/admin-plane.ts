@@ -39,7 +39,9 @@ import { IssuerKeys } from '../shared/issuer-keys.js';
 import { TokenCipher } from '../shared/token-encryption.js';
 import { createBackchannelLogoutHandler } from './routes/backchannel-logout-route.js';
 import { createSessionHandlers } from './routes/session-routes.js';
+import { createSessionPageHandlers } from './routes/session-page-routes.js';
 import { SessionRevalidator } from './sessions/session-revalidator.js';
+import { GrantRelease } from './sessions/grant-release.js';
 import { SessionRevocation } from './sessions/session-revocation.js';
 
 /** What the control plane needs from its process. */
@@ -91,7 +93,8 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const relyingParty = new RelyingParty(config, logger);
   const origins = new ServedOrigins(config);
   const cipher = config.sessionEncryptionKeys.length > 0 ? new TokenCipher(config.sessionEncryptionKeys) : undefined;
-  const revocation = new SessionRevocation(sessions, audit);
+  const grants = new GrantRelease(relyingParty, cipher, logger.child({ component: 'session-checks' }));
+  const revocation = new SessionRevocation(sessions, audit, grants);
   const revalidator = new SessionRevalidator({ store: sessions, relyingParty, cipher, revocation, config, logger: logger.child({ component: 'session-checks' }) });
   const issuerKeys = config.oidc.issuer ? new IssuerKeys(config.oidc.issuer, logger, 'logout tokens') : undefined;
   const handlers = {
@@ -104,10 +107,12 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
       transactions: new LoginTransactions(db),
       authLimiter: deps.authLimiter,
       cipher,
+      grants,
       logger,
     }),
     backchannelLogout: createBackchannelLogoutHandler({ config, sessions, revocation, usedTokenIds: deps.usedTokenIds, issuerKeys, logger }),
     sessions: createSessionHandlers({ sessions, revocation }),
+    sessionPages: createSessionPageHandlers({ sessions, revocation }),
     services: createServiceHandlers({ registry, accessLogs }),
     dashboard: createDashboardHandlers({ registry, audit, rollups }),
     console: createConsoleHandlers({ registry, audit, accessLogs, rollups, tokens, assets: ConsoleAssets.load() }),

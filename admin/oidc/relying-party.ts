@@ -142,6 +142,18 @@ export class RelyingParty {
   }
 
   /**
+   * Revokes a refresh token at the provider (OAuth 2.0 Token Revocation, RFC 7009 §2.1), so a grant
+   * the gateway no longer needs (its session ended) cannot be used by anyone. Does nothing when the
+   * provider lists no `revocation_endpoint`.
+   * @throws openid-client errors when the provider cannot be reached or refuses (the caller logs them).
+   */
+  async revokeRefreshToken(refreshToken: string): Promise<void> {
+    const configuration = await this.#configuration();
+    if (!configuration.serverMetadata().revocation_endpoint) return;
+    await client.tokenRevocation(configuration, refreshToken, { token_type_hint: 'refresh_token' });
+  }
+
+  /**
    * Fills in `email`, `email_verified`, `name` and the groups claim from userinfo when the ID token
    * lacks any of them and the issuer has a userinfo endpoint (OIDC Core 1.0 §5.3; its `sub` must match).
    */

@@ -13,6 +13,7 @@ import type { Session, SessionUser } from '../../shared/types.js';
 import { browserKeyFrom, browserKeyHash } from '../oidc/browser-binding.js';
 import type { LoginTransaction, LoginTransactions } from '../oidc/login-transactions.js';
 import type { CompletedLogin, RelyingParty } from '../oidc/relying-party.js';
+import type { GrantRelease } from '../sessions/grant-release.js';
 import { safeReturnTo } from '../oidc/return-to.js';
 import { userFromClaims } from '../../shared/identity-claims.js';
 import { loginFailedPage } from '../../shared/pages/login-page.js';
@@ -29,6 +30,8 @@ export interface AuthDeps {
   authLimiter: RateLimiter;
   /** Seals refresh tokens (SESSION_ENCRYPTION_KEY); undefined: none are kept. */
   cipher: TokenCipher | undefined;
+  /** Gives a signed-out session's refresh token back to the provider. */
+  grants: GrantRelease;
   logger: Logger;
 }
 
@@ -150,6 +153,7 @@ export function createAuthHandlers(deps: AuthDeps) {
     let location = '/';
     if (session && sessionId) {
       await sessions.destroy(sessionId);
+      deps.grants.release([session]);
       audit.record({ action: 'USER_LOGOUT', userId: session.user.sub, serviceId: null, ipAddress: ctx.clientIp, details: {} });
       location = (await relyingParty.endSessionUrl(session.idToken, `${origin.url.origin}/`)) ?? '/';
     }

@@ -1,6 +1,7 @@
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import type { Session } from '../../shared/types.js';
 import type { Actor, AuditLog } from '../audit-log.js';
+import type { GrantRelease } from './grant-release.js';
 
 /**
  * Why sessions ended, as the audit log's `SESSION_REVOKED` details say it (`reason`), and who
@@ -19,18 +20,24 @@ export const REVOCATION_CAUSES = {
 
 export type RevocationCause = keyof typeof REVOCATION_CAUSES;
 
+/** Causes after which the session's refresh token is still good at the provider, and is given back. */
+const RELEASES_GRANT: ReadonlySet<RevocationCause> = new Set(['admin-revoked', 'signed-out-elsewhere', 'backchannel-logout']);
+
 /**
  * Ends sessions and says so in the audit log: one `SESSION_REVOKED` entry per user whose sessions
  * ended, with whose (`subject`, `email`), how many (`count`), by whom (`by`, and the entry's actor)
- * and why (`reason`). Every process stops accepting them within a second (SessionStore.revoke).
+ * and why (`reason`). Every process stops accepting them within a second (SessionStore.revoke),
+ * and their refresh tokens still good at the provider are revoked there (grant-release.ts).
  */
 export class SessionRevocation {
   readonly #store: SessionStore;
   readonly #audit: AuditLog;
+  readonly #grants: GrantRelease;
 
-  constructor(store: SessionStore, audit: AuditLog) {
+  constructor(store: SessionStore, audit: AuditLog, grants: GrantRelease) {
     this.#store = store;
     this.#audit = audit;
+    this.#grants = grants;
   }
 
   /**
@@ -44,6 +51,7 @@ export class SessionRevocation {
       const count = await this.#store.revoke(ofUser.map((session) => session.handle));
       if (count === 0) continue;
       total += count;
+      if (RELEASES_GRANT.has(cause)) this.#grants.release(ofUser);
       const details = { subject: sub, email: ofUser[0]!.user.email, count, by: REVOCATION_CAUSES[cause], reason: cause };
       this.#audit.record({ action: 'SESSION_REVOKED', ...actor, serviceId: null, details });
     }

@@ -11,7 +11,8 @@ import { generateKeyPair, SignJWT } from 'jose';
 import { request } from 'undici';
 import { createService } from '../support/api-client.js';
 import { eventually } from '../support/eventually.js';
-import { CLIENT_ID, startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { CLIENT_ID, CLIENT_SECRET, startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { TokenCipher } from '../../shared/token-encryption.js';
 import { DEMO_USERS, type DemoUser } from '../support/identity-provider.js';
 import { signIn } from '../support/sessions.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
@@ -23,6 +24,8 @@ function user(name: string, groups = ['staff']): DemoUser {
   return { sub: `${name}-sub`, email: `${name}@example.com`, name, password: `${name}-password`, groups };
 }
 const USERS = {
+  released: user('released'),
+  loggedOut: user('logged-out'),
   bcl: user('bcl'),
   bclSub: user('bcl-sub'),
   refused: user('refused'),
@@ -32,6 +35,7 @@ const USERS = {
   outage: user('outage'),
 };
 
+const ENCRYPTION_KEY = randomBytes(32);
 let env: GatewayWithProvider;
 let upstream: EchoUpstream;
 
@@ -42,7 +46,7 @@ before(async () => {
       OIDC_SCOPES: 'openid profile email offline_access',
       SESSION_REVALIDATE: '1s',
       SESSION_REVALIDATE_GRACE: '3s',
-      SESSION_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      SESSION_ENCRYPTION_KEY: ENCRYPTION_KEY.toString('base64'),
     },
     { refreshTokens: true, backchannelLogout: true, users: [...DEMO_USERS, ...Object.values(USERS)] },
   );
@@ -84,6 +88,45 @@ function logoutClaims(sub: string, extra: Record<string, unknown> = {}): Record<
 async function storedSessions(sub: string) {
   return env.gw.gateway.sessions.find({ sub });
 }
+
+/** A refresh at the provider's token endpoint as the gateway's client; the HTTP status. */
+async function refreshAtProvider(refreshToken: string): Promise<number> {
+  const discovery = await request(`${env.idp.issuer}/.well-known/openid-configuration`);
+  const { token_endpoint: tokenEndpoint } = (await discovery.body.json()) as { token_endpoint: string };
+  const response = await request(tokenEndpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}` },
+    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }).toString(),
+  });
+  await response.body.dump();
+  return response.statusCode;
+}
+
+describe('the refresh token kept at sign-in', () => {
+  it('is sealed at rest, and given back to the provider (RFC 7009) when an admin ends the session', async () => {
+    const cookie = await sessionOf(USERS.released);
+    const [session] = await storedSessions(USERS.released.sub);
+    assert.ok(session?.refreshToken?.startsWith('v1.'), 'sealed');
+    const refreshToken = new TokenCipher([ENCRYPTION_KEY]).decrypt(session!.refreshToken!, session!.handle);
+    assert.ok(!session!.refreshToken!.includes(refreshToken));
+    assert.equal(await refreshAtProvider(refreshToken), 200, 'good at the provider while the session lives');
+    const admin = await signIn(env.gw);
+    const ended = await request(`${env.gw.origin}/api/sessions/${session!.handle}`, { method: 'DELETE', headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken } });
+    assert.equal(ended.statusCode, 204);
+    assert.equal(await statusOf('/app/x', cookie), 401);
+    await eventually('the provider to refuse the refresh token', async () => (await refreshAtProvider(refreshToken)) === 400, 3_000);
+  });
+
+  it('is given back when the user signs out', async () => {
+    const cookie = await sessionOf(USERS.loggedOut);
+    const [session] = await storedSessions(USERS.loggedOut.sub);
+    const refreshToken = new TokenCipher([ENCRYPTION_KEY]).decrypt(session!.refreshToken!, session!.handle);
+    const logout = await request(`${env.gw.origin}/auth/logout`, { headers: { cookie } });
+    await logout.body.dump();
+    assert.equal(logout.statusCode, 302);
+    await eventually('the provider to refuse the refresh token', async () => (await refreshAtProvider(refreshToken)) === 400, 3_000);
+  });
+});
 
 describe('back-channel logout (OpenID Connect Back-Channel Logout 1.0)', () => {
   it("the provider's logout token ends that provider session's session within a second, and only that one", async () => {
