@@ -5,6 +5,7 @@ import type { AssertionKeyHandlers } from './routes/assertion-key-routes.js';
 import type { ConsoleHandlers } from './routes/console-routes.js';
 import type { OpenApiHandlers } from './routes/openapi-routes.js';
 import type { ServiceHandlers } from './routes/service-routes.js';
+import type { SessionPageHandlers } from './routes/session-page-routes.js';
 import type { SessionHandlers } from './routes/session-routes.js';
 import type { TokenHandlers } from './routes/token-routes.js';
 import { Router } from './router.js';
@@ -20,6 +21,7 @@ export interface RouteHandlers {
   assertionKeys: AssertionKeyHandlers;
   tokens: TokenHandlers;
   sessions: SessionHandlers;
+  sessionPages: SessionPageHandlers;
   backchannelLogout: Handler;
   openapi: OpenApiHandlers;
 }
@@ -35,7 +37,9 @@ export interface RouteHandlers {
  * the token endpoints take only an admin session. The API's description (`/api/openapi.json`)
  * takes no credentials (design.md §4.10). `POST /api/services/apply` is a write, with
  * `dryRun=true` too (a `write` token; a session's CSRF token): design.md §4.9. The registry
- * document's routes come before `/api/services/:id`, which would take `export` for an id. Console
+ * document's routes come before `/api/services/:id`, which would take `export` for an id.
+ * `/auth/sessions` (every origin) lists a user's own sessions of that origin; its forms POST with
+ * the session's CSRF token (`_csrf`), checked by their handlers. Console
  * pages (design.md §4.6) send anonymous visitors to the login page and non-admins a 403 page, and
  * never take a token; their assets are public. Pages under `/dashboard` never take `/dashboard/stats`, `logs` or `traffic`, which
  * answer JSON.
@@ -52,6 +56,10 @@ export function buildRouter(h: RouteHandlers, origin: ServedOrigin): Router {
     .add('POST', '/auth/logout', h.auth.logout)
     .add('GET', '/auth/profile', requireSession(h.auth.profile))
     .add('GET', '/auth/csrf-token', requireSession(h.auth.csrfToken))
+    // A user's own sessions of this origin; the page sends a browser without a session to the login page.
+    .add('GET', '/auth/sessions', h.sessionPages.own)
+    .add('POST', '/auth/sessions/revoke', requireSession(h.sessionPages.revoke))
+    .add('POST', '/auth/sessions/revoke-others', requireSession(h.sessionPages.revokeOthers))
     // A server-to-server call from the identity provider: no session, no CSRF token (design.md §4.11).
     .add('POST', BACKCHANNEL_LOGOUT_PATH, h.backchannelLogout);
   return origin.servesConsole ? withConsole(router, h) : router;
@@ -90,6 +98,7 @@ function withConsole(router: Router, h: RouteHandlers): Router {
   const pages: Record<string, Handler> = {
     '/dashboard': h.console.overview,
     '/dashboard/audit': h.console.audit,
+    '/dashboard/sessions': h.console.page(h.sessionPages.console),
     '/dashboard/tokens': h.console.tokens,
     '/dashboard/services/new': h.console.newService,
     '/dashboard/services/:id': h.console.service,

@@ -3,6 +3,7 @@ import { html, type Html } from '../../shared/html.js';
 import { policyLines } from './access-policy-text.js';
 import { SERVICE_FIELD_LABELS } from './service-field-labels.js';
 import { emptyState, timeTag } from './fragments.js';
+import { userSessionsHref } from './sessions-table.js';
 
 /** How each audit action reads in the console. */
 const ACTION_LABELS: Record<AuditAction, string> = {
@@ -48,7 +49,7 @@ export function auditTable(records: AuditRecord[], names: AuditNames, caption: s
     return html`<tr>
 <td data-label="When">${timeTag(record.timestamp)}</td>
 <th scope="row" data-label="Action"><span class="action action-${record.action.toLowerCase()}">${ACTION_LABELS[record.action] ?? record.action}</span></th>
-<td data-label="Who">${who(record, names)}</td>
+<td data-label="Who">${who(record, details, names)}</td>
 <td data-label="From">${record.ip_address ?? '—'}</td>
 <td data-label="Service">${serviceCell(record, details, names.services, fallbackNames)}</td>
 <td data-label="Details" class="wrap">${describe(record.action, details)}</td>
@@ -70,14 +71,28 @@ function parseDetails(text: string): Details {
   }
 }
 
-/** The actor: a user by the email they signed in with and their subject, an API token by its name and id. */
-function who(record: AuditRecord, names: AuditNames): Html | string {
-  // Only a key reaching ASSERTION_KEY_LIFETIME is rotated without a user: by the gateway itself.
-  if (!record.user_id) return html`<span class="muted">${record.action === 'ASSERTION_KEY_ROTATED' ? 'the gateway' : 'anonymous'}</span>`;
+/**
+ * The actor: a user by the email they signed in with and their subject, linked to their sessions;
+ * an API token by its name and id. Without a user, who the entry's details name (the identity
+ * provider, the gateway), else "anonymous".
+ */
+function who(record: AuditRecord, details: Details, names: AuditNames): Html | string {
+  if (!record.user_id) return html`<span class="muted">${actorWithoutUser(record, details)}</span>`;
   const token = names.tokens.get(record.user_id);
   if (token !== undefined) return html`API token “${token}”<br><code class="muted">${record.user_id}</code>`;
   const email = names.emails.get(record.user_id);
-  return email ? html`${email}<br><code class="muted">${record.user_id}</code>` : html`<code>${record.user_id}</code>`;
+  const href = userSessionsHref(record.user_id);
+  return email
+    ? html`<a href="${href}" title="Sessions of ${email}">${email}</a><br><code class="muted">${record.user_id}</code>`
+    : html`<a href="${href}" title="Sessions of this user"><code>${record.user_id}</code></a>`;
+}
+
+/** Who acted when no user did: the gateway (a key reaching ASSERTION_KEY_LIFETIME, an unreadable refresh token), the identity provider. */
+function actorWithoutUser(record: AuditRecord, details: Details): string {
+  if (record.action === 'ASSERTION_KEY_ROTATED') return 'the gateway';
+  if (record.action === 'SESSION_REVOKED' && details.by === 'identity provider') return 'the identity provider';
+  if (record.action === 'SESSION_REVOKED' && details.by === 'gateway') return 'the gateway';
+  return 'anonymous';
 }
 
 /** The service's name as an entry's details recorded it when it happened, if they did. */
@@ -127,6 +142,8 @@ function describe(action: AuditAction, details: Details): Html | string {
       return html`<code>${show(details.path)}</code>`;
     case 'USER_LOGIN':
       return details.isAdmin === true ? 'as an administrator' : '';
+    case 'SESSION_REVOKED':
+      return sessionsEnded(details);
     case 'LOGIN_FAILED':
       return show(details.reason);
     case 'TOKEN_CREATED':
@@ -137,6 +154,28 @@ function describe(action: AuditAction, details: Details): Html | string {
     default:
       return '';
   }
+}
+
+/** Why sessions ended, by `reason` (admin/sessions/session-revocation.ts), as "by … (…)". */
+const REVOCATION_REASONS: Record<string, string> = {
+  'admin-revoked': 'by an administrator',
+  'signed-out-elsewhere': 'by the user, from another of their sessions',
+  'backchannel-logout': 'by the identity provider (back-channel logout)',
+  'grant-revoked': 'by the identity provider (it refused the refresh token: access revoked)',
+  'provider-unreachable': 'by the identity provider (unreachable for longer than the grace period)',
+  'refresh-token-unreadable': 'by the gateway (the refresh token is sealed with a key no longer configured)',
+};
+
+/** "2 sessions of user@example.com, by the identity provider (back-channel logout)", the user linked to their sessions. */
+function sessionsEnded(details: Details): Html | string {
+  const subject = typeof details.subject === 'string' ? details.subject : undefined;
+  const email = typeof details.email === 'string' && details.email !== '' ? details.email : undefined;
+  const count = typeof details.count === 'number' ? details.count : undefined;
+  const sessions = count === undefined ? 'Sessions' : count === 1 ? '1 session' : `${count} sessions`;
+  const whose = subject === undefined ? '' : html` of <a href="${userSessionsHref(subject)}" title="Sessions of ${email ?? subject}">${email ?? subject}</a>`;
+  const reason = typeof details.reason === 'string' && Object.hasOwn(REVOCATION_REASONS, details.reason) ? REVOCATION_REASONS[details.reason] : undefined;
+  const by = reason ?? (typeof details.by === 'string' ? `by the ${details.by}` : undefined);
+  return html`${sessions}${whose}${by ? `, ${by}` : ''}`;
 }
 
 /** A token as its audit entry recorded it: name, scope and expiry (design.md §4.8). */

@@ -18,7 +18,7 @@ export interface ConsoleView {
 export const csrfInput = (view: ConsoleView): Html => html`<input type="hidden" name="_csrf" value="${view.csrfToken}">`;
 
 /** The console's sections, for the navigation's `aria-current`. */
-export type ConsoleSection = 'overview' | 'audit' | 'new-service' | 'tokens' | 'none';
+export type ConsoleSection = 'overview' | 'audit' | 'sessions' | 'new-service' | 'tokens' | 'none';
 
 export interface ConsolePageOptions {
   title: string;
@@ -64,6 +64,7 @@ ${scripts.map((name) => html`<script defer src="${assets.url(name)}"></script>\n
   <nav aria-label="Console">
     ${navLink('overview', '/dashboard', 'Overview')}
     ${navLink('audit', '/dashboard/audit', 'Audit log')}
+    ${navLink('sessions', '/dashboard/sessions', 'Sessions')}
     ${navLink('new-service', '/dashboard/services/new', 'New service')}
     ${navLink('tokens', '/dashboard/tokens', 'API tokens')}
   </nav>

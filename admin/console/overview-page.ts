@@ -44,7 +44,7 @@ ${trafficPanel()}
 </section>
 <section aria-labelledby="activity-heading">
   <div class="section-head"><h2 id="activity-heading">Recent activity</h2>
-    <a href="/dashboard/audit">Full audit log →</a></div>
+    <p class="head-links"><a href="/dashboard/sessions">Who is signed in →</a> <a href="/dashboard/audit">Full audit log →</a></p></div>
   <div data-live="activity">${auditTable(data.recentActivity, { services: names, ...data.actors }, 'Recent activity, newest first')}</div>
 </section>`;
   return consolePage(view, { title: 'Overview', section: 'overview', body, charts: true, live: true });

@@ -19,7 +19,10 @@ import type { ServiceRegistry } from '../service-registry.js';
 import type { TrafficRollups } from '../access-log/traffic-rollups.js';
 
 /** A rendered console page and its status (200 unless given). */
-type Rendered = { status?: number; html: string };
+export type Rendered = { status?: number; html: string };
+
+/** Renders a console page made elsewhere (its data comes from that module's own dependencies). */
+export type ConsolePageRender = (ctx: RequestContext, view: ConsoleView) => Rendered | Promise<Rendered>;
 
 /** How many audit entries the overview shows as recent activity. */
 const RECENT_ACTIVITY = 10;
@@ -43,6 +46,11 @@ export interface ConsoleHandlers {
   editService: Handler;
   audit: Handler;
   tokens: Handler;
+  /**
+   * A console page rendered by another module (the Sessions page: routes/session-page-routes.ts),
+   * with this console's view and error pages.
+   */
+  page(render: ConsolePageRender): Handler;
   /** `/dashboard/` → `/dashboard`. */
   slash: Handler;
   /** `/dashboard/assets/:file`, public (no session needed). */
@@ -131,6 +139,8 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
       const emails = audit.loginEmails(list.map((token) => token.createdBy));
       return { html: tokensPage(viewOf(ctx), { tokens: list, emails, now: Date.now() }) };
     }),
+
+    page: (render) => pageHandler((ctx) => render(ctx, viewOf(ctx))),
 
     slash: (ctx) => redirect(ctx.res, '/dashboard'),
 

@@ -17,13 +17,14 @@ export interface HomePageOptions {
 
 /**
  * The gateway's home page at `/` while no service is registered there (design.md §5): who you are,
- * sign in or out, the enabled services, and for admins the console and the admin endpoints.
+ * your sessions (`/auth/sessions`), sign in or out, the enabled services, and for admins the console and the admin endpoints.
  */
 export function homePage(options: HomePageOptions): string {
   const { user, services } = options;
   const consoleAt = options.consoleOrigin;
   const who = user
     ? html`<p>Signed in as <strong id="user-name">${user.name}</strong> <span class="muted">${user.email}</span>${user.isAdmin ? ' · administrator' : ''}.</p>
+<p><a href="/auth/sessions">Your sessions</a></p>
 <p>${logoutForm(options.csrfToken ?? '')}</p>`
     : html`<p>You are not signed in.</p><p><a class="button" href="/auth/login-page">Sign in</a></p>`;
   const list = services.length

@@ -142,7 +142,7 @@ describe('one embedded gateway', () => {
       const creation = rows.find((row) => row.includes('Service created') && row.includes('By Terraform')) ?? '';
       assert.match(creation, new RegExp(`API token “Terraform”<br><code class="muted">token:${write.id}</code>`));
       const minted = rows.find((row) => row.includes('API token created') && row.includes('“Terraform”')) ?? '';
-      assert.match(minted, /<td data-label="Who"><code>admin-sub<\/code><\/td>/);
+      assert.match(minted, /<td data-label="Who"><a href="\/dashboard\/sessions\?user=admin-sub"[^>]*><code>admin-sub<\/code><\/a><\/td>/);
       assert.match(minted, /“Terraform”, write, expires <time/);
     });
   });
