@@ -59,9 +59,11 @@ export class SessionGate {
     const now = Date.now();
     let session = await this.#store.get(sessionId);
     if (session !== null && this.#idle(session, now)) session = await this.#store.get(sessionId, { fresh: true });
-    if (session === null || this.#ended(session, now)) return null;
-    this.#recordUse(sessionId, session, now);
+    if (session === null) return null;
+    // Asked first: a session refused for its provider's outage is then ended (and audited) by the admin plane.
     this.#askForCheck(session, now);
+    if (this.#ended(session, now)) return null;
+    this.#recordUse(sessionId, session, now);
     return session;
   }
 

@@ -99,6 +99,8 @@ export class SessionRevalidator {
 
   async #refresh(session: Session): Promise<void> {
     const { cipher, relyingParty } = this.#deps;
+    // Past the grace the session is over, even if the provider is back: the gate refuses it already.
+    if (this.#graceOver(session)) return this.#end(session, 'provider-unreachable');
     let refreshToken: string;
     try {
       refreshToken = cipher!.decrypt(session.refreshToken!, session.handle);
@@ -129,10 +131,14 @@ export class SessionRevalidator {
 
   /** Records the outage on the session, or ends it once the grace has passed. */
   async #markDown(session: Session): Promise<void> {
-    const since = session.providerDownSince;
-    if (since !== undefined && Date.now() - since > this.#deps.config.sessionChecks.graceMs) return this.#end(session, 'provider-unreachable');
-    if (since !== undefined) return;
+    if (this.#graceOver(session)) return this.#end(session, 'provider-unreachable');
+    if (session.providerDownSince !== undefined) return;
     await this.#deps.store.update(session.handle, (current) => ({ ...current, providerDownSince: current.providerDownSince ?? Date.now() }));
+  }
+
+  #graceOver(session: Session): boolean {
+    const since = session.providerDownSince;
+    return since !== undefined && Date.now() - since > this.#deps.config.sessionChecks.graceMs;
   }
 
   async #end(session: Session, cause: RevocationCause): Promise<void> {

@@ -235,6 +235,15 @@ describe('sessions re-checked at the provider (SESSION_REVALIDATE 1s)', () => {
     } finally {
       await env.idp.resume();
     }
+    // Over is over: the provider back does not bring the session back, and the end is audited.
+    await eventually('the session ended in the store', async () => (await statusOf('/app/x', cookie)) === 401 && (await storedSessions(USERS.outage.sub)).length === 0, 5_000, 100);
+    assert.equal(await statusOf('/app/x', cookie), 401);
+    const audit = await request(`${env.gw.adminUrl}/dashboard/logs?limit=50`, { headers: { cookie: (await signIn(env.gw)).cookie } });
+    const reasons = ((await audit.body.json()) as { logs: Array<{ action: string; details: string }> }).logs
+      .filter((log) => log.action === 'SESSION_REVOKED')
+      .map((log) => JSON.parse(log.details) as { subject: string; reason: string })
+      .filter((details) => details.subject === USERS.outage.sub);
+    assert.deepEqual(reasons.map((details) => details.reason), ['provider-unreachable']);
   });
 });
 

@@ -198,7 +198,7 @@ function prepare(db: Database) {
     bySid: db.prepare(`SELECT ${columns} FROM sessions WHERE sid = $sid AND ${LIVE}`) as Statement<[{ sid: string; now: number }], Row>,
     count: db.prepare(`SELECT count(*) AS total FROM sessions WHERE ${userMatch} AND ${LIVE}`) as Statement<[Record<string, unknown>], { total: number }>,
     page: db.prepare(
-      `SELECT ${columns} FROM sessions WHERE ${userMatch} AND ${LIVE} ORDER BY created_at DESC, key LIMIT $limit OFFSET $offset`,
+      `SELECT ${columns} FROM sessions WHERE ${userMatch} AND ${LIVE} ORDER BY created_at DESC, rowid DESC LIMIT $limit OFFSET $offset`,
     ) as Statement<[Record<string, unknown>], Row>,
     // An older use recorded late never shortens the idle life (max; NULL, without an idle timeout, stays NULL).
     touch: db.prepare(
