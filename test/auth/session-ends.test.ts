@@ -188,6 +188,34 @@ describe('back-channel logout (OpenID Connect Back-Channel Logout 1.0)', () => {
   });
 });
 
+describe('back-channel logout under a rate limit', () => {
+  it('is not refused when a provider offboards many users at once (RATE_LIMIT_GENERAL 2/15m)', async () => {
+    const limited = await startGatewayWithProvider({ RATE_LIMIT_GENERAL: '2/15m' }, { backchannelLogout: true });
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      for (let n = 0; n < 6; n++) {
+        const claims = { iss: limited.idp.issuer, aud: CLIENT_ID, iat: now, exp: now + 120, jti: `offboard-${n}`, sub: `leaver-${n}`, events: LOGOUT_EVENT };
+        const response = await request(`${limited.gw.origin}/auth/backchannel-logout`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `logout_token=${await limited.idp.signLogoutToken(claims)}`,
+        });
+        await response.body.dump();
+        assert.equal(response.statusCode, 200, `logout ${n}`);
+      }
+      const browser: number[] = [];
+      for (let n = 0; n < 3; n++) {
+        const response = await request(`${limited.gw.origin}/auth/profile`);
+        await response.body.dump();
+        browser.push(response.statusCode);
+      }
+      assert.deepEqual(browser, [401, 401, 429], 'browser requests are still counted');
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('sessions re-checked at the provider (SESSION_REVALIDATE 1s)', () => {
   it('a group removed at the provider gives 403 on the service that needs it, within SESSION_REVALIDATE of use', async () => {
     const cookie = await sessionOf(USERS.groups);

@@ -19,7 +19,14 @@ import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 function account(name: string): DemoUser {
   return { sub: `${name}-sub`, email: `${name}@example.com`, name, password: `${name}-password`, groups: ['staff'] };
 }
-const USERS = { bcl: account('split-bcl'), admin: account('split-revoked'), groups: account('split-groups'), idle: account('split-idle') };
+const USERS = {
+  bcl: account('split-bcl'),
+  admin: account('split-revoked'),
+  groups: account('split-groups'),
+  disabled: account('split-disabled'),
+  outage: account('split-outage'),
+  idle: account('split-idle'),
+};
 
 let split: SplitGateway;
 let upstream: EchoUpstream;
@@ -31,6 +38,7 @@ before(async () => {
     {
       OIDC_SCOPES: 'openid profile email offline_access',
       SESSION_REVALIDATE: '1s',
+      SESSION_REVALIDATE_GRACE: '3s',
       SESSION_IDLE_TIMEOUT: '3s',
       SESSION_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     },
@@ -94,6 +102,30 @@ test('a group removed at the provider: 20 requests across both proxies when due 
   assert.ok(burst.flat().every((status) => status === 200 || status === 403), String(burst.flat()));
   await untilBoth('/staff/x', cookie, 403, 3_000);
   assert.equal(split.idp.tokenRequests('refresh_token') - before, 1);
+});
+
+test('a grant revoked at the provider (account disabled) ends the session on both proxies', async () => {
+  const cookie = await signedIn(USERS.disabled);
+  assert.deepEqual(await onBothProxies('/staff/x', cookie), [200, 200]);
+  split.idp.disableUser(USERS.disabled.sub);
+  await untilBoth('/staff/x', cookie, 401, 5_000);
+});
+
+test('the provider down: both proxies keep the session within the grace (3s), and end it after', async () => {
+  const cookie = await signedIn(USERS.outage);
+  await split.idp.stop();
+  try {
+    const stopped = Date.now();
+    let lastOk = stopped;
+    await eventually('401 on both proxies after the grace', async () => {
+      const statuses = await onBothProxies('/staff/x', cookie);
+      if (statuses.every((status) => status === 200)) lastOk = Date.now();
+      return statuses.every((status) => status === 401);
+    }, 10_000, 100);
+    assert.ok(lastOk - stopped >= 2_500, `kept for ${lastOk - stopped} ms`);
+  } finally {
+    await split.idp.resume();
+  }
 });
 
 test('the idle timeout ends a session unused in Redis, and keeps one in use', async () => {
