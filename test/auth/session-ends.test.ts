@@ -38,6 +38,8 @@ const USERS = {
 const ENCRYPTION_KEY = randomBytes(32);
 let env: GatewayWithProvider;
 let upstream: EchoUpstream;
+/** The gateway's log messages (info and up), in order. */
+const logged: string[] = [];
 
 before(async () => {
   upstream = await startEchoUpstream();
@@ -47,8 +49,11 @@ before(async () => {
       SESSION_REVALIDATE: '1s',
       SESSION_REVALIDATE_GRACE: '3s',
       SESSION_ENCRYPTION_KEY: ENCRYPTION_KEY.toString('base64'),
+      LOG_LEVEL: 'info',
     },
     { refreshTokens: true, backchannelLogout: true, users: [...DEMO_USERS, ...Object.values(USERS)] },
+    '127.0.0.1',
+    (line) => logged.push((JSON.parse(line) as { msg: string }).msg),
   );
   const admin = await signIn(env.gw);
   await createService(env.gw.origin, admin, { name: 'App', path: '/app', targetUrl: upstream.origin, requireAuth: true });
@@ -263,6 +268,13 @@ describe('sessions re-checked at the provider (SESSION_REVALIDATE 1s)', () => {
     } finally {
       await env.idp.resume();
     }
+    const outageLines = (text: string) => logged.filter((msg) => msg.startsWith(text)).length;
+    assert.equal(outageLines('identity provider unreachable: sessions cannot be re-checked'), 1, 'one warning per outage');
+    const another = await sessionOf(USERS.burst);
+    await eventually('the outage logged as over once a check works', async () => {
+      await statusOf('/app/x', another);
+      return outageLines('identity provider reachable again: sessions are re-checked') === 1;
+    }, 10_000, 200);
     // Over is over: the provider back does not bring the session back, and the end is audited.
     await eventually('the session ended in the store', async () => (await statusOf('/app/x', cookie)) === 401 && (await storedSessions(USERS.outage.sub)).length === 0, 5_000, 100);
     assert.equal(await statusOf('/app/x', cookie), 401);

@@ -26,12 +26,14 @@ export type ProviderSetup = Partial<IdentityProviderOptions> & {
  * `/auth/callback`, then the gateway with `ADMIN_EMAILS=admin@example.com` (overridable in `env`).
  * With `env.ADMIN_URL`, that origin's callback and post-logout URIs are registered too.
  * `gatewayHost` names the gateway in PUBLIC_URL (default 127.0.0.1, the provider's own host;
- * `localhost` makes the provider's form_post cross-site, as with a real identity provider).
+ * `localhost` makes the provider's form_post cross-site, as with a real identity provider); `onLog`
+ * reads the gateway's log lines (at `env.LOG_LEVEL`, silent unless set).
  */
 export async function startGatewayWithProvider(
   env: Record<string, string> = {},
   providerSetup: ProviderSetup = {},
   gatewayHost = '127.0.0.1',
+  onLog?: (line: string) => void,
 ): Promise<GatewayWithProvider> {
   const { backchannelLogout, ...providerOptions } = providerSetup;
   const port = await freePort();
@@ -57,7 +59,7 @@ export async function startGatewayWithProvider(
     OIDC_CLIENT_SECRET: CLIENT_SECRET,
     ADMIN_EMAILS: 'admin@example.com',
     ...env,
-  });
+  }, { ...(onLog ? { onLog } : {}) });
   return {
     gw,
     idp,
