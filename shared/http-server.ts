@@ -1,5 +1,5 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { checkingRequestHead, MAX_HEADER_FIELDS } from './request-head.js';
 
 /** How long a stopping server lets in-flight requests finish, in ms (README.md, "Stopping": up to 10 s). */
@@ -15,9 +15,33 @@ export const DRAIN_TIMEOUT_MS = 10_000;
  */
 export function createGatewayServer(listener: RequestListener, maxHeaderFields = MAX_HEADER_FIELDS): Server {
   const options = { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 0 };
-  const server = createServer(options, checkingRequestHead(listener, maxHeaderFields));
+  const drainState: DrainState = { draining: false, sockets: new Set() };
+  const checked = checkingRequestHead(listener, maxHeaderFields);
+  const server = createServer(options, (req, res) => {
+    if (drainState.draining) closeAfter(res);
+    checked(req, res);
+  });
   server.maxHeadersCount = maxHeaderFields + 1;
+  // Per connection, not per request: what drain() needs to reach the responses in flight.
+  server.on('connection', (socket: Socket) => {
+    drainState.sockets.add(socket);
+    socket.once('close', () => drainState.sockets.delete(socket));
+  });
+  DRAIN_STATES.set(server, drainState);
   return server;
+}
+
+/** A gateway server's drain: whether it began, and its open connections. */
+interface DrainState {
+  draining: boolean;
+  sockets: Set<Socket>;
+}
+
+const DRAIN_STATES = new WeakMap<Server, DrainState>();
+
+/** Makes `res` say `Connection: close` (RFC 9112 §9.6), so Node closes its connection once it is written. */
+function closeAfter(res: ServerResponse): void {
+  if (!res.headersSent) res.setHeader('connection', 'close');
 }
 
 /**
@@ -36,10 +60,23 @@ export function listen(server: Server, port: number, host?: string): Promise<num
 
 /**
  * Stops accepting, closes idle keep-alive sockets, and waits for active requests to finish, cutting
- * the remaining connections after {@link DRAIN_TIMEOUT_MS}.
+ * the remaining connections after {@link DRAIN_TIMEOUT_MS}. From the call on, every response of a
+ * gateway server ({@link createGatewayServer}) not yet begun, those in flight included, says
+ * `Connection: close`: a keep-alive client then opens its next request elsewhere (a load balancer
+ * sends it to another proxy) instead of sending it on a connection about to close, and the server
+ * closes as soon as its last response is written, not at the drain limit.
  */
 export async function drain(server: Server): Promise<void> {
   if (!server.listening) return;
+  const state = DRAIN_STATES.get(server);
+  if (state) {
+    state.draining = true;
+    // Node keeps the response a connection is serving as `_httpMessage` (public since Node 0.x, undocumented).
+    for (const socket of state.sockets) {
+      const current = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+      if (current) closeAfter(current);
+    }
+  }
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const force = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS).unref();
