@@ -95,7 +95,7 @@ const BENCH_USER: SessionUser = { sub: 'bench-user', name: 'Bench User', email: 
  */
 export async function createSessionCookie(config: Config, user: SessionUser = BENCH_USER): Promise<string> {
   const logger = createLogger('warn', 'gatehouse-bench');
-  const storage = config.redisUrl ? undefined : await openAdminStorage(config, logger);
+  const storage = config.redis ? undefined : await openAdminStorage(config, logger);
   const backends = storage?.backends ?? (await openBackends(config, logger));
   try {
     const id = await backends.sessions.create(sampleSession({ user, idToken: null, expiresAt: Date.now() + config.sessionTtlMs }));

@@ -3,6 +3,7 @@ import { parseByteSize } from './byte-size.js';
 import { parseDuration, parseRateLimit, type RateLimit } from './durations.js';
 import { otlpLogsUrl, parseOtlpHeaders } from './otlp-headers.js';
 import { parseEncryptionKeys } from './token-encryption.js';
+import { readRedisTarget, type RedisTarget } from './redis-target.js';
 import { TrustedProxies } from './trusted-proxies.js';
 
 /**
@@ -25,8 +26,10 @@ export interface Config {
   /** Address the admin port binds to (`127.0.0.1`: reachable from this machine only). */
   adminHost: string;
   databasePath: string;
-  /** Unset: embedded implementations of the shared interfaces. */
+  /** REDIS_URL (single-node mode); see {@link redis} for every mode. */
   redisUrl: string | undefined;
+  /** How Redis is reached (shared/redis-target.ts): one node or a Sentinel group; undefined: embedded implementations. */
+  redis: RedisTarget | undefined;
   oidc: {
     issuer: URL | undefined;
     clientId: string | undefined;
@@ -102,7 +105,16 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'PUBLIC_URL', default: 'http://localhost:8080', meaning: 'Origin users reach the gateway at; `https:` turns on `Secure` and `__Host-` cookies.' },
   { name: 'ADMIN_URL', default: undefined, meaning: 'Origin of the console and admin API, served by the admin port (`https://admin.gateway.example.com`, or `http://localhost:8081`); `/api` and `/dashboard` then answer only there, with their own sign-in and session cookie. Unset: they share `PUBLIC_URL` with the proxied apps (see Security notes).' },
   { name: 'DATABASE_PATH', default: './data/gateway.db', meaning: 'SQLite file (created with its folder) of the registry, sessions, audit log and traffic rollups; the access log\'s day files go in the folder beside it (`./data/gateway-access-log/`).' },
-  { name: 'REDIS_URL', default: undefined, meaning: 'Unset: embedded mode (no Redis needed). Set: sessions, registry, rate limits and access logs go through Redis.' },
+  { name: 'REDIS_URL', default: undefined, meaning: 'Unset: embedded mode (no Redis needed). Set: sessions, registry, rate limits and access logs go through Redis, one node (`redis://host:6379/0`; `rediss://` for TLS). Or REDIS_SENTINELS, not both.' },
+  { name: 'REDIS_SENTINELS', default: undefined, meaning: 'Redis behind Redis Sentinel: the Sentinels as `host:port` pairs separated by commas (`10.0.0.5:26379,10.0.0.6:26379`); every process finds the primary through them, and again after a failover (see Running a fleet). With REDIS_SENTINEL_NAME.' },
+  { name: 'REDIS_SENTINEL_NAME', default: undefined, meaning: 'The group the Sentinels monitor (`sentinel monitor <name> …`), with REDIS_SENTINELS.' },
+  { name: 'REDIS_SENTINEL_PASSWORD', default: undefined, meaning: 'The Sentinels\' own password (`requirepass` of the Sentinels), when they have one; never logged.' },
+  { name: 'REDIS_USERNAME', default: undefined, meaning: 'ACL user on the Redis data nodes, in every mode (a URL\'s own user wins).' },
+  { name: 'REDIS_PASSWORD', default: undefined, meaning: 'Password on the Redis data nodes, in every mode (a URL\'s own password wins); never logged.' },
+  { name: 'REDIS_TLS', default: undefined, meaning: '`true`: TLS to the Sentinels and the data nodes (with REDIS_SENTINELS). With REDIS_URL, use a `rediss://` URL instead.' },
+  { name: 'REDIS_TLS_CA_FILE', default: undefined, meaning: 'PEM file of the CA that signs Redis\'s certificates (else the system\'s CAs), with TLS.' },
+  { name: 'REDIS_TLS_CERT_FILE', default: undefined, meaning: 'PEM client certificate for mutual TLS with Redis, with REDIS_TLS_KEY_FILE.' },
+  { name: 'REDIS_TLS_KEY_FILE', default: undefined, meaning: 'PEM key of REDIS_TLS_CERT_FILE.' },
   { name: 'OIDC_ISSUER', default: undefined, meaning: 'OpenID Provider issuer URL (discovery at `/.well-known/openid-configuration`). Required.' },
   { name: 'OIDC_CLIENT_ID', default: undefined, meaning: 'Client id registered at the issuer. Required.' },
   { name: 'OIDC_CLIENT_SECRET', default: undefined, meaning: 'Client secret; unset for a public client (PKCE only).' },
@@ -212,6 +224,15 @@ const schema = v.object({
   ADMIN_HOST: nonEmpty,
   DATABASE_PATH: nonEmpty,
   REDIS_URL: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL'))),
+  REDIS_SENTINELS: v.optional(nonEmpty),
+  REDIS_SENTINEL_NAME: v.optional(nonEmpty),
+  REDIS_SENTINEL_PASSWORD: v.optional(nonEmpty),
+  REDIS_USERNAME: v.optional(nonEmpty),
+  REDIS_PASSWORD: v.optional(nonEmpty),
+  REDIS_TLS: v.optional(v.picklist(['true', 'false'], 'must be true or false')),
+  REDIS_TLS_CA_FILE: v.optional(nonEmpty),
+  REDIS_TLS_CERT_FILE: v.optional(nonEmpty),
+  REDIS_TLS_KEY_FILE: v.optional(nonEmpty),
   OIDC_ISSUER: v.optional(httpUrl),
   OIDC_CLIENT_ID: v.optional(nonEmpty),
   OIDC_CLIENT_SECRET: v.optional(nonEmpty),
@@ -272,6 +293,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(result.issues.map((issue) => `${v.getDotPath(issue) ?? 'config'}: ${issue.message}`));
   }
   const out = result.output;
+  const redisProblems: string[] = [];
+  const redis = readRedisTarget(out, redisProblems);
+  if (redisProblems.length > 0) throw new ConfigError(redisProblems);
   if (out.ADMIN_URL?.origin === out.PUBLIC_URL.origin) {
     throw new ConfigError(['ADMIN_URL: must be another origin than PUBLIC_URL (unset it to serve the console on PUBLIC_URL)']);
   }
@@ -287,6 +311,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adminHost: out.ADMIN_HOST,
     databasePath: out.DATABASE_PATH,
     redisUrl: out.REDIS_URL,
+    redis,
     oidc: {
       issuer: out.OIDC_ISSUER,
       clientId: out.OIDC_CLIENT_ID,

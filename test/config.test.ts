@@ -128,3 +128,29 @@ test('session checks: 5m and 1h by default, no idle timeout, no key; any duratio
   assert.deepEqual(found.map((line) => line.split(':')[0]).sort(), ['SESSION_ENCRYPTION_KEY', 'SESSION_IDLE_TIMEOUT', 'SESSION_REVALIDATE']);
   assert.ok(!found.join('\n').includes(secretish), found.join('\n'));
 });
+
+test('Redis: one node or a Sentinel group, never both; each mode named when it is wrong; TLS files read at start', () => {
+  assert.equal(loadConfig({}).redis, undefined);
+  assert.deepEqual(loadConfig({ REDIS_URL: 'redis://10.0.0.9:6379/2', REDIS_PASSWORD: 'pw' }).redis, { kind: 'single', url: 'redis://10.0.0.9:6379/2', username: undefined, password: 'pw', tls: undefined });
+  const sentinel = loadConfig({ REDIS_SENTINELS: 'sentinel-1:26379, [::1]:26380', REDIS_SENTINEL_NAME: 'gatehouse', REDIS_USERNAME: 'gw' }).redis;
+  assert.deepEqual(sentinel, {
+    kind: 'sentinel',
+    sentinels: [{ host: 'sentinel-1', port: 26379 }, { host: '::1', port: 26380 }],
+    name: 'gatehouse',
+    sentinelPassword: undefined,
+    username: 'gw',
+    password: undefined,
+    tls: undefined,
+  });
+  const both = problems({ REDIS_URL: 'redis://a:6379', REDIS_SENTINELS: 'b:26379', REDIS_SENTINEL_NAME: 'g', REDIS_PASSWORD: 'do-not-echo' });
+  assert.equal(both.length, 1);
+  assert.match(both[0]!, /^REDIS_URL, REDIS_SENTINELS: set one of them, not both/);
+  assert.ok(!both.join('').includes('do-not-echo'));
+  assert.match(problems({ REDIS_SENTINELS: 'b:26379' }).join('\n'), /^REDIS_SENTINEL_NAME: must name the group/m);
+  assert.match(problems({ REDIS_SENTINELS: 'b', REDIS_SENTINEL_NAME: 'g' }).join('\n'), /^REDIS_SENTINELS: must be host:port pairs/m);
+  assert.match(problems({ REDIS_URL: 'redis://a:6379', REDIS_TLS: 'true' }).join('\n'), /^REDIS_TLS: with REDIS_URL, TLS is asked for by a rediss:\/\/ URL/m);
+  assert.match(problems({ REDIS_URL: 'rediss://a:6379', REDIS_TLS_CA_FILE: '/nonexistent/ca.pem' }).join('\n'), /^REDIS_TLS_CA_FILE: cannot read \/nonexistent\/ca.pem \(ENOENT\)/m);
+  assert.match(problems({ REDIS_SENTINELS: 'b:1', REDIS_SENTINEL_NAME: 'g', REDIS_TLS: 'true', REDIS_TLS_CERT_FILE: MAIN }).join('\n'), /^REDIS_TLS_CERT_FILE, REDIS_TLS_KEY_FILE: mutual TLS needs both/m);
+  const tls = loadConfig({ REDIS_SENTINELS: 'b:1', REDIS_SENTINEL_NAME: 'g', REDIS_TLS: 'true', REDIS_TLS_CA_FILE: MAIN }).redis!.tls!;
+  assert.deepEqual(tls.ca, readFileSync(MAIN));
+});

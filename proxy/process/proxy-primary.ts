@@ -31,7 +31,7 @@ export function runProxyPrimary(config: Config): void {
   const aggregator = new AggregatorRegistry();
   const server = createInternalServer({
     checks: [
-      { name: 'redis', check: () => redisReachable(config.redisUrl!) },
+      { name: 'redis', check: () => redisReachable(config.redis!) },
       { name: 'workers', check: () => pool.ready },
     ],
     metrics: async () => ({ contentType: aggregator.contentType, body: `${await aggregator.clusterMetrics()}\n${await own.metrics()}` }),

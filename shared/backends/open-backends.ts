@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { openRedisBackends } from './redis/redis-backends.js';
 
 /**
- * The backends a process uses: Redis when REDIS_URL is set, else embedded. `storage` is the admin
+ * The backends a process uses: Redis when REDIS_URL or REDIS_SENTINELS is set, else embedded. `storage` is the admin
  * plane's SQLite side, when this process has it: the embedded backends need it (sessions, and
  * access-log records stored in-process); with Redis it makes this process the stream's consumer.
  * A proxy process passes none.
@@ -13,7 +13,7 @@ import { openRedisBackends } from './redis/redis-backends.js';
  *   a storage is given.
  */
 export async function openBackends(config: Config, logger: Logger, storage?: SqliteStorage): Promise<Backends> {
-  if (config.redisUrl) return openRedisBackends(config, logger, { storeAccessLogs: storage?.storeAccessLogs });
+  if (config.redis) return openRedisBackends(config, logger, { storeAccessLogs: storage?.storeAccessLogs });
   if (!storage) throw new Error('the embedded backends need the SQLite database; set REDIS_URL for split mode');
   return openEmbeddedBackends(config, storage, logger);
 }

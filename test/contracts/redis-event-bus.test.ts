@@ -160,7 +160,7 @@ describe('RedisEventBus: missed notices', SUITE, () => {
     await admin.bus.publishRegistry([sampleService(1), sampleService(2)]);
     assert.equal(heard.values.length, 1, 'nothing reaches a disconnected worker');
     relay.restore();
-    assert.deepEqual(names(await heard.next((s) => s.length === 2, 3_000)), ['Service 1', 'Service 2']);
+    assert.deepEqual(names(await heard.next((s) => s.length === 2, 10_000)), ['Service 1', 'Service 2']);
   });
 });
 

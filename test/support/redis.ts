@@ -33,11 +33,14 @@ export interface RedisServer {
 const READY = 'Ready to accept connections';
 const START_ATTEMPTS = 3;
 
-/** Spawns redis-server on `port`; resolves once it logs readiness, rejects with its output if it exits first. */
-async function spawnRedis(port: number): Promise<ChildProcess> {
+/**
+ * Spawns redis-server on `port` with `extraArgs` after the test settings (`--replicaof host port`,
+ * say); resolves once it logs readiness, rejects with its output if it exits first.
+ */
+async function spawnRedis(port: number, extraArgs: readonly string[] = []): Promise<ChildProcess> {
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--loglevel', 'notice'],
+    ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--loglevel', 'notice', ...extraArgs],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -68,14 +71,17 @@ async function stopProcess(child: ChildProcess | undefined, signal: NodeJS.Signa
   await exited;
 }
 
-/** Starts redis-server on a free port of 127.0.0.1 (another port is tried if the chosen one got taken). */
-export async function startRedis(): Promise<RedisServer> {
+/**
+ * Starts redis-server on a free port of 127.0.0.1 (another port is tried if the chosen one got
+ * taken), with `extraArgs` (see spawnRedis), also on every restart.
+ */
+export async function startRedis(extraArgs: readonly string[] = []): Promise<RedisServer> {
   let port = 0;
   let child: ChildProcess | undefined;
   for (let attempt = 1; child === undefined; attempt++) {
     port = await freePort();
     try {
-      child = await spawnRedis(port);
+      child = await spawnRedis(port, extraArgs);
     } catch (err) {
       if (attempt >= START_ATTEMPTS) throw err;
     }
@@ -103,7 +109,7 @@ export async function startRedis(): Promise<RedisServer> {
     },
     async restart() {
       await stopProcess(child, 'SIGTERM');
-      child = await spawnRedis(port);
+      child = await spawnRedis(port, extraArgs);
       process.off('exit', killOnExit);
       process.on('exit', killOnExit);
     },

@@ -49,7 +49,7 @@ export interface RedisBackends extends Backends {
 }
 
 /**
- * Split-mode {@link Backends} over `config.redisUrl`: one {@link RedisConnections} (command and
+ * Split-mode {@link Backends} over `config.redis` (or `config.redisUrl`): one {@link RedisConnections} (command and
  * subscriber connections, plus one dedicated connection per consumer), {@link RedisSessionStore},
  * {@link RedisEventBus}, {@link RedisRateLimiter}s under `gatehouse:rl:general` /
  * `gatehouse:rl:auth` with the configured limits, a {@link RedisAccessLogSink} and
@@ -60,18 +60,19 @@ export interface RedisBackends extends Backends {
  *   never quotes the URL, which may hold a password).
  */
 export async function openRedisBackends(
-  config: Pick<Config, 'redisUrl' | 'rateLimitGeneral' | 'rateLimitAuth'> & Partial<Pick<Config, 'sessionChecks'>>,
+  config: Pick<Config, 'redisUrl' | 'rateLimitGeneral' | 'rateLimitAuth'> & Partial<Pick<Config, 'sessionChecks' | 'redis'>>,
   logger: Logger,
   options: RedisBackendsOptions = {},
 ): Promise<RedisBackends> {
-  if (!config.redisUrl) throw new Error('REDIS_URL is not set');
+  const target = config.redis ?? config.redisUrl;
+  if (!target) throw new Error('neither REDIS_URL nor REDIS_SENTINELS is set');
   const child = (component: string) => logger.child({ component });
-  const connections = new RedisConnections(config.redisUrl, { ...options.connection, logger: child('redis') });
+  const connections = new RedisConnections(target, { ...options.connection, logger: child('redis') });
   const startupTimeoutMs = options.startupTimeoutMs ?? 10_000;
   if (startupTimeoutMs > 0) {
     await connections.ready(startupTimeoutMs).catch(async () => {
       await connections.close();
-      throw new Error(`REDIS_URL: Redis did not answer within ${startupTimeoutMs} ms`);
+      throw new Error(`${config.redis?.kind === 'sentinel' ? 'REDIS_SENTINELS' : 'REDIS_URL'}: Redis did not answer within ${startupTimeoutMs} ms`);
     });
   }
   const backends = assemble(connections, config, child, options);

@@ -1,4 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisTarget } from '../../redis-target.js';
+import { redisClientOptions, urlTarget, type RedisClientOptions } from './redis-client-options.js';
 import { createLogger, type Logger } from '../../logger.js';
 import { ChannelSubscriptions } from './channel-subscriptions.js';
 import { describeError } from './redis-errors.js';
@@ -43,14 +45,17 @@ export class RedisConnections {
   readonly subscriptions: ChannelSubscriptions;
   readonly #subscriber: Redis;
   readonly #dedicated = new Set<Redis>();
-  readonly #url: string;
+  readonly #client: RedisClientOptions;
   readonly #options: Required<Omit<RedisConnectionOptions, 'logger'>>;
   readonly #logger: Logger;
   #closed = false;
 
-  /** Starts connecting at once; never throws for an unreachable Redis (see {@link ready}). */
-  constructor(url: string, options: RedisConnectionOptions = {}) {
-    this.#url = url;
+  /**
+   * Starts connecting at once to `target` (a URL: a single node); never throws for an unreachable
+   * Redis (see {@link ready}).
+   */
+  constructor(target: string | RedisTarget, options: RedisConnectionOptions = {}) {
+    this.#client = redisClientOptions(typeof target === 'string' ? urlTarget(target) : target);
     this.#options = {
       connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
       maxReconnectDelayMs: options.maxReconnectDelayMs ?? 1_000,
@@ -156,14 +161,16 @@ export class RedisConnections {
   }
 
   #open(role: string, overrides: RedisOptions): Redis {
-    const client = new Redis(this.#url, {
+    const options: RedisOptions = {
+      ...this.#client.options,
       connectTimeout: this.#options.connectTimeoutMs,
       retryStrategy: (attempt) => Math.min(100 * 2 ** (attempt - 1), this.#options.maxReconnectDelayMs),
       connectionName: `${this.#options.name}:${role}`,
       keepAlive: 10_000,
       disconnectTimeout: DISCONNECT_TIMEOUT_MS,
       ...overrides,
-    });
+    };
+    const client = this.#client.url === undefined ? new Redis(options) : new Redis(this.#client.url, options);
     this.#watch(client, role);
     return client;
   }

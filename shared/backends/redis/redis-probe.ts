@@ -1,13 +1,17 @@
 import { Redis } from 'ioredis';
+import type { RedisTarget } from '../../redis-target.js';
+import { redisClientOptions } from './redis-client-options.js';
 
 const PROBE_TIMEOUT_MS = 1_000;
 
 /**
- * Whether Redis at `url` answers PING within a second, for `/readyz`. One short-lived
+ * Whether Redis (`target`'s primary) answers PING within a second, for `/readyz`. One short-lived
  * connection per probe: readiness is polled every few seconds, not per request.
  */
-export async function redisReachable(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: PROBE_TIMEOUT_MS, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+export async function redisReachable(target: RedisTarget): Promise<boolean> {
+  const { url, options } = redisClientOptions(target);
+  const probe = { ...options, lazyConnect: true, connectTimeout: PROBE_TIMEOUT_MS, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, sentinelRetryStrategy: () => null };
+  const client = url === undefined ? new Redis(probe) : new Redis(url, probe);
   client.on('error', () => {});
   try {
     await client.connect();
