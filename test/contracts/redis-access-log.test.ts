@@ -176,6 +176,28 @@ describe('the access-log consumer group', SUITE, () => {
     assert.deepEqual(await consumerNames(), [consumer.consumerName]);
   });
 
+  it('after a reconnect it stores its own pending entries at once (a read whose reply was lost), not after claimMinIdleMs', async () => {
+    const consumer = await adminConsumer({ claimMinIdleMs: 60_000, blockMs: 100 });
+    await consumer.drained();
+    let consumerId: string | undefined;
+    await eventually('the consumer connection named', async () => {
+      consumerId = /id=(\d+) [^\n]*name=gatehouse:access-log-consumer/.exec(String(await redis.raw.client('LIST')))?.[1];
+      return consumerId !== undefined;
+    });
+    // In one step: a batch arrives and Redis delivers it to this consumer, whose connection then
+    // drops before the reply reaches it (a failover): the batch is pending on it, unseen.
+    const written = entries(0, 6);
+    const tx = redis.raw.multi().xadd(ACCESS_LOG_STREAM, '*', 'records', JSON.stringify(written));
+    tx.xreadgroup('GROUP', ACCESS_LOG_GROUP, consumer.consumerName, 'COUNT', 10, 'STREAMS', ACCESS_LOG_STREAM, '>');
+    tx.client('KILL', 'ID', consumerId!);
+    await tx.exec();
+    const waited = await eventually('the pending batch stored', () => database.storedPaths().length === 6, 5_000);
+    assert.ok(waited < 5_000);
+    assert.deepEqual(database.storedPaths().sort(), written.map((entry) => entry.path).sort());
+    const [pending] = (await redis.raw.xpending(ACCESS_LOG_STREAM, ACCESS_LOG_GROUP)) as [number];
+    assert.equal(pending, 0);
+  });
+
   it('a batch whose store threw is delivered again later and stored once', async () => {
     const { sink } = await workerSink();
     let calls = 0;

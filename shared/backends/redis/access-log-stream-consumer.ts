@@ -48,7 +48,8 @@ export interface AccessLogStreamConsumerOptions {
  * backlog it lets entries gather for `gatherMs` before the next, so each store call takes several
  * proxies' batches at once. Entries a consumer left pending (it died, or its store threw) are
  * claimed by XAUTOCLAIM once idle `claimMinIdleMs`; the store's idempotence makes such
- * re-delivery harmless; consumers left with nothing pending and idle as long are then deleted from
+ * re-delivery harmless; its own pending entries (a read whose reply was lost in a reconnect) it
+ * reads again first, at start and after every reconnect; consumers left with nothing pending and idle as long are then deleted from
  * the group, so stopped processes do not pile up in it. Malformed entries and records are logged
  * (counts only), acknowledged and skipped, never retried forever. Reads use a dedicated connection
  * (XREADGROUP BLOCK would hold up the shared one); when Redis is away the loop waits for it.
@@ -65,6 +66,8 @@ export class AccessLogStreamConsumer {
   #running: Promise<void> | undefined;
   #stopping = new AbortController();
   #groupReady = false;
+  /** Set at start and by every reconnect: this consumer's own pending entries are read first. */
+  #ownPendingFirst = true;
   #clientId: number | undefined;
   #blocked = false;
   #nextClaimAt = 0;
@@ -107,6 +110,7 @@ export class AccessLogStreamConsumer {
     this.#redis.on('close', () => {
       this.#clientId = undefined;
       this.#groupReady = false;
+      this.#ownPendingFirst = true;
     });
     this.#running = this.#loop();
   }
@@ -171,11 +175,28 @@ export class AccessLogStreamConsumer {
       this.#groupReady = true;
     }
     this.#clientId ??= (await redis.client('ID')) as number;
+    if (this.#ownPendingFirst) await this.#readOwnPending(redis);
     if (Date.now() >= this.#nextClaimAt) await this.#claimStale(redis);
     if (this.#stopping.signal.aborted) return 0;
     const entries = await this.#readNew(redis);
     if (entries.length > 0) await this.#process(redis, entries);
     return entries.length;
+  }
+
+  /**
+   * Stores the entries delivered to this consumer and not acknowledged (XREADGROUP from id 0), page
+   * by page: a read whose reply was lost when the connection dropped (a failover, after Redis
+   * delivered) left them pending here, where XAUTOCLAIM would see them only after
+   * `claimMinIdleMs`. Entries deleted meanwhile come back without fields and are acknowledged.
+   */
+  async #readOwnPending(redis: Redis): Promise<void> {
+    for (;;) {
+      const reply = await redis.xreadgroup('GROUP', ACCESS_LOG_GROUP, this.consumerName, 'COUNT', this.#options.readCount, 'STREAMS', ACCESS_LOG_STREAM, '0');
+      const entries = entriesOfRead(reply);
+      if (entries.length === 0 || this.#stopping.signal.aborted) break;
+      await this.#process(redis, entries);
+    }
+    this.#ownPendingFirst = false;
   }
 
   /** XREADGROUP … BLOCK, waking in time for the next claim check. */
