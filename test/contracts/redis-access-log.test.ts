@@ -190,7 +190,9 @@ describe('the access-log consumer group', SUITE, () => {
     const tx = redis.raw.multi().xadd(ACCESS_LOG_STREAM, '*', 'records', JSON.stringify(written));
     tx.xreadgroup('GROUP', ACCESS_LOG_GROUP, consumer.consumerName, 'COUNT', 10, 'STREAMS', ACCESS_LOG_STREAM, '>');
     tx.client('KILL', 'ID', consumerId!);
-    await tx.exec();
+    const results = await tx.exec();
+    assert.deepEqual(results?.map(([error]) => error), [null, null, null], 'the batch delivered and the connection killed');
+    assert.equal(((await redis.raw.xpending(ACCESS_LOG_STREAM, ACCESS_LOG_GROUP)) as [number])[0], 1, 'pending on the consumer');
     const waited = await eventually('the pending batch stored', () => database.storedPaths().length === 6, 5_000);
     assert.ok(waited < 5_000);
     assert.deepEqual(database.storedPaths().sort(), written.map((entry) => entry.path).sort());
