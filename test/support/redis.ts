@@ -6,6 +6,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { after, afterEach, before, beforeEach } from 'node:test';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port.js';
@@ -31,6 +34,11 @@ export interface RedisServer {
 }
 
 const READY = 'Ready to accept connections';
+
+/** Where a server on `port` would write an RDB file (a replica's full sync does, even with `--save ""`). */
+function rdbFile(port: number): string {
+  return join(tmpdir(), `gatehouse-test-${port}.rdb`);
+}
 const START_ATTEMPTS = 3;
 
 /**
@@ -40,7 +48,8 @@ const START_ATTEMPTS = 3;
 async function spawnRedis(port: number, extraArgs: readonly string[] = []): Promise<ChildProcess> {
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--loglevel', 'notice', ...extraArgs],
+    // A replica's full sync writes an RDB file even with `--save ""`: into the temp folder, not the cwd.
+    ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--loglevel', 'notice', '--dir', dirname(rdbFile(port)), '--dbfilename', basename(rdbFile(port)), ...extraArgs],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -96,10 +105,12 @@ export async function startRedis(extraArgs: readonly string[] = []): Promise<Red
     async stop() {
       await stopProcess(child, 'SIGTERM');
       process.off('exit', killOnExit);
+      rmSync(rdbFile(port), { force: true });
     },
     async kill() {
       await stopProcess(child, 'SIGKILL');
       process.off('exit', killOnExit);
+      rmSync(rdbFile(port), { force: true });
     },
     pause() {
       child?.kill('SIGSTOP');
