@@ -32,11 +32,14 @@ export interface ProxyWorker {
 /**
  * Starts the data plane of `npm run start:proxy` in this process ({@link startProxyPlane}) over the
  * Redis backends (REDIS_URL), gateway-owned paths handed to ADMIN_INTERNAL_URL. Resolves once it
- * listens. Throws if Redis does not answer at start, or if PORT cannot be bound (the message names PORT).
+ * listens, whether Redis answers yet or not (it is not ready until it does). Throws if PORT cannot
+ * be bound (the message names PORT).
  */
 export async function startProxyWorker(config: Config): Promise<ProxyWorker> {
   const logger = createLogger(config.logLevel, 'gatehouse-proxy').child({ worker: process.pid });
-  const backends = await openBackends(config, logger);
+  // Not waiting for Redis: a proxy that cannot reach it stays up and not ready (its /readyz says
+  // which check fails), reconnecting with backoff, instead of exiting into a restart loop.
+  const backends = await openBackends(config, logger, undefined, { startupTimeoutMs: 0 });
   const handoff = createAdminHandoff(config, clientIpResolver(config.trustProxy), logger);
   const metrics = new GatewayMetrics(backends.accessLogSink());
   const plane = await startProxyPlane({ config, backends, adminPlane: handoff.handle, metrics, logger });

@@ -8,12 +8,13 @@ import { openRedisBackends } from './redis/redis-backends.js';
  * The backends a process uses: Redis when REDIS_URL or REDIS_SENTINELS is set, else embedded. `storage` is the admin
  * plane's SQLite side, when this process has it: the embedded backends need it (sessions, and
  * access-log records stored in-process); with Redis it makes this process the stream's consumer.
- * A proxy process passes none.
+ * A proxy process passes none. `redis.startupTimeoutMs` is how long to wait for Redis first (see
+ * RedisBackendsOptions; 0: not at all, the process starts not ready and connects when it can).
  * @throws when REDIS_URL is set but Redis does not answer at start, or when neither REDIS_URL nor
  *   a storage is given.
  */
-export async function openBackends(config: Config, logger: Logger, storage?: SqliteStorage): Promise<Backends> {
-  if (config.redis) return openRedisBackends(config, logger, { storeAccessLogs: storage?.storeAccessLogs });
+export async function openBackends(config: Config, logger: Logger, storage?: SqliteStorage, redis: { startupTimeoutMs?: number } = {}): Promise<Backends> {
+  if (config.redis) return openRedisBackends(config, logger, { storeAccessLogs: storage?.storeAccessLogs, ...redis });
   if (!storage) throw new Error('the embedded backends need the SQLite database; set REDIS_URL for split mode');
   return openEmbeddedBackends(config, storage, logger);
 }

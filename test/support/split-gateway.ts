@@ -90,13 +90,14 @@ export async function startSplitGateway(
   const databasePath = join(dir, 'gateway.db');
   const admin = startGatehouseProcess('admin/process/main.js', { ...common, DATABASE_PATH: databasePath });
   const adminUrl = `http://127.0.0.1:${adminPort}`;
-  await eventually(`the admin process to be ready\n${admin.output()}`, async () => (await statusOf(`${adminUrl}/readyz`)) === 200);
+  // Generous: on a loaded 2-core machine a process start (module loading, migrations) can take seconds.
+  await eventually(`the admin process to be ready\n${admin.output()}`, async () => (await statusOf(`${adminUrl}/readyz`)) === 200, 30_000);
 
   const startProxy = async (port?: number, env: Record<string, string> = {}): Promise<ProxyProcess> => {
     const [publicPort, internalPort] = [port ?? (await freePort()), await freePort()];
     const child = startGatehouseProcess('proxy/process/main.js', { ...common, PORT: String(publicPort), INTERNAL_PORT: String(internalPort), PROXY_WORKERS: '1', ...env });
     const proxy = { url: `http://127.0.0.1:${publicPort}`, internalUrl: `http://127.0.0.1:${internalPort}`, process: child };
-    await eventually('a proxy process to be ready', async () => (await statusOf(`${proxy.internalUrl}/readyz`)) === 200);
+    await eventually('a proxy process to be ready', async () => (await statusOf(`${proxy.internalUrl}/readyz`)) === 200, 30_000);
     return proxy;
   };
   const proxies: [ProxyProcess, ProxyProcess] = [await startProxy(firstPort), await startProxy()];

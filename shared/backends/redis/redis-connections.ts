@@ -175,10 +175,21 @@ export class RedisConnections {
     return client;
   }
 
-  /** Logs transitions only (lost, restored), not every failed reconnection attempt. */
+  /**
+   * Logs transitions only (lost, restored), not every failed reconnection attempt, and why Redis
+   * cannot be reached once per reason (refused, a wrong password, a TLS handshake refused): ioredis
+   * reports one error per attempt, with backoff, forever. Never a password (describeError).
+   */
   #watch(client: Redis, role: string): void {
     let lost = false;
-    client.on('error', (error: unknown) => this.#logger.debug({ role, err: describeError(error) }, 'redis connection error'));
+    let reason: string | undefined;
+    client.on('error', (error: unknown) => {
+      const described = describeError(error);
+      if (described.message === reason || this.#closed) return;
+      reason = described.message;
+      this.#logger.warn({ role, err: described }, 'cannot reach redis; retrying');
+    });
+    client.on('ready', () => (reason = undefined));
     client.on('close', () => {
       if (lost || this.#closed) return;
       lost = true;
