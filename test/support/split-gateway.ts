@@ -57,78 +57,98 @@ export async function startSplitGateway(
   provider: Omit<Partial<IdentityProviderOptions>, 'clients' | 'port'> & { backchannelLogout?: boolean } = {},
 ): Promise<SplitGateway> {
   const { backchannelLogout, ...providerOptions } = provider;
-  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-split-'));
-  const redis = await startRedis();
-  const [adminPort, firstPort] = [await freePort(), await freePort()];
-  const publicUrl = `http://127.0.0.1:${firstPort}`;
-  const idp = await startIdentityProvider({
-    clients: [
-      {
-        clientId: 'gatehouse-split',
-        clientSecret: 'split-secret',
-        redirectUris: [`${publicUrl}/auth/callback`],
-        postLogoutRedirectUris: [`${publicUrl}/`],
-        ...(backchannelLogout ? { backchannelLogoutUri: `${publicUrl}/auth/backchannel-logout` } : {}),
+  // What is started so far, stopped (newest first) if a later step fails, so a failed start leaves
+  // no process behind to keep the test file, and the whole run, from ending.
+  const started: Array<() => Promise<unknown>> = [];
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-split-'));
+    started.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const redis = await startRedis();
+    started.push(() => redis.stop());
+    const [adminPort, firstPort] = [await freePort(), await freePort()];
+    const publicUrl = `http://127.0.0.1:${firstPort}`;
+    const idp = await startIdentityProvider({
+      clients: [
+        {
+          clientId: 'gatehouse-split',
+          clientSecret: 'split-secret',
+          redirectUris: [`${publicUrl}/auth/callback`],
+          postLogoutRedirectUris: [`${publicUrl}/`],
+          ...(backchannelLogout ? { backchannelLogoutUri: `${publicUrl}/auth/backchannel-logout` } : {}),
+        },
+      ],
+      ...providerOptions,
+    });
+    started.push(() => idp.close());
+    const common = {
+      // A Sentinel group given in `env` replaces the helper's own Redis (two modes at once are refused).
+      ...(env.REDIS_SENTINELS === undefined ? { REDIS_URL: redis.url } : {}),
+      PUBLIC_URL: publicUrl,
+      ADMIN_PORT: String(adminPort),
+      ADMIN_INTERNAL_URL: `http://127.0.0.1:${adminPort}`,
+      OIDC_ISSUER: idp.issuer,
+      OIDC_CLIENT_ID: 'gatehouse-split',
+      OIDC_CLIENT_SECRET: 'split-secret',
+      ADMIN_EMAILS: 'admin@example.com',
+      RATE_LIMIT_GENERAL: '0',
+      RATE_LIMIT_AUTH: '0',
+      ...env,
+    };
+    const databasePath = join(dir, 'gateway.db');
+    const admin = startGatehouseProcess('admin/process/main.js', { ...common, DATABASE_PATH: databasePath });
+    started.push(() => admin.stop());
+    const adminUrl = `http://127.0.0.1:${adminPort}`;
+    // Generous: on a loaded 2-core machine a process start (module loading, migrations) can take seconds.
+    await eventually(`the admin process to be ready\n${admin.output()}`, async () => (await statusOf(`${adminUrl}/readyz`)) === 200, 30_000);
+
+    const startProxy = async (port?: number, env: Record<string, string> = {}): Promise<ProxyProcess> => {
+      const [publicPort, internalPort] = [port ?? (await freePort()), await freePort()];
+      const child = startGatehouseProcess('proxy/process/main.js', { ...common, PORT: String(publicPort), INTERNAL_PORT: String(internalPort), PROXY_WORKERS: '1', ...env });
+      const proxy = { url: `http://127.0.0.1:${publicPort}`, internalUrl: `http://127.0.0.1:${internalPort}`, process: child };
+      try {
+        await eventually('a proxy process to be ready', async () => (await statusOf(`${proxy.internalUrl}/readyz`)) === 200, 30_000);
+      } catch (error) {
+        await child.stop();
+        throw error;
+      }
+      return proxy;
+    };
+    const first = await startProxy(firstPort);
+    started.push(() => first.process.stop());
+    const proxies: [ProxyProcess, ProxyProcess] = [first, await startProxy()];
+    started.push(() => proxies[1].process.stop());
+
+    const config = loadConfig({ ...common, LOG_LEVEL: 'silent' });
+    const backends = await openBackends(config, createLogger('silent', 'test'));
+    return {
+      redis,
+      idp,
+      admin,
+      adminUrl,
+      databasePath,
+      proxies,
+      env: common,
+      createService: (admin, fields) => createService(adminUrl, admin, fields),
+      startProxy: (env) => startProxy(undefined, env),
+      async signIn(user = {}) {
+        const session = sampleSession({
+          user: { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user },
+          idToken: null,
+          expiresAt: Date.now() + config.sessionTtlMs,
+        });
+        const id = await backends.sessions.create(session);
+        return { cookie: `gw_session=${id}`, csrfToken: session.csrfToken };
       },
-    ],
-    ...providerOptions,
-  });
-  const common = {
-    // A Sentinel group given in `env` replaces the helper's own Redis (two modes at once are refused).
-    ...(env.REDIS_SENTINELS === undefined ? { REDIS_URL: redis.url } : {}),
-    PUBLIC_URL: publicUrl,
-    ADMIN_PORT: String(adminPort),
-    ADMIN_INTERNAL_URL: `http://127.0.0.1:${adminPort}`,
-    OIDC_ISSUER: idp.issuer,
-    OIDC_CLIENT_ID: 'gatehouse-split',
-    OIDC_CLIENT_SECRET: 'split-secret',
-    ADMIN_EMAILS: 'admin@example.com',
-    RATE_LIMIT_GENERAL: '0',
-    RATE_LIMIT_AUTH: '0',
-    ...env,
-  };
-  const databasePath = join(dir, 'gateway.db');
-  const admin = startGatehouseProcess('admin/process/main.js', { ...common, DATABASE_PATH: databasePath });
-  const adminUrl = `http://127.0.0.1:${adminPort}`;
-  // Generous: on a loaded 2-core machine a process start (module loading, migrations) can take seconds.
-  await eventually(`the admin process to be ready\n${admin.output()}`, async () => (await statusOf(`${adminUrl}/readyz`)) === 200, 30_000);
-
-  const startProxy = async (port?: number, env: Record<string, string> = {}): Promise<ProxyProcess> => {
-    const [publicPort, internalPort] = [port ?? (await freePort()), await freePort()];
-    const child = startGatehouseProcess('proxy/process/main.js', { ...common, PORT: String(publicPort), INTERNAL_PORT: String(internalPort), PROXY_WORKERS: '1', ...env });
-    const proxy = { url: `http://127.0.0.1:${publicPort}`, internalUrl: `http://127.0.0.1:${internalPort}`, process: child };
-    await eventually('a proxy process to be ready', async () => (await statusOf(`${proxy.internalUrl}/readyz`)) === 200, 30_000);
-    return proxy;
-  };
-  const proxies: [ProxyProcess, ProxyProcess] = [await startProxy(firstPort), await startProxy()];
-
-  const config = loadConfig({ ...common, LOG_LEVEL: 'silent' });
-  const backends = await openBackends(config, createLogger('silent', 'test'));
-  return {
-    redis,
-    idp,
-    admin,
-    adminUrl,
-    databasePath,
-    proxies,
-    env: common,
-    createService: (admin, fields) => createService(adminUrl, admin, fields),
-    startProxy: (env) => startProxy(undefined, env),
-    async signIn(user = {}) {
-      const session = sampleSession({
-        user: { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user },
-        idToken: null,
-        expiresAt: Date.now() + config.sessionTtlMs,
-      });
-      const id = await backends.sessions.create(session);
-      return { cookie: `gw_session=${id}`, csrfToken: session.csrfToken };
-    },
-    async close() {
-      await Promise.all([...proxies.map((proxy) => proxy.process.stop()), admin.stop()]);
-      await backends.close();
-      await idp.close();
-      await redis.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+      async close() {
+        await Promise.all([...proxies.map((proxy) => proxy.process.stop()), admin.stop()]);
+        await backends.close();
+        await idp.close();
+        await redis.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    for (const stop of started.reverse()) await stop().catch(() => undefined);
+    throw error;
+  }
 }
