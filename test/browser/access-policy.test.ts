@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser } from '../support/browser.js';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { launchBrowser, signInAtProvider } from '../support/browser.js';
 import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
@@ -35,14 +35,6 @@ after(async () => {
   await upstream?.close();
 });
 
-/** Signs in at the provider's login and consent forms, from a page that shows the gateway's login page. */
-async function signInAtProvider(page: Page, email: string, password: string): Promise<void> {
-  await page.locator('#login').click();
-  await page.locator('#email').fill(email);
-  await page.locator('#password').fill(password);
-  await page.locator('button[type=submit]').click();
-  await page.locator('button[type=submit]').click(); // consent
-}
 
 /** A new browser context whose pages fail the test on any script error. */
 async function newContext(errors: string[]): Promise<BrowserContext> {

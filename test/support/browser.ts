@@ -1,4 +1,4 @@
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 /** Debian's Chromium (apt package `chromium`); `.ci/run` installs it where missing. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -21,4 +21,16 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/**
+ * Signs in at the test identity provider's login and consent forms, from a page that shows the
+ * gateway's login page (its `#login` link).
+ */
+export async function signInAtProvider(page: Page, email: string, password: string): Promise<void> {
+  await page.locator('#login').click();
+  await page.locator('#email').fill(email);
+  await page.locator('#password').fill(password);
+  await page.locator('button[type=submit]').click();
+  await page.locator('button[type=submit]').click(); // consent
 }
