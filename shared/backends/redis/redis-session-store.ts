@@ -325,13 +325,11 @@ export class RedisSessionStore implements SessionStore {
 
   /** The sessions of `handles`, in order; those gone (revoked elsewhere, idle) leave `index`. */
   async #sessionsOf(index: string, handles: readonly string[]): Promise<Session[]> {
+    // Read together: ioredis sends them at once, two round trips for a page rather than two per session.
+    const found = await Promise.all(handles.map((handle) => this.byHandle(handle)));
     const sessions: Session[] = [];
     const gone: string[] = [];
-    for (const handle of handles) {
-      const session = await this.byHandle(handle);
-      if (session !== null && live(session)) sessions.push(session);
-      else gone.push(handle);
-    }
+    found.forEach((session, i) => (session !== null && live(session) ? sessions.push(session) : gone.push(handles[i]!)));
     if (gone.length > 0) await this.#redis.zrem(index, ...gone).catch(() => undefined);
     return sessions;
   }
