@@ -28,7 +28,7 @@ export interface Config {
   databasePath: string;
   /** REDIS_URL (single-node mode); see {@link redis} for every mode. */
   redisUrl: string | undefined;
-  /** How Redis is reached (shared/redis-target.ts): one node or a Sentinel group; undefined: embedded implementations. */
+  /** How Redis is reached (shared/redis-target.ts): one node, a Sentinel group or a Cluster; undefined: embedded implementations. */
   redis: RedisTarget | undefined;
   oidc: {
     issuer: URL | undefined;
@@ -105,13 +105,14 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'PUBLIC_URL', default: 'http://localhost:8080', meaning: 'Origin users reach the gateway at; `https:` turns on `Secure` and `__Host-` cookies.' },
   { name: 'ADMIN_URL', default: undefined, meaning: 'Origin of the console and admin API, served by the admin port (`https://admin.gateway.example.com`, or `http://localhost:8081`); `/api` and `/dashboard` then answer only there, with their own sign-in and session cookie. Unset: they share `PUBLIC_URL` with the proxied apps (see Security notes).' },
   { name: 'DATABASE_PATH', default: './data/gateway.db', meaning: 'SQLite file (created with its folder) of the registry, sessions, audit log and traffic rollups; the access log\'s day files go in the folder beside it (`./data/gateway-access-log/`).' },
-  { name: 'REDIS_URL', default: undefined, meaning: 'Unset: embedded mode (no Redis needed). Set: sessions, registry, rate limits and access logs go through Redis, one node (`redis://host:6379/0`; `rediss://` for TLS). Or REDIS_SENTINELS, not both.' },
+  { name: 'REDIS_URL', default: undefined, meaning: 'Unset: embedded mode (no Redis needed). Set: sessions, registry, rate limits and access logs go through Redis, one node (`redis://host:6379/0`; `rediss://` for TLS). Or REDIS_SENTINELS, or REDIS_CLUSTER_NODES: one of the three.' },
   { name: 'REDIS_SENTINELS', default: undefined, meaning: 'Redis behind Redis Sentinel: the Sentinels as `host:port` pairs separated by commas (`10.0.0.5:26379,10.0.0.6:26379`); every process finds the primary through them, and again after a failover (see Running a fleet). With REDIS_SENTINEL_NAME.' },
   { name: 'REDIS_SENTINEL_NAME', default: undefined, meaning: 'The group the Sentinels monitor (`sentinel monitor <name> …`), with REDIS_SENTINELS.' },
   { name: 'REDIS_SENTINEL_PASSWORD', default: undefined, meaning: 'The Sentinels\' own password (`requirepass` of the Sentinels), when they have one; never logged.' },
+  { name: 'REDIS_CLUSTER_NODES', default: undefined, meaning: 'Redis Cluster: some of its nodes as `host:port` pairs separated by commas (`10.0.0.5:6379,10.0.0.6:6379`); the others are learnt from the cluster, and again after a failover (see Running a fleet).' },
   { name: 'REDIS_USERNAME', default: undefined, meaning: 'ACL user on the Redis data nodes, in every mode (a URL\'s own user wins).' },
   { name: 'REDIS_PASSWORD', default: undefined, meaning: 'Password on the Redis data nodes, in every mode (a URL\'s own password wins); never logged.' },
-  { name: 'REDIS_TLS', default: undefined, meaning: '`true`: TLS to the Sentinels and the data nodes (with REDIS_SENTINELS). With REDIS_URL, use a `rediss://` URL instead.' },
+  { name: 'REDIS_TLS', default: undefined, meaning: '`true`: TLS to the Sentinels and the data nodes (with REDIS_SENTINELS), or to every Cluster node (with REDIS_CLUSTER_NODES). With REDIS_URL, use a `rediss://` URL instead.' },
   { name: 'REDIS_TLS_CA_FILE', default: undefined, meaning: 'PEM file of the CA that signs Redis\'s certificates (else the system\'s CAs), with TLS.' },
   { name: 'REDIS_TLS_CERT_FILE', default: undefined, meaning: 'PEM client certificate for mutual TLS with Redis, with REDIS_TLS_KEY_FILE.' },
   { name: 'REDIS_TLS_KEY_FILE', default: undefined, meaning: 'PEM key of REDIS_TLS_CERT_FILE.' },
@@ -227,6 +228,7 @@ const schema = v.object({
   REDIS_SENTINELS: v.optional(nonEmpty),
   REDIS_SENTINEL_NAME: v.optional(nonEmpty),
   REDIS_SENTINEL_PASSWORD: v.optional(nonEmpty),
+  REDIS_CLUSTER_NODES: v.optional(nonEmpty),
   REDIS_USERNAME: v.optional(nonEmpty),
   REDIS_PASSWORD: v.optional(nonEmpty),
   REDIS_TLS: v.optional(v.picklist(['true', 'false'], 'must be true or false')),

@@ -14,7 +14,7 @@ export function readProcessConfig(role: string, needs: { requireRedis: boolean; 
     throw error;
   }
   if (needs.requireRedis && !config.redis) {
-    exitWith(`${label(role)}: REDIS_URL is not set, nor REDIS_SENTINELS. The ${role} process shares sessions, the registry, rate limits and access logs with the other processes through Redis; set REDIS_URL=redis://host:6379, or REDIS_SENTINELS and REDIS_SENTINEL_NAME (or run both planes in one process with npm start).`);
+    exitWith(`${label(role)}: REDIS_URL is not set, nor REDIS_SENTINELS or REDIS_CLUSTER_NODES. The ${role} process shares sessions, the registry, rate limits and access logs with the other processes through Redis; set REDIS_URL=redis://host:6379, REDIS_SENTINELS and REDIS_SENTINEL_NAME, or REDIS_CLUSTER_NODES (or run both planes in one process with npm start).`);
   }
   if (needs.requireOidc && (!config.oidc.issuer || !config.oidc.clientId)) exitWith(noIssuerMessage(role));
   return config;

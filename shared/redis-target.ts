@@ -1,22 +1,24 @@
 import { readFileSync } from 'node:fs';
 
-/** A `host:port` of a Sentinel (or, later, a Cluster node). */
+/** A `host:port` of a Sentinel or a Cluster node. */
 export interface RedisNode {
   host: string;
   port: number;
 }
 
 /**
- * How the gateway reaches Redis (README "Running a fleet"): one node at a URL (REDIS_URL), or the
+ * How the gateway reaches Redis (README "Running a fleet"): one node at a URL (REDIS_URL), the
  * primary of a group that Redis Sentinel monitors (REDIS_SENTINELS, REDIS_SENTINEL_NAME), found
- * through the Sentinels and found again after a failover. `username`/`password` (REDIS_USERNAME,
- * REDIS_PASSWORD: ACL) authenticate to the data nodes in either mode (a URL's own credentials win);
- * `tls` holds the files of REDIS_TLS_CA_FILE, REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE, read at
- * start, and is set for a `rediss://` URL or REDIS_TLS=true.
+ * through the Sentinels and found again after a failover, or a Redis Cluster through some of its
+ * nodes (REDIS_CLUSTER_NODES; the rest are learnt from CLUSTER SLOTS). `username`/`password`
+ * (REDIS_USERNAME, REDIS_PASSWORD: ACL) authenticate to the data nodes in every mode (a URL's own
+ * credentials win); `tls` holds the files of REDIS_TLS_CA_FILE, REDIS_TLS_CERT_FILE and
+ * REDIS_TLS_KEY_FILE, read at start, and is set for a `rediss://` URL or REDIS_TLS=true.
  */
 export type RedisTarget = (
   | { kind: 'single'; url: string }
   | { kind: 'sentinel'; sentinels: RedisNode[]; name: string; sentinelPassword: string | undefined }
+  | { kind: 'cluster'; nodes: RedisNode[] }
 ) & {
   username: string | undefined;
   password: string | undefined;
@@ -36,6 +38,7 @@ export interface RedisVariables {
   REDIS_SENTINELS?: string | undefined;
   REDIS_SENTINEL_NAME?: string | undefined;
   REDIS_SENTINEL_PASSWORD?: string | undefined;
+  REDIS_CLUSTER_NODES?: string | undefined;
   REDIS_USERNAME?: string | undefined;
   REDIS_PASSWORD?: string | undefined;
   REDIS_TLS?: string | undefined;
@@ -44,38 +47,55 @@ export interface RedisVariables {
   REDIS_TLS_KEY_FILE?: string | undefined;
 }
 
+/** The variables that each choose a mode; at most one may be set. */
+const MODES = [
+  ['REDIS_URL', 'a single Redis node'],
+  ['REDIS_SENTINELS', 'a group Redis Sentinel monitors'],
+  ['REDIS_CLUSTER_NODES', 'a Redis Cluster'],
+] as const;
+
 /**
- * The Redis target the variables describe, or undefined without REDIS_URL and REDIS_SENTINELS
- * (embedded mode). Problems are pushed to `problems` as `<VARIABLE>: <what is wrong>`, naming both
- * variables when two modes are asked for at once; the result is then meaningless.
+ * The Redis target the variables describe, or undefined without REDIS_URL, REDIS_SENTINELS and
+ * REDIS_CLUSTER_NODES (embedded mode). Problems are pushed to `problems` as `<VARIABLE>: <what is
+ * wrong>`, naming every variable set when two modes are asked for at once; the result is then
+ * meaningless.
  */
 export function readRedisTarget(vars: RedisVariables, problems: string[]): RedisTarget | undefined {
-  const { REDIS_URL: url, REDIS_SENTINELS: sentinels } = vars;
-  if (url !== undefined && sentinels !== undefined) {
-    problems.push('REDIS_URL, REDIS_SENTINELS: set one of them, not both (a single Redis node, or a group Redis Sentinel monitors)');
+  const modes = MODES.filter(([name]) => vars[name] !== undefined);
+  if (modes.length > 1) {
+    problems.push(`${modes.map(([name]) => name).join(', ')}: set one of them, not ${modes.length === 2 ? 'both' : 'several'} (${modes.map(([, what]) => what).join(', or ')})`);
     return undefined;
   }
+  if (vars.REDIS_SENTINEL_NAME !== undefined && vars.REDIS_SENTINELS === undefined) problems.push('REDIS_SENTINEL_NAME: needs REDIS_SENTINELS');
   const common = { username: vars.REDIS_USERNAME, password: vars.REDIS_PASSWORD };
+  const url = vars.REDIS_URL;
   if (url !== undefined) {
     if (vars.REDIS_TLS === 'true' && !url.startsWith('rediss://')) problems.push('REDIS_TLS: with REDIS_URL, TLS is asked for by a rediss:// URL');
     return { kind: 'single', url, ...common, tls: url.startsWith('rediss://') ? readTls(vars, problems) : undefined };
   }
-  if (sentinels === undefined) {
-    if (vars.REDIS_SENTINEL_NAME !== undefined) problems.push('REDIS_SENTINEL_NAME: needs REDIS_SENTINELS');
-    return undefined;
+  if (modes.length === 0) return undefined;
+  const tls = vars.REDIS_TLS === 'true' ? readTls(vars, problems) : undefined;
+  if (vars.REDIS_CLUSTER_NODES !== undefined) {
+    const nodes = parseNodes(vars.REDIS_CLUSTER_NODES);
+    if (nodes === undefined) problems.push('REDIS_CLUSTER_NODES: must be host:port pairs separated by commas (redis-1:6379,redis-2:6379)');
+    return { kind: 'cluster', nodes: nodes ?? [], ...common, tls };
   }
-  const nodes = parseNodes(sentinels);
+  const nodes = parseNodes(vars.REDIS_SENTINELS!);
   if (nodes === undefined) problems.push('REDIS_SENTINELS: must be host:port pairs separated by commas (sentinel-1:26379,sentinel-2:26379)');
   if (vars.REDIS_SENTINEL_NAME === undefined) problems.push('REDIS_SENTINEL_NAME: must name the group the Sentinels monitor (their `sentinel monitor <name> …`)');
-  if (vars.REDIS_TLS !== undefined && vars.REDIS_TLS !== 'true' && vars.REDIS_TLS !== 'false') problems.push('REDIS_TLS: must be true or false');
   return {
     kind: 'sentinel',
     sentinels: nodes ?? [],
     name: vars.REDIS_SENTINEL_NAME ?? '',
     sentinelPassword: vars.REDIS_SENTINEL_PASSWORD,
     ...common,
-    tls: vars.REDIS_TLS === 'true' ? readTls(vars, problems) : undefined,
+    tls,
   };
+}
+
+/** The variable that chose `target`'s mode, for messages that must not quote its value (a URL may hold a password). */
+export function redisTargetVariable(target: RedisTarget): string {
+  return { single: 'REDIS_URL', sentinel: 'REDIS_SENTINELS', cluster: 'REDIS_CLUSTER_NODES' }[target.kind];
 }
 
 /** `host:port,host:port` (IPv6 in brackets: `[::1]:26379`), or undefined when malformed. */
@@ -107,4 +127,9 @@ function readTls(vars: RedisVariables, problems: string[]): RedisTls {
     problems.push('REDIS_TLS_CERT_FILE, REDIS_TLS_KEY_FILE: mutual TLS needs both, the certificate and its key');
   }
   return tls;
+}
+
+/** A single node's target from its URL alone (tests, tools): no extra credentials, TLS as the scheme says. */
+export function urlTarget(url: string): RedisTarget {
+  return { kind: 'single', url, username: undefined, password: undefined, tls: undefined };
 }

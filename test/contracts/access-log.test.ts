@@ -10,27 +10,33 @@ import { RedisAccessLogSink } from '../../shared/backends/redis/redis-access-log
 import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
 import { eventually } from '../support/eventually.js';
 import { redisForFile } from '../support/redis.js';
+import { redisClusterForFile } from '../support/redis-cluster.js';
+import type { RedisTarget } from '../../shared/redis-target.js';
 import { sampleEntry } from '../support/samples.js';
 import { tempDatabase } from '../support/temp-database.js';
 import { closeTracked, track } from '../support/tracked.js';
 import { accessLogContract } from './access-log.contract.js';
 
 const redis = redisForFile();
+const cluster = redisClusterForFile();
 
 accessLogContract('embedded: BatchingAccessLogSink into AccessLogStore', async (database) => {
   const sink = new BatchingAccessLogSink((records) => database.store.insertBatch(records));
   return { sink, drained: () => sink.flush(), close: () => sink.close() };
 });
 
-accessLogContract('Redis: RedisAccessLogSink, stream, AccessLogStreamConsumer', async (database) => {
-  const workerSide = track(new RedisConnections(redis.server.url), (c) => c.close());
-  const adminSide = track(new RedisConnections(redis.server.url), (c) => c.close());
+const redisPipeline = (target: () => string | RedisTarget) => async (database: Parameters<Parameters<typeof accessLogContract>[1]>[0]) => {
+  const workerSide = track(new RedisConnections(target()), (c) => c.close());
+  const adminSide = track(new RedisConnections(target()), (c) => c.close());
   await Promise.all([workerSide.ready(5_000), adminSide.ready(5_000)]);
   const sink = track(new RedisAccessLogSink(workerSide), (s) => s.close());
   const consumer = track(new AccessLogStreamConsumer(adminSide, database.storeAccessLogs), (c) => c.stop());
   consumer.start();
   return { sink, drained: () => consumer.drained(), close: closeTracked };
-});
+};
+
+accessLogContract('Redis: RedisAccessLogSink, stream, AccessLogStreamConsumer', redisPipeline(() => redis.server.url));
+accessLogContract('Redis Cluster: RedisAccessLogSink, stream, AccessLogStreamConsumer', redisPipeline(() => cluster.cluster.target));
 
 describe('a shipment that arrived but was reported failed', () => {
   it('is shipped again exactly as it was, so what arrived meanwhile is stored too and nothing twice', async () => {

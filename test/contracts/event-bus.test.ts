@@ -3,19 +3,22 @@ import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.
 import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
 import { RedisEventBus } from '../../shared/backends/redis/redis-event-bus.js';
 import { redisForFile } from '../support/redis.js';
+import { redisClusterForFile } from '../support/redis-cluster.js';
+import type { RedisTarget } from '../../shared/redis-target.js';
 import { closeTracked, track } from '../support/tracked.js';
 import { eventBusContract } from './event-bus.contract.js';
 
 const redis = redisForFile();
+const cluster = redisClusterForFile();
 
 eventBusContract('MemoryEventBus', async () => {
   const bus = new MemoryEventBus();
   return { publisher: bus, subscriber: async () => bus, close: () => bus.close() };
 });
 
-eventBusContract('RedisEventBus', async () => {
+const redisBus = (target: () => string | RedisTarget) => async () => {
   const open = async () => {
-    const connections = track(new RedisConnections(redis.server.url), (c) => c.close());
+    const connections = track(new RedisConnections(target()), (c) => c.close());
     await connections.ready(5_000);
     return track(new RedisEventBus(connections), (bus) => bus.close());
   };
@@ -25,4 +28,7 @@ eventBusContract('RedisEventBus', async () => {
     subscriber: () => open(),
     close: closeTracked,
   };
-});
+};
+
+eventBusContract('RedisEventBus', redisBus(() => redis.server.url));
+eventBusContract('RedisEventBus on a Redis Cluster', redisBus(() => cluster.cluster.target));

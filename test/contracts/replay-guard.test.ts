@@ -11,11 +11,13 @@ import { usedTokenIdKey } from '../../shared/backends/redis/redis-keys.js';
 import { RedisReplayGuard } from '../../shared/backends/redis/redis-replay-guard.js';
 import { usedIdKey } from '../../shared/backends/replay-guard.js';
 import { redisForFile, SUITE } from '../support/redis.js';
+import { redisClusterForFile } from '../support/redis-cluster.js';
 import { tempDatabase } from '../support/temp-database.js';
 import { closeTracked, track } from '../support/tracked.js';
 import { replayGuardContract } from './replay-guard.contract.js';
 
 const redis = redisForFile();
+const cluster = redisClusterForFile();
 
 replayGuardContract('SqliteReplayGuard', async () => {
   const temp = track(tempDatabase(), (t) => t.close());
@@ -37,6 +39,15 @@ replayGuardContract('RedisReplayGuard', async () => ({
   another: () => redisGuard(),
   close: closeTracked,
 }));
+
+replayGuardContract('RedisReplayGuard on a Redis Cluster', async () => {
+  const open = async () => {
+    const connections = track(new RedisConnections(cluster.cluster.target), (c) => c.close());
+    await connections.ready(5_000);
+    return new RedisReplayGuard(connections);
+  };
+  return { guard: await open(), another: open, close: closeTracked };
+});
 
 describe('ReplayGuard storage', SUITE, () => {
   it('SqliteReplayGuard keeps the SHA-256 of the id until its time, never the id', async () => {

@@ -1,13 +1,16 @@
-/** The SessionStore contract against SqliteSessionStore (embedded) and RedisSessionStore (real redis-server). */
+/** The SessionStore contract against SqliteSessionStore (embedded) and RedisSessionStore (a real redis-server, and a real Redis Cluster). */
 import { SqliteSessionStore } from '../../shared/backends/embedded/sqlite-session-store.js';
 import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
 import { RedisSessionStore } from '../../shared/backends/redis/redis-session-store.js';
 import { redisForFile } from '../support/redis.js';
+import { redisClusterForFile } from '../support/redis-cluster.js';
+import type { RedisTarget } from '../../shared/redis-target.js';
 import { tempDatabase } from '../support/temp-database.js';
 import { closeTracked, track } from '../support/tracked.js';
-import { sessionStoreContract } from './session-store.contract.js';
+import { sessionStoreContract, type SessionStoreOptions } from './session-store.contract.js';
 
 const redis = redisForFile();
+const cluster = redisClusterForFile();
 
 sessionStoreContract('SqliteSessionStore', async (options = {}) => {
   const temp = track(tempDatabase(), (t) => t.close());
@@ -18,10 +21,13 @@ sessionStoreContract('SqliteSessionStore', async (options = {}) => {
   };
 });
 
-sessionStoreContract('RedisSessionStore', async (options = {}) => {
-  const connections = track(new RedisConnections(redis.server.url), (c) => c.close());
+const redisStore = (target: () => string | RedisTarget) => async (options: SessionStoreOptions = {}) => {
+  const connections = track(new RedisConnections(target()), (c) => c.close());
   await connections.ready(5_000);
   const store = track(new RedisSessionStore(connections, { idleTimeoutMs: options.idleTimeoutMs }), (s) => s.close());
   // A listener registered on the store SUBSCRIBEs on the shared subscriber connection.
   return { store, listening: () => connections.subscriptions.confirmed(), close: closeTracked };
-});
+};
+
+sessionStoreContract('RedisSessionStore', redisStore(() => redis.server.url));
+sessionStoreContract('RedisSessionStore on a Redis Cluster', redisStore(() => cluster.cluster.target));

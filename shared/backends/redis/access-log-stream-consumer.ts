@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
+import type { RedisClient } from './redis-client-options.js';
 import { createLogger, type Logger } from '../../logger.js';
 import { checkRecords, type StoreAccessLogs } from '../access-log-batch.js';
 import { recordsField } from './access-log-stream-entry.js';
@@ -62,7 +63,7 @@ export class AccessLogStreamConsumer {
   readonly #logger: Logger;
   readonly #outage: OutageLog;
   readonly #drainWaiters = new Set<{ resolve: () => void; reject: (error: Error) => void }>();
-  #redis: Redis | undefined;
+  #redis: RedisClient | undefined;
   #running: Promise<void> | undefined;
   #stopping = new AbortController();
   #groupReady = false;
@@ -174,7 +175,7 @@ export class AccessLogStreamConsumer {
       await ensureGroup(redis, ACCESS_LOG_STREAM, ACCESS_LOG_GROUP);
       this.#groupReady = true;
     }
-    this.#clientId ??= (await redis.client('ID')) as number;
+    if (!(redis instanceof Cluster)) this.#clientId ??= (await redis.client('ID')) as number;
     if (this.#ownPendingFirst) await this.#readOwnPending(redis);
     if (Date.now() >= this.#nextClaimAt) await this.#claimStale(redis);
     if (this.#stopping.signal.aborted) return 0;
@@ -189,7 +190,7 @@ export class AccessLogStreamConsumer {
    * delivered) left them pending here, where XAUTOCLAIM would see them only after
    * `claimMinIdleMs`. Entries deleted meanwhile come back without fields and are acknowledged.
    */
-  async #readOwnPending(redis: Redis): Promise<void> {
+  async #readOwnPending(redis: RedisClient): Promise<void> {
     for (;;) {
       const reply = await redis.xreadgroup('GROUP', ACCESS_LOG_GROUP, this.consumerName, 'COUNT', this.#options.readCount, 'STREAMS', ACCESS_LOG_STREAM, '0');
       const entries = entriesOfRead(reply);
@@ -200,7 +201,7 @@ export class AccessLogStreamConsumer {
   }
 
   /** XREADGROUP … BLOCK, waking in time for the next claim check. */
-  async #readNew(redis: Redis): Promise<StreamEntry[]> {
+  async #readNew(redis: RedisClient): Promise<StreamEntry[]> {
     const blockMs = Math.max(1, Math.min(this.#options.blockMs, this.#nextClaimAt - Date.now()));
     this.#blocked = true;
     try {
@@ -220,7 +221,7 @@ export class AccessLogStreamConsumer {
    * XAUTOCLAIM every entry idle for claimMinIdleMs, page by page, storing each page; then delete
    * the consumers that were left with nothing (stopped admin processes).
    */
-  async #claimStale(redis: Redis): Promise<void> {
+  async #claimStale(redis: RedisClient): Promise<void> {
     this.#nextClaimAt = Date.now() + this.#options.claimIntervalMs;
     let cursor = '0-0';
     do {
@@ -241,7 +242,7 @@ export class AccessLogStreamConsumer {
    * SQLite transaction, idempotent by `eventId`), then acknowledges and deletes all the entries.
    * A store that throws leaves them to be delivered again.
    */
-  async #process(redis: Redis, entries: StreamEntry[]): Promise<void> {
+  async #process(redis: RedisClient, entries: StreamEntry[]): Promise<void> {
     const json: string[] = [];
     let count = 0;
     let invalid = 0;
@@ -287,8 +288,13 @@ export class AccessLogStreamConsumer {
     this.#stopping.signal.removeEventListener('abort', onAbort);
   }
 
-  /** CLIENT UNBLOCK on the command connection ends a waiting XREADGROUP as if it timed out. */
+  /**
+   * CLIENT UNBLOCK on the command connection ends a waiting XREADGROUP as if it timed out. A
+   * Cluster client's commands may go to another node than the read's, so there the read's
+   * connection is dropped instead (entries it was delivered stay pending for the next start).
+   */
   async #unblock(): Promise<void> {
+    if (this.#redis instanceof Cluster) return this.#redis.disconnect();
     if (this.#clientId === undefined) return;
     await this.#connections.command.client('UNBLOCK', this.#clientId).catch(() => this.#redis?.disconnect());
   }

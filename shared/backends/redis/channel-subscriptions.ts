@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client-options.js';
 import type { Logger } from '../../logger.js';
 import { describeError } from './redis-errors.js';
 
@@ -14,14 +14,14 @@ export type MessageHandler = (message: string) => void;
  * handlers, which re-read whatever they may have missed.
  */
 export class ChannelSubscriptions {
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #logger: Logger;
   readonly #handlers = new Map<string, Set<MessageHandler>>();
   readonly #reconnectHandlers = new Set<() => void>();
   #connectedBefore = false;
   #confirmed: Promise<void> = Promise.resolve();
 
-  constructor(client: Redis, logger: Logger) {
+  constructor(client: RedisClient, logger: Logger) {
     this.#client = client;
     this.#logger = logger;
     client.on('message', (channel: string, message: string) => this.#dispatch(channel, message));

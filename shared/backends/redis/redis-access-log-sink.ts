@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client-options.js';
 import type { AccessLogSink } from '../access-log-sink.js';
 import { BatchingAccessLogSink, type BatchingOptions } from '../batching-access-log-sink.js';
 import { createLogger, type Logger } from '../../logger.js';
@@ -30,7 +30,7 @@ export interface RedisAccessLogSinkOptions extends BatchingOptions {
  * may have been stored and is then sent again; the consumer's idempotent insert absorbs that.
  */
 export class RedisAccessLogSink implements AccessLogSink {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #batching: BatchingAccessLogSink;
   readonly #maxStreamLength: number;
   readonly #outage: OutageLog;

@@ -1,6 +1,6 @@
-import { Redis, type RedisOptions } from 'ioredis';
-import type { RedisTarget } from '../../redis-target.js';
-import { redisClientOptions, urlTarget, type RedisClientOptions } from './redis-client-options.js';
+import type { RedisOptions } from 'ioredis';
+import { urlTarget, type RedisTarget } from '../../redis-target.js';
+import { openRedisClient, type RedisClient } from './redis-client-options.js';
 import { createLogger, type Logger } from '../../logger.js';
 import { ChannelSubscriptions } from './channel-subscriptions.js';
 import { describeError } from './redis-errors.js';
@@ -40,22 +40,24 @@ export interface RedisConnectionOptions {
  */
 export class RedisConnections {
   /** The shared command connection (see the class comment). */
-  readonly command: Redis;
+  readonly command: RedisClient;
   /** Pub/sub channels over the shared subscriber connection. */
   readonly subscriptions: ChannelSubscriptions;
-  readonly #subscriber: Redis;
-  readonly #dedicated = new Set<Redis>();
-  readonly #client: RedisClientOptions;
+  readonly #subscriber: RedisClient;
+  readonly #dedicated = new Set<RedisClient>();
+  readonly #target: RedisTarget;
   readonly #options: Required<Omit<RedisConnectionOptions, 'logger'>>;
   readonly #logger: Logger;
   #closed = false;
 
   /**
    * Starts connecting at once to `target` (a URL: a single node); never throws for an unreachable
-   * Redis (see {@link ready}).
+   * Redis (see {@link ready}). With a Cluster, each of these is a Cluster client (its node
+   * connections tuned the same way) and pub/sub goes through the node the subscriber client picks:
+   * a PUBLISH reaches the subscribers of every node.
    */
   constructor(target: string | RedisTarget, options: RedisConnectionOptions = {}) {
-    this.#client = redisClientOptions(typeof target === 'string' ? urlTarget(target) : target);
+    this.#target = typeof target === 'string' ? urlTarget(target) : target;
     this.#options = {
       connectTimeoutMs: options.connectTimeoutMs ?? 2_000,
       maxReconnectDelayMs: options.maxReconnectDelayMs ?? 1_000,
@@ -80,7 +82,7 @@ export class RedisConnections {
    * within ms + 100 resolves null client-side (ioredis `blockingTimeout`), so a dead socket never
    * blocks forever.
    */
-  dedicated(role: string): Redis {
+  dedicated(role: string): RedisClient {
     const client = this.#open(role, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -99,7 +101,7 @@ export class RedisConnections {
    */
   async ready(timeoutMs?: number): Promise<void> {
     const waits: Array<ReturnType<typeof nextEvent>> = [];
-    const whenReady = async (client: Redis) => {
+    const whenReady = async (client: RedisClient) => {
       if (client.status === 'ready') return;
       const wait = nextEvent(client, 'ready');
       waits.push(wait);
@@ -160,17 +162,15 @@ export class RedisConnections {
     await Promise.all(clients.map((client) => closeClient(client, this.#options.commandTimeoutMs)));
   }
 
-  #open(role: string, overrides: RedisOptions): Redis {
-    const options: RedisOptions = {
-      ...this.#client.options,
+  #open(role: string, overrides: RedisOptions): RedisClient {
+    const client = openRedisClient(this.#target, {
       connectTimeout: this.#options.connectTimeoutMs,
       retryStrategy: (attempt) => Math.min(100 * 2 ** (attempt - 1), this.#options.maxReconnectDelayMs),
       connectionName: `${this.#options.name}:${role}`,
       keepAlive: 10_000,
       disconnectTimeout: DISCONNECT_TIMEOUT_MS,
       ...overrides,
-    };
-    const client = this.#client.url === undefined ? new Redis(options) : new Redis(this.#client.url, options);
+    });
     this.#watch(client, role);
     return client;
   }
@@ -180,7 +180,7 @@ export class RedisConnections {
    * cannot be reached once per reason (refused, a wrong password, a TLS handshake refused): ioredis
    * reports one error per attempt, with backoff, forever. Never a password (describeError).
    */
-  #watch(client: Redis, role: string): void {
+  #watch(client: RedisClient, role: string): void {
     let lost = false;
     let reason: string | undefined;
     client.on('error', (error: unknown) => {
@@ -210,7 +210,7 @@ export class RedisConnections {
 const DISCONNECT_TIMEOUT_MS = 500;
 
 /** QUIT, dropping the connection if no reply comes within `quitTimeoutMs`; resolves once it ended. */
-async function closeClient(client: Redis, quitTimeoutMs: number): Promise<void> {
+async function closeClient(client: RedisClient, quitTimeoutMs: number): Promise<void> {
   if (client.status === 'end') return;
   if (client.status !== 'ready') {
     client.disconnect();
@@ -229,7 +229,7 @@ async function closeClient(client: Redis, quitTimeoutMs: number): Promise<void> 
  * The next `event` of `client`. Unlike `events.once`, an 'error' in between does not reject:
  * ioredis emits one per failed reconnection attempt, and those are expected here.
  */
-export function nextEvent(client: Redis, event: string): { promise: Promise<void>; cancel(error: Error): void } {
+export function nextEvent(client: RedisClient, event: string): { promise: Promise<void>; cancel(error: Error): void } {
   let cancel: (error: Error) => void = () => {};
   const promise = new Promise<void>((resolve, reject) => {
     const listener = () => resolve();

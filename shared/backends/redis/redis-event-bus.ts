@@ -19,7 +19,7 @@ export interface RedisEventBusOptions {
  * snapshot-topics.ts and redis-keys.ts), a versioned snapshot in Redis plus a pub/sub notice per
  * change.
  * - Publishing ({@link SnapshotPublisher}): one Lua script INCRs the topic's version key (such as
- *   `gatehouse:registry:version`), SETs its snapshot (`gatehouse:registry` =
+ *   `gatehouse:{registry}:version`), SETs its snapshot (`gatehouse:{registry}` =
  *   `{version, epoch, services}`) and PUBLISHes the version on its channel
  *   (`gatehouse:registry-changed`). The snapshot is re-published on reconnect if the last attempt
  *   failed or Redis lost it.

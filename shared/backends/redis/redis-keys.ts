@@ -1,21 +1,31 @@
 /**
  * Every Redis key and pub/sub channel Gatehouse uses, in one place (all under `gatehouse:`), so
  * an operator can see what the gateway keeps in Redis and tests can inspect it.
+ *
+ * Redis Cluster runs a MULTI or a script only on keys of one hash slot, so the keys written
+ * together share a hash tag (the part in braces, Redis Cluster spec "Hash tags"): `{sessions}`
+ * (a session, its handle key and its indexes), `{registry}` and `{assertion-keys}` (a snapshot, its
+ * version and epoch). Every other key stands alone and spreads over the cluster (rate-limit
+ * counters, used token ids, refresh locks); the access-log stream is one key. Channels are
+ * cluster-wide: a PUBLISH reaches the subscribers of every node.
  */
+
+/** The hash tag of every session key: sessions and their indexes live in one slot (one primary). */
+const SESSIONS = 'gatehouse:{sessions}';
 
 /**
  * Hash per session, `PEXPIREAT` its expiry (sooner with an idle timeout): `data` (JSON
  * {@link Session}), `seen` (its last recorded use, epoch ms) and `exp` (its expiry, epoch ms).
- * Sessions made before handles existed lived at `gatehouse:session:<hash>` as strings; nothing reads
- * those any more (they expire by themselves).
+ * Sessions made before hash tags lived at `gatehouse:sess:<hash>` (and before handles, at
+ * `gatehouse:session:<hash>`); nothing reads those any more (they expire by themselves).
  */
 export function sessionRedisKey(keyHash: string): string {
-  return `gatehouse:sess:${keyHash}`;
+  return `${SESSIONS}:session:${keyHash}`;
 }
 
 /** String per session: the key hash of the session with this public handle; same expiry. */
 export function sessionHandleKey(handle: string): string {
-  return `gatehouse:sess-handle:${handle}`;
+  return `${SESSIONS}:handle:${handle}`;
 }
 
 /**
@@ -23,10 +33,10 @@ export function sessionHandleKey(handle: string): string {
  * verified email's (lower-cased) and a provider session's (`sid`). Ended members are removed by
  * whoever ends them, expired ones by the next read (ZREMRANGEBYSCORE).
  */
-export const SESSIONS_INDEX_KEY = 'gatehouse:sessions';
-export const sessionsBySubKey = (sub: string): string => `gatehouse:sessions:sub:${sub}`;
-export const sessionsByEmailKey = (email: string): string => `gatehouse:sessions:email:${email}`;
-export const sessionsBySidKey = (sid: string): string => `gatehouse:sessions:sid:${sid}`;
+export const SESSIONS_INDEX_KEY = SESSIONS;
+export const sessionsBySubKey = (sub: string): string => `${SESSIONS}:sub:${sub}`;
+export const sessionsByEmailKey = (email: string): string => `${SESSIONS}:email:${email}`;
+export const sessionsBySidKey = (sid: string): string => `${SESSIONS}:sid:${sid}`;
 
 /** String per session being refreshed at the provider (a lock, `SET NX PX`): the holder's token. */
 export const sessionRefreshLockKey = (handle: string): string => `gatehouse:sess-refresh:${handle}`;
@@ -41,13 +51,13 @@ export const SESSION_REVALIDATE_CHANNEL = 'gatehouse:session-revalidate';
 export const usedTokenIdKey = (hash: string): string => `gatehouse:used-jti:${hash}`;
 
 /** String: JSON `{"version": n, "epoch": "…", "services": [...]}`, the whole registry. */
-export const REGISTRY_KEY = 'gatehouse:registry';
+export const REGISTRY_KEY = 'gatehouse:{registry}';
 
 /** String counter (INCR): the version of the latest registry snapshot. */
-export const REGISTRY_VERSION_KEY = 'gatehouse:registry:version';
+export const REGISTRY_VERSION_KEY = 'gatehouse:{registry}:version';
 
 /** String: random id of the version counter's lifetime (see RegistrySnapshot.epoch). */
-export const REGISTRY_EPOCH_KEY = 'gatehouse:registry:epoch';
+export const REGISTRY_EPOCH_KEY = 'gatehouse:{registry}:epoch';
 
 /** Pub/sub channel: payload is the new snapshot's version. */
 export const REGISTRY_CHANNEL = 'gatehouse:registry-changed';
@@ -56,13 +66,13 @@ export const REGISTRY_CHANNEL = 'gatehouse:registry-changed';
  * String: JSON `{"version": n, "epoch": "…", "keySet": {...}}`, the identity assertion's keys
  * (design.md §4.7), the signing key's private part included (Redis holds sessions already).
  */
-export const ASSERTION_KEYS_KEY = 'gatehouse:assertion-keys';
+export const ASSERTION_KEYS_KEY = 'gatehouse:{assertion-keys}';
 
 /** String counter (INCR): the version of the latest assertion key set. */
-export const ASSERTION_KEYS_VERSION_KEY = 'gatehouse:assertion-keys:version';
+export const ASSERTION_KEYS_VERSION_KEY = 'gatehouse:{assertion-keys}:version';
 
 /** String: random id of that counter's lifetime (see Snapshot.epoch). */
-export const ASSERTION_KEYS_EPOCH_KEY = 'gatehouse:assertion-keys:epoch';
+export const ASSERTION_KEYS_EPOCH_KEY = 'gatehouse:{assertion-keys}:epoch';
 
 /** Pub/sub channel: payload is the new key set's version. */
 export const ASSERTION_KEYS_CHANNEL = 'gatehouse:assertion-keys-changed';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from './redis-client-options.js';
 import { createLogger, type Logger } from '../../logger.js';
 import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../secrets.js';
 import { emailKey, keepIdentity, sessionKey, type SessionQuery, type SessionSelector, type SessionStore } from '../session-store.js';
@@ -54,7 +55,7 @@ const UNLOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call(
 
 /**
  * Split-mode {@link SessionStore} (design.md §2.1). Each session is a hash at
- * `gatehouse:sess:<sha256(id)>` expiring with it, a handle key pointing at that hash, and its handle
+ * `gatehouse:{sessions}:session:<sha256(id)>` expiring with it, a handle key pointing at that hash, and its handle
  * in the sorted-set indexes of redis-keys.ts (everyone's, its subject's, its email's, its `sid`'s),
  * so a user's sessions are found without a scan. Reads go through a small local
  * {@link ExpiringCache} so the data plane does not hit Redis per request; only live sessions are
@@ -68,7 +69,7 @@ const UNLOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call(
  */
 export class RedisSessionStore implements SessionStore {
   readonly #connections: RedisConnections;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   /** Sessions Redis confirmed, each served for `cacheTtlMs` after that. */
   readonly #cache: ExpiringCache<Session>;
   readonly #cacheTtlMs: number;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client-options.js';
 import type { Logger } from '../../logger.js';
 import { OutageLog } from './outage-log.js';
 import { describeError } from './redis-errors.js';
@@ -16,7 +16,7 @@ import { parseSnapshot, supersedes, type Snapshot, type SnapshotTopic } from './
  */
 export class SnapshotFollower<T> {
   readonly #topic: SnapshotTopic<T>;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #logger: Logger;
   readonly #listeners = new Set<(payload: T) => void>();
   readonly #timer: NodeJS.Timeout;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client-options.js';
 import type { RedisConnections } from './redis-connections.js';
 import type { Logger } from '../../logger.js';
 import { RedisUnavailableError, describeError } from './redis-errors.js';
@@ -15,7 +15,7 @@ import { PUBLISH_SNAPSHOT_LUA, type Snapshot, type SnapshotTopic } from './snaps
 export class SnapshotPublisher<T> {
   readonly #connections: RedisConnections;
   readonly #topic: SnapshotTopic<T>;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #logger: Logger;
   readonly #onReady = () => this.#republish();
   #latest: T | undefined;

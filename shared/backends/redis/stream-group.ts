@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-client-options.js';
 import { consumersInfo, flatMap, groupInfo } from './stream-replies.js';
 
 /**
@@ -6,7 +6,7 @@ import { consumersInfo, flatMap, groupInfo } from './stream-replies.js';
  * from its first entry, so nothing written before the admin process started (or after Redis lost
  * its data and the group with it) is skipped. An existing group (BUSYGROUP) is fine.
  */
-export async function ensureGroup(redis: Redis, stream: string, group: string): Promise<void> {
+export async function ensureGroup(redis: RedisClient, stream: string, group: string): Promise<void> {
   try {
     await redis.xgroup('CREATE', stream, group, '0', 'MKSTREAM');
   } catch (error) {
@@ -28,7 +28,7 @@ export function isNoGroup(error: unknown): boolean {
  * XINFO STREAM and XINFO GROUPS, so both describe the same moment. A missing stream counts as
  * drained; a missing group does not (its consumer has not started yet).
  */
-export async function groupDrained(redis: Redis, stream: string, group: string): Promise<boolean> {
+export async function groupDrained(redis: RedisClient, stream: string, group: string): Promise<boolean> {
   const results = await redis.multi().xinfo('STREAM', stream).xinfo('GROUPS', stream).exec();
   const [streamResult, groupsResult] = results ?? [];
   if (streamResult?.[0]) {
@@ -47,7 +47,7 @@ export async function groupDrained(redis: Redis, stream: string, group: string):
  * harmless: with nothing pending it loses nothing, and its next read recreates it. Returns the
  * names deleted.
  */
-export async function forgetIdleConsumers(redis: Redis, stream: string, group: string, self: string, idleMs: number): Promise<string[]> {
+export async function forgetIdleConsumers(redis: RedisClient, stream: string, group: string, self: string, idleMs: number): Promise<string[]> {
   const idle = consumersInfo(await redis.xinfo('CONSUMERS', stream, group)).filter(
     (consumer) => consumer.name !== self && consumer.pending === 0 && consumer.idleMs >= idleMs,
   );
