@@ -129,7 +129,7 @@ test('session checks: 5m and 1h by default, no idle timeout, no key; any duratio
   assert.ok(!found.join('\n').includes(secretish), found.join('\n'));
 });
 
-test('Redis: one node or a Sentinel group, never both; each mode named when it is wrong; TLS files read at start', () => {
+test('Redis: one node, a Sentinel group or a Cluster, never two; each mode named when it is wrong; TLS files read at start', () => {
   assert.equal(loadConfig({}).redis, undefined);
   assert.deepEqual(loadConfig({ REDIS_URL: 'redis://10.0.0.9:6379/2', REDIS_PASSWORD: 'pw' }).redis, { kind: 'single', url: 'redis://10.0.0.9:6379/2', username: undefined, password: 'pw', tls: undefined });
   const sentinel = loadConfig({ REDIS_SENTINELS: 'sentinel-1:26379, [::1]:26380', REDIS_SENTINEL_NAME: 'gatehouse', REDIS_USERNAME: 'gw' }).redis;
@@ -153,4 +153,15 @@ test('Redis: one node or a Sentinel group, never both; each mode named when it i
   assert.match(problems({ REDIS_SENTINELS: 'b:1', REDIS_SENTINEL_NAME: 'g', REDIS_TLS: 'true', REDIS_TLS_CERT_FILE: MAIN }).join('\n'), /^REDIS_TLS_CERT_FILE, REDIS_TLS_KEY_FILE: mutual TLS needs both/m);
   const tls = loadConfig({ REDIS_SENTINELS: 'b:1', REDIS_SENTINEL_NAME: 'g', REDIS_TLS: 'true', REDIS_TLS_CA_FILE: MAIN }).redis!.tls!;
   assert.deepEqual(tls.ca, readFileSync(MAIN));
+
+  const cluster = loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.5:6379,10.0.0.6:6380', REDIS_PASSWORD: 'pw', REDIS_TLS: 'true', REDIS_TLS_CA_FILE: MAIN }).redis!;
+  assert.equal(cluster.kind, 'cluster');
+  assert.deepEqual(cluster.kind === 'cluster' && cluster.nodes, [{ host: '10.0.0.5', port: 6379 }, { host: '10.0.0.6', port: 6380 }]);
+  assert.equal(cluster.password, 'pw');
+  assert.deepEqual(cluster.tls!.ca, readFileSync(MAIN));
+  assert.match(problems({ REDIS_CLUSTER_NODES: '10.0.0.5' }).join('\n'), /^REDIS_CLUSTER_NODES: must be host:port pairs/m);
+  assert.deepEqual(problems({ REDIS_SENTINELS: 'b:26379', REDIS_SENTINEL_NAME: 'g', REDIS_CLUSTER_NODES: 'c:6379' }), [
+    'REDIS_SENTINELS, REDIS_CLUSTER_NODES: set one of them, not both (a group Redis Sentinel monitors, or a Redis Cluster)',
+  ]);
+  assert.match(problems({ REDIS_URL: 'redis://a:6379', REDIS_SENTINELS: 'b:26379', REDIS_CLUSTER_NODES: 'c:6379' }).join('\n'), /^REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES: set one of them, not several/);
 });

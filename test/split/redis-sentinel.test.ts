@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
+import { boundedStatus } from '../support/bounded-request.js';
 import { eventually } from '../support/eventually.js';
 import { startSentinelGroup, SENTINEL_GROUP, type SentinelGroup } from '../support/redis-sentinel.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
@@ -31,18 +32,8 @@ after(async () => {
   await upstream?.close();
 });
 
-/** Status of a GET through a proxy, or the error's code; at most 2 s (no request may hang longer). */
-async function statusOn(base: string, path: string, cookie: string): Promise<number | string> {
-  try {
-    const response = await request(`${base}${path}`, { headers: { cookie, accept: 'application/json' }, headersTimeout: 2_000, bodyTimeout: 2_000 });
-    await response.body.dump();
-    return response.statusCode;
-  } catch (error) {
-    return String((error as { code?: unknown }).code ?? error);
-  }
-}
-
-const onBoth = (path: string, cookie: string) => Promise.all(split.proxies.map((proxy) => statusOn(proxy.url, path, cookie)));
+/** Statuses of a GET through each proxy; none waits over 2 s (no request may hang longer). */
+const onBoth = (path: string, cookie: string) => Promise.all(split.proxies.map((proxy) => boundedStatus(`${proxy.url}${path}`, cookie)));
 
 test('the primary killed: Sentinel fails over, every process carries on against the new primary', async (t) => {
   const user = await split.signIn({ sub: 'sentinel-user', isAdmin: false, email: 'sentinel@example.com', name: 'Sen' });

@@ -101,11 +101,17 @@ test('the proxy and admin processes refuse to start without REDIS_URL, naming it
   }
 });
 
-test('every process kind refuses REDIS_URL and REDIS_SENTINELS at once, naming both', () => {
-  const env: NodeJS.ProcessEnv = { ...process.env, OIDC_ISSUER: 'http://127.0.0.1:9', OIDC_CLIENT_ID: 'x', REDIS_URL: 'redis://127.0.0.1:9', REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_NAME: 'g' };
-  for (const entry of ['../../proxy/process/main.js', '../../admin/process/main.js', '../../admin/process/embedded-main.js']) {
-    const run = spawnSync(process.execPath, [new URL(entry, import.meta.url).pathname], { env, encoding: 'utf8', timeout: 10_000 });
-    assert.equal(run.status, 1, entry);
-    assert.match(run.stderr, /REDIS_URL, REDIS_SENTINELS: set one of them, not both/, entry);
+test('every process kind refuses two Redis modes at once (a URL and Sentinels, Sentinels and a Cluster), naming both', () => {
+  const pairs = [
+    [{ REDIS_URL: 'redis://127.0.0.1:9', REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_NAME: 'g' }, /REDIS_URL, REDIS_SENTINELS: set one of them, not both/],
+    [{ REDIS_SENTINELS: '127.0.0.1:26379', REDIS_SENTINEL_NAME: 'g', REDIS_CLUSTER_NODES: '127.0.0.1:7000' }, /REDIS_SENTINELS, REDIS_CLUSTER_NODES: set one of them, not both/],
+  ] as const;
+  for (const [modes, message] of pairs) {
+    const env: NodeJS.ProcessEnv = { ...process.env, OIDC_ISSUER: 'http://127.0.0.1:9', OIDC_CLIENT_ID: 'x', ...modes };
+    for (const entry of ['../../proxy/process/main.js', '../../admin/process/main.js', '../../admin/process/embedded-main.js']) {
+      const run = spawnSync(process.execPath, [new URL(entry, import.meta.url).pathname], { env, encoding: 'utf8', timeout: 10_000 });
+      assert.equal(run.status, 1, entry);
+      assert.match(run.stderr, message, entry);
+    }
   }
 });

@@ -3,7 +3,7 @@
  * --cluster-enabled yes` per node, joined by `redis-cli --cluster create` (primaries first, each
  * given `replicasPerPrimary` replicas). Nodes declare a silent peer failed after
  * `cluster-node-timeout` (1 s here), so a replica takes over a dead primary within a few seconds.
- * Readiness is read from the nodes' own answers (CLUSTER INFO), never a sleep.
+ * Readiness is read from the nodes' own answers (CLUSTER INFO, replication links up), never a sleep.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -38,13 +38,20 @@ export async function startRedisCluster(primaries = 3, replicasPerPrimary = 0): 
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-cluster-'));
   const nodes: RedisServer[] = [];
   for (let n = 0; n < primaries * (1 + replicasPerPrimary); n++) {
-    nodes.push(await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${n}.conf`), '--cluster-node-timeout', String(NODE_TIMEOUT_MS)]));
+    // A replica's first sync starts at once (not after the diskless sync's 5 s default delay).
+    const settings = ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${n}.conf`), '--cluster-node-timeout', String(NODE_TIMEOUT_MS), '--repl-diskless-sync-delay', '0'];
+    nodes.push(await startRedis(settings));
   }
   const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
   await promisify(execFile)('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicasPerPrimary), '--cluster-yes']);
   await eventually('every cluster node to see the cluster whole', async () => {
     const states = await Promise.all(nodes.map((node) => ask(node.port, (client) => client.cluster('INFO'))));
     return states.every((text) => String(text).includes('cluster_state:ok'));
+  }, 30_000, 100);
+  // A replica that has not finished its first sync cannot take over (its data counts as too old).
+  await eventually('every replica in sync with its primary', async () => {
+    const links = await Promise.all(nodes.map((node) => ask(node.port, (client) => client.info('replication'))));
+    return links.every((text) => text.includes('role:master') || text.includes('master_link_status:up'));
   }, 30_000, 100);
   const seeds = addresses.join(',');
   return {

@@ -47,7 +47,7 @@ export interface SplitGateway {
 
 /**
  * Starts redis-server, an OpenID Provider, `start:admin` and two `start:proxy` processes, and waits
- * until each says it is ready (`/readyz`). PUBLIC_URL is the first proxy's origin. `env` is added (with `REDIS_SENTINELS`, the processes use those Sentinels instead of the helper's Redis)
+ * until each says it is ready (`/readyz`). PUBLIC_URL is the first proxy's origin. `env` is added (with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`, the processes use those instead of the helper's Redis)
  * to every Gatehouse process's environment; `provider` to the identity provider's options (its
  * machine clients, say), with `backchannelLogout` registering the first proxy's
  * `/auth/backchannel-logout` as the client's back-channel logout URI.
@@ -81,8 +81,8 @@ export async function startSplitGateway(
     });
     started.push(() => idp.close());
     const common = {
-      // A Sentinel group given in `env` replaces the helper's own Redis (two modes at once are refused).
-      ...(env.REDIS_SENTINELS === undefined ? { REDIS_URL: redis.url } : {}),
+      // A Sentinel group or a Cluster given in `env` replaces the helper's own Redis (two modes at once are refused).
+      ...(env.REDIS_SENTINELS === undefined && env.REDIS_CLUSTER_NODES === undefined ? { REDIS_URL: redis.url } : {}),
       PUBLIC_URL: publicUrl,
       ADMIN_PORT: String(adminPort),
       ADMIN_INTERNAL_URL: `http://127.0.0.1:${adminPort}`,
