@@ -80,7 +80,8 @@ export interface AdminPlane {
 /**
  * Builds the admin plane and publishes the assertion keys (made on the first start: design.md
  * §4.7) and the current registry snapshot, so the data plane signs and routes from the first
- * request on.
+ * request on. With Redis unreachable it resolves after the bus's write wait (about 2 s), and the
+ * bus publishes both once Redis answers.
  */
 export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane> {
   const { config, db, sessions, bus, logger } = deps;
@@ -121,8 +122,8 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     openapi: createOpenApiHandlers({ origins: [origins.public, origins.admin] }),
   };
   const routers = new Map<ServedOrigin, Router>([origins.public, origins.admin].map((o) => [o, buildRouter(handlers, o)]));
-  await assertionKeys.start();
-  await registry.publish();
+  // Side by side: with Redis away each waits for it (about 2 s) before the plane goes on without it.
+  await Promise.all([assertionKeys.start(), publishRegistryAtStart(registry, logger)]);
   const stopRevalidating = revalidator.start();
 
   async function serve(req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): Promise<void> {
@@ -159,6 +160,22 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
       assertionKeys.close();
     },
   };
+}
+
+/**
+ * The registry's first publication. When Redis is unreachable (a bus error with code
+ * `REDIS_UNAVAILABLE`) it logs that and resolves: the Redis bus publishes the latest registry it
+ * was given as soon as Redis answers (snapshot-publisher.ts), so a process started before Redis
+ * waits for it instead of exiting.
+ * @throws whatever else the bus throws.
+ */
+async function publishRegistryAtStart(registry: ServiceRegistry, logger: Logger): Promise<void> {
+  try {
+    await registry.publish();
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code !== 'REDIS_UNAVAILABLE') throw error;
+    logger.warn('registry not published yet: Redis is unreachable; it will be once Redis answers');
+  }
 }
 
 /** Sends a GatewayError as is; anything else is logged and becomes 500 `Internal server error`. */

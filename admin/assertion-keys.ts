@@ -51,8 +51,9 @@ export function publicHalf(key: SigningAssertionKey): PublicAssertionKey {
  * publication to the data planes over the event bus.
  * - {@link start}: makes the first key when there is none, rotates a key older than
  *   ASSERTION_KEY_LIFETIME, deletes retired keys past their grace ({@link retiredKeyGraceMs}),
- *   publishes the key set, and from then on does the same whenever the next of those moments
- *   comes (a timer, at least hourly, never keeping the process alive).
+ *   publishes the key set (or leaves it to the bus to publish once Redis is reachable), and from
+ *   then on does the same whenever the next of those moments comes (a timer, at least hourly,
+ *   never keeping the process alive).
  * - {@link rotate}: a new key signs at once; the old one is retired, still published.
  * Rotations are audited as `ASSERTION_KEY_ROTATED` with details `{ kid, previousKid, reason }`.
  * Private keys are never logged, audited or returned.
@@ -99,10 +100,20 @@ export class AssertionKeys {
 
   /**
    * Brings the keys up to date (see the class comment) and publishes them; call once, at start.
-   * @throws whatever the bus throws (the keys themselves are stored).
+   * When Redis is unreachable (a bus error with code `REDIS_UNAVAILABLE`, after the bus's write
+   * wait of about 2 s) it logs that and resolves anyway: the keys are stored, and the Redis bus
+   * publishes the latest key set it was given as soon as Redis is back (snapshot-publisher.ts).
+   * A process started before Redis then waits for it instead of exiting.
+   * @throws whatever else the bus throws, or SQLite does.
    */
   async start(): Promise<void> {
-    await this.#maintain(true);
+    try {
+      await this.#maintain(true);
+    } catch (error) {
+      if (!isRedisUnavailable(error)) throw error;
+      this.#logger.warn('assertion keys not published yet: Redis is unreachable; they will be once it answers');
+      this.#schedule();
+    }
   }
 
   /**
@@ -198,6 +209,14 @@ export class AssertionKeys {
       });
     }, delay).unref();
   }
+}
+
+/**
+ * Whether the bus failed because Redis is away: its RedisUnavailableError carries this stable code
+ * (matched here rather than imported, so the admin plane does not depend on the Redis backend).
+ */
+function isRedisUnavailable(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'REDIS_UNAVAILABLE';
 }
 
 function parseKey(row: KeyRow): SigningAssertionKey {

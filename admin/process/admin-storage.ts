@@ -34,8 +34,11 @@ export interface AdminStorage {
 /**
  * Opens the database at DATABASE_PATH (migrating it), the access log's threads (its day files in
  * the folder beside it, see day-files.ts), then the backends given both: the only order in which
- * the access-log pipeline has somewhere to go.
- * @throws when the database cannot be opened, or Redis (REDIS_URL) does not answer at start.
+ * the access-log pipeline has somewhere to go. With Redis it does not wait for Redis to answer:
+ * a process manager would restart a process that gave up into a loop, so the backends connect
+ * when they can (retrying with backoff, forever) and their readiness checks say not ready until
+ * then; the stream consumer waits for Redis by itself.
+ * @throws when the database cannot be opened, or the Redis settings are malformed.
  */
 export async function openAdminStorage(config: Config, logger: Logger): Promise<AdminStorage> {
   const db = openDatabase(config.databasePath);
@@ -46,7 +49,7 @@ export async function openAdminStorage(config: Config, logger: Logger): Promise<
     (notice) => logger[notice.level](notice.fields, notice.message),
   );
   const reads = openAccessLogReads(dir);
-  const backends = await openBackends(config, logger, { db, storeAccessLogs: (batch) => writer.store(batch) });
+  const backends = await openBackends(config, logger, { db, storeAccessLogs: (batch) => writer.store(batch) }, { startupTimeoutMs: 0 });
   return {
     db,
     backends,

@@ -10,6 +10,9 @@ import { startAdminPlane } from './start-admin-plane.js';
  * consumes the access-log stream into SQLite. Serves the admin-port API on ADMIN_PORT (which the
  * proxies reach as ADMIN_INTERNAL_URL) with `/healthz`, `/readyz` and `/metrics`. The client
  * address comes from the proxies' `X-Forwarded-For`, believed from loopback and TRUST_PROXY peers.
+ * Started while Redis is unreachable it does not exit: it serves ADMIN_PORT with `/readyz` saying
+ * not ready (naming the checks that fail), and publishes and consumes once Redis answers
+ * (admin-storage.ts).
  * On SIGTERM or SIGINT: finishes in-flight requests (up to 10 s), stops consuming, closes Redis and
  * SQLite, exits 0; within 18 s whatever Redis does (README "Stopping").
  */

@@ -55,7 +55,9 @@ export interface RedisBackends extends Backends {
  * `gatehouse:rl:auth` with the configured limits, a {@link RedisAccessLogSink} and
  * {@link AccessLogStreamConsumer}s (one started at open when `options.storeAccessLogs` is given).
  * Readiness: `redis` (PING answered), `registry` and `assertion-keys` (a snapshot of each is
- * loaded). Resolves once Redis answers, so the admin plane's first publication can go out.
+ * loaded). Resolves once Redis answers, or at once when `startupTimeoutMs` is 0: the connections
+ * then keep trying (backoff, forever), the readiness checks fail until Redis answers, writes fail
+ * as in an outage (publications are re-sent on connect), and the stream consumer waits for Redis.
  * @throws when REDIS_URL is unset, or Redis is not reachable within `startupTimeoutMs` (the message
  *   never quotes the URL, which may hold a password).
  */
