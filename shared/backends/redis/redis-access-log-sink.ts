@@ -1,12 +1,12 @@
-import type { RedisClient } from './redis-client-options.js';
 import type { AccessLogSink } from '../access-log-sink.js';
 import { BatchingAccessLogSink, type BatchingOptions } from '../batching-access-log-sink.js';
 import { createLogger, type Logger } from '../../logger.js';
 import type { AccessLogEntry } from '../../types.js';
 import { encodeBatch } from './access-log-stream-entry.js';
 import { OutageLog } from './outage-log.js';
-import { RedisUnavailableError } from './redis-errors.js';
+import type { RedisClient } from './redis-client-options.js';
 import type { RedisConnections } from './redis-connections.js';
+import { ReplicaConfirmation } from './replica-confirmation.js';
 import { ACCESS_LOG_STREAM } from './redis-keys.js';
 
 export interface RedisAccessLogSinkOptions extends BatchingOptions {
@@ -16,28 +16,32 @@ export interface RedisAccessLogSinkOptions extends BatchingOptions {
    * process is away for long; it caps Redis memory then.
    */
   maxStreamLength?: number;
+  /** How long a batch waits for a replica to confirm it before it counts as not shipped, in ms (default 1,000). */
+  replicaWaitMs?: number;
   logger?: Logger;
 }
 
 /**
  * The data plane's access-log sink in split mode: a {@link BatchingAccessLogSink} whose shipment is
  * one XADD per batch to `gatehouse:access-log` (`MAXLEN ~ <maxStreamLength>`, field `records` =
- * JSON array). It ships on the shared command connection, which has no offline queue: while Redis
- * is away XADD rejects at once, so the batch stays in the sink's own bounded buffer (drops
- * counted) and is retried every `intervalMs`, and `flush()`/`close()` never hang on a queue inside
- * ioredis. (With ioredis' offline queue, batches would pile up there unbounded and uncounted, and
- * a shipment would wait for the reconnect, stalling every later one.) A batch whose XADD timed out
- * may have been stored and is then sent again; the consumer's idempotent insert absorbs that.
+ * JSON array), confirmed by a replica when the primary has any ({@link ReplicaConfirmation}: a
+ * batch a failover could lose is not counted as shipped). It ships on a connection of its own
+ * with no offline queue: while Redis is away XADD rejects at once, so the batch stays in the
+ * sink's own bounded buffer (drops counted) and is retried every `intervalMs`, and
+ * `flush()`/`close()` never hang on a queue inside ioredis. (With ioredis' offline queue, batches
+ * would pile up there unbounded and uncounted, and a shipment would wait for the reconnect,
+ * stalling every later one.) A batch whose XADD timed out, or that no replica confirmed, may have
+ * been stored and is then sent again; the consumer's idempotent insert absorbs that.
  */
 export class RedisAccessLogSink implements AccessLogSink {
-  readonly #redis: RedisClient;
+  readonly #writes: ReplicaConfirmation;
   readonly #batching: BatchingAccessLogSink;
   readonly #maxStreamLength: number;
   readonly #outage: OutageLog;
   readonly #onError: (error: unknown) => void;
 
   constructor(connections: RedisConnections, options: RedisAccessLogSinkOptions = {}) {
-    this.#redis = connections.command;
+    this.#writes = new ReplicaConfirmation(connections, 'access-log-sink', options.replicaWaitMs);
     this.#maxStreamLength = options.maxStreamLength ?? 100_000;
     const logger = options.logger ?? createLogger('silent', 'access-log');
     this.#outage = new OutageLog(logger, 'cannot ship access-log records; buffering them', 'shipping access-log records again');
@@ -70,11 +74,8 @@ export class RedisAccessLogSink implements AccessLogSink {
   }
 
   async #ship(batch: AccessLogEntry[]): Promise<void> {
-    try {
-      await this.#redis.xadd(ACCESS_LOG_STREAM, 'MAXLEN', '~', this.#maxStreamLength, '*', ...encodeBatch(batch));
-    } catch (error) {
-      throw new RedisUnavailableError('shipping access-log records', error);
-    }
+    const add = (client: RedisClient) => client.pipeline().xadd(ACCESS_LOG_STREAM, 'MAXLEN', '~', this.#maxStreamLength, '*', ...encodeBatch(batch));
+    await this.#writes.write(add, ACCESS_LOG_STREAM, 'shipping access-log records');
     this.#outage.succeeded();
   }
 

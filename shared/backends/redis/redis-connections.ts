@@ -80,14 +80,15 @@ export class RedisConnections {
    * A new connection of its own for blocking commands, closed by {@link close} (or by the caller).
    * Fails fast like the command connection; a blocking read with `BLOCK ms` that gets no reply
    * within ms + 100 resolves null client-side (ioredis `blockingTimeout`), so a dead socket never
-   * blocks forever.
+   * blocks forever. `overrides` tune it further (a command timeout of its own, say).
    */
-  dedicated(role: string): RedisClient {
+  dedicated(role: string, overrides: RedisOptions = {}): RedisClient {
     const client = this.#open(role, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       blockingTimeout: this.#options.commandTimeoutMs,
+      ...overrides,
     });
     this.#dedicated.add(client);
     client.once('end', () => this.#dedicated.delete(client));
@@ -127,14 +128,15 @@ export class RedisConnections {
   }
 
   /**
-   * For the admin plane's writes: resolves at once when the command connection is ready, else when
-   * it becomes ready or after `writeWaitMs`, whichever comes first (never rejects; the write that
-   * follows fails if Redis is still away). A user logging in just as Redis comes back then waits a
-   * moment instead of getting an error; the data plane's reads do not wait.
+   * For the admin plane's writes: resolves at once when `client` (default: the command
+   * connection) is ready, else when it becomes ready or after `writeWaitMs`, whichever comes first
+   * (never rejects; the write that follows fails if Redis is still away). A user logging in just as
+   * Redis comes back then waits a moment instead of getting an error; the data plane's reads do not
+   * wait.
    */
-  async writable(): Promise<void> {
-    if (this.command.status === 'ready' || this.#closed) return;
-    const ready = nextEvent(this.command, 'ready');
+  async writable(client: RedisClient = this.command): Promise<void> {
+    if (client.status === 'ready' || this.#closed) return;
+    const ready = nextEvent(client, 'ready');
     const timer = setTimeout(() => ready.cancel(new Error('still away')), this.#options.writeWaitMs);
     await ready.promise.catch(() => undefined);
     clearTimeout(timer);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './redis-client-options.js';
+import { ReplicaConfirmation } from './replica-confirmation.js';
 import { createLogger, type Logger } from '../../logger.js';
 import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../secrets.js';
 import { emailKey, keepIdentity, sessionKey, type SessionQuery, type SessionSelector, type SessionStore } from '../session-store.js';
@@ -81,10 +82,13 @@ export class RedisSessionStore implements SessionStore {
   readonly #lockTokens = new Map<string, string>();
   /** Bumped by every eviction from outside: a read that raced with one is not cached. */
   #evictions = 0;
+  /** New sessions, written on a connection of their own and confirmed by a replica. */
+  readonly #creations: ReplicaConfirmation;
 
   constructor(connections: RedisConnections, options: RedisSessionStoreOptions = {}) {
     this.#connections = connections;
     this.#redis = connections.command;
+    this.#creations = new ReplicaConfirmation(connections, 'session-writes');
     this.#cache = new ExpiringCache(options.cacheMaxEntries ?? 10_000);
     this.#cacheTtlMs = options.cacheTtlMs ?? 5_000;
     this.#idleTimeoutMs = options.idleTimeoutMs;
@@ -94,24 +98,29 @@ export class RedisSessionStore implements SessionStore {
   }
 
   /**
-   * MULTI: the session's hash, its handle key and its index entries, all expiring with it. A
-   * session already expired is not stored (reads as null). Waits up to `writeWaitMs` for a
-   * reconnecting Redis (see {@link RedisConnections.writable}).
-   * @throws {RedisUnavailableError} when Redis cannot take it.
+   * MULTI: the session's hash, its handle key and its index entries, all expiring with it,
+   * confirmed by a replica when the primary has any ({@link ReplicaConfirmation}), so a sign-in
+   * never completes with a session a failover could lose. A session already expired is not stored
+   * (reads as null). Waits up to `writeWaitMs` for a reconnecting Redis (see
+   * {@link RedisConnections.writable}).
+   * @throws {RedisUnavailableError} when Redis cannot take it, or no replica confirmed it within
+   *   a second.
    */
   async create(session: Session): Promise<string> {
     const id = newSessionId();
     if (session.expiresAt <= Date.now()) return id;
     const key = sessionKey(id);
-    await this.#connections.writable();
-    const tx = this.#redis
-      .multi()
-      .hset(sessionRedisKey(key), { data: JSON.stringify(session), seen: session.lastSeenAt, exp: session.expiresAt })
-      .pexpireat(sessionRedisKey(key), session.expiresAt);
-    if (this.#idleTimeoutMs !== undefined) tx.pexpire(sessionRedisKey(key), Math.min(this.#idleTimeoutMs, session.expiresAt - Date.now()));
-    tx.set(sessionHandleKey(session.handle), key, 'PXAT', session.expiresAt);
-    for (const index of indexesOf(session)) addToIndex(tx, index, session);
-    await this.#exec(tx, 'storing a session');
+    const store = (client: RedisClient) => {
+      const tx = client
+        .multi()
+        .hset(sessionRedisKey(key), { data: JSON.stringify(session), seen: session.lastSeenAt, exp: session.expiresAt })
+        .pexpireat(sessionRedisKey(key), session.expiresAt);
+      if (this.#idleTimeoutMs !== undefined) tx.pexpire(sessionRedisKey(key), Math.min(this.#idleTimeoutMs, session.expiresAt - Date.now()));
+      tx.set(sessionHandleKey(session.handle), key, 'PXAT', session.expiresAt);
+      for (const index of indexesOf(session)) addToIndex(tx, index, session);
+      return tx;
+    };
+    await this.#creations.write(store, sessionRedisKey(key), 'storing a session');
     this.#cache.set(key, session, Date.now() + this.#cacheTtlMs);
     return id;
   }
