@@ -59,12 +59,16 @@ describe('with a replica', SUITE, () => {
     assert.equal(sink.dropped, 0);
   });
 
-  it('a new session is on the replica when create resolves; with the replica silent, create fails and says why', async () => {
+  it('a new session is on the replica when create resolves, an ended one gone from it; with the replica silent, both fail and say why', async () => {
     const store = track(new RedisSessionStore(await opened(primary.url)), (s) => s.close());
-    await store.create(sampleSession({ user: { ...sampleSession().user, sub: 'replicated' } }));
+    const id = await store.create(sampleSession({ user: { ...sampleSession().user, sub: 'replicated' } }));
     assert.equal(await replicaClient.zcard(sessionsBySubKey('replicated')), 1);
+    await store.destroy(id);
+    assert.equal(await replicaClient.zcard(sessionsBySubKey('replicated')), 0, 'a failover cannot bring an ended session back');
 
+    const kept = await store.create(sampleSession());
     replica.pause();
+    await assert.rejects(store.destroy(kept), /revoking a session failed: Error: no replica confirmed the write/);
     const started = Date.now();
     await assert.rejects(store.create(sampleSession()), /storing a session failed: Error: no replica confirmed the write within 1000 ms/);
     const waited = Date.now() - started;

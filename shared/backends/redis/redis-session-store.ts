@@ -82,13 +82,13 @@ export class RedisSessionStore implements SessionStore {
   readonly #lockTokens = new Map<string, string>();
   /** Bumped by every eviction from outside: a read that raced with one is not cached. */
   #evictions = 0;
-  /** New sessions, written on a connection of their own and confirmed by a replica. */
-  readonly #creations: ReplicaConfirmation;
+  /** New and ended sessions, written on a connection of their own and confirmed by a replica. */
+  readonly #confirmedWrites: ReplicaConfirmation;
 
   constructor(connections: RedisConnections, options: RedisSessionStoreOptions = {}) {
     this.#connections = connections;
     this.#redis = connections.command;
-    this.#creations = new ReplicaConfirmation(connections, 'session-writes');
+    this.#confirmedWrites = new ReplicaConfirmation(connections, 'session-writes');
     this.#cache = new ExpiringCache(options.cacheMaxEntries ?? 10_000);
     this.#cacheTtlMs = options.cacheTtlMs ?? 5_000;
     this.#idleTimeoutMs = options.idleTimeoutMs;
@@ -120,7 +120,7 @@ export class RedisSessionStore implements SessionStore {
       for (const index of indexesOf(session)) addToIndex(tx, index, session);
       return tx;
     };
-    await this.#creations.write(store, sessionRedisKey(key), 'storing a session');
+    await this.#confirmedWrites.write(store, sessionRedisKey(key), 'storing a session');
     this.#cache.set(key, session, Date.now() + this.#cacheTtlMs);
     return id;
   }
@@ -269,17 +269,20 @@ export class RedisSessionStore implements SessionStore {
   }
 
   /**
-   * MULTI: DEL the hash and handle key, drop the index entries, PUBLISH the key hash. Of a session
+   * MULTI: DEL the hash and handle key, drop the index entries, PUBLISH the key hash; confirmed by
+   * a replica like {@link create}, so a failover cannot bring an ended session back. Of a session
    * already gone (idle) only the handle's key and the everyone index are known; its other index
    * entries leave on their next read.
    */
   async #end(key: string, session: Session | null, handle = session?.handle): Promise<void> {
     this.#cache.delete(key);
-    const tx = this.#redis.multi().del(sessionRedisKey(key));
-    if (handle !== undefined) tx.del(sessionHandleKey(handle)).zrem(SESSIONS_INDEX_KEY, handle);
-    if (session !== null) for (const index of indexesOf(session)) tx.zrem(index, session.handle);
-    tx.publish(SESSION_REVOKED_CHANNEL, key);
-    await this.#exec(tx, 'revoking a session');
+    const end = (client: RedisClient) => {
+      const tx = client.multi().del(sessionRedisKey(key));
+      if (handle !== undefined) tx.del(sessionHandleKey(handle)).zrem(SESSIONS_INDEX_KEY, handle);
+      if (session !== null) for (const index of indexesOf(session)) tx.zrem(index, session.handle);
+      return tx.publish(SESSION_REVOKED_CHANNEL, key);
+    };
+    await this.#confirmedWrites.write(end, sessionRedisKey(key), 'revoking a session');
   }
 
   async #exec(tx: ChainableCommander, doing: string): Promise<void> {
