@@ -16,12 +16,23 @@ export interface GatehouseProcess {
   exited: Promise<number | null>;
 }
 
+/** How to start it beyond its settings. */
+export interface GatehouseProcessOptions {
+  /**
+   * A command that runs node for it, node's path and arguments appended (`['ip', 'netns', 'exec',
+   * '<namespace>']` runs it on another host of a test network); default none: node itself. The
+   * command must exec node, so that signals reach the Gatehouse process.
+   */
+  prefix?: readonly string[];
+}
+
 /**
  * Spawns `dist/<entry>` (e.g. `admin/process/main.js`, `proxy/process/main.js`) with `env` on top
  * of this process's environment.
  */
-export function startGatehouseProcess(entry: string, env: Record<string, string>): GatehouseProcess {
-  const child = spawn(process.execPath, [`${DIST}${entry}`], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startGatehouseProcess(entry: string, env: Record<string, string>, options: GatehouseProcessOptions = {}): GatehouseProcess {
+  const [command, ...args] = [...(options.prefix ?? []), process.execPath, `${DIST}${entry}`];
+  const child = spawn(command!, args, { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += String(chunk)));
   child.stderr!.on('data', (chunk) => (output += String(chunk)));

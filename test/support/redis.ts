@@ -15,7 +15,7 @@ import { freePort } from './free-port.js';
 import { closeTracked, track } from './tracked.js';
 
 export interface RedisServer {
-  /** `redis://127.0.0.1:PORT`. */
+  /** `redis://HOST:PORT` (HOST `127.0.0.1` unless given). */
   url: string;
   port: number;
   /** Graceful stop (SIGTERM); resolves when the process has exited. */
@@ -34,24 +34,37 @@ export interface RedisServer {
 }
 
 const READY = 'Ready to accept connections';
+const LOOPBACK = '127.0.0.1';
 
-/** Where a server on `port` would write an RDB file (a replica's full sync does, even with `--save ""`). */
-function rdbFile(port: number): string {
-  return join(tmpdir(), `gatehouse-test-${port}.rdb`);
+/** Where a server on `host`:`port` would write an RDB file (a replica's full sync does, even with `--save ""`). */
+function rdbFile(host: string, port: number): string {
+  return join(tmpdir(), host === LOOPBACK ? `gatehouse-test-${port}.rdb` : `gatehouse-test-${host}-${port}.rdb`);
 }
 const START_ATTEMPTS = 3;
 
+/** Where and how a redis-server runs; every field optional. */
+export interface RedisServerOptions {
+  /** Address it binds to and its URL names; default `127.0.0.1`. */
+  host?: string;
+  /** Its port; default a free port of 127.0.0.1 (with `host` on another network, give one). */
+  port?: number;
+  /** A command that runs redis-server, its arguments appended (`['ip', 'netns', 'exec', '<ns>']`); it must exec it. */
+  prefix?: readonly string[];
+}
+
 /**
- * Spawns redis-server on `port` with `extraArgs` after the test settings (`--replicaof host port`,
+ * Spawns redis-server on `host`:`port` with `extraArgs` after the test settings (`--replicaof host port`,
  * say); resolves once it logs readiness, rejects with its output if it exits first.
  */
-async function spawnRedis(port: number, extraArgs: readonly string[] = []): Promise<ChildProcess> {
-  const child = spawn(
+async function spawnRedis(port: number, extraArgs: readonly string[] = [], host = LOOPBACK, prefix: readonly string[] = []): Promise<ChildProcess> {
+  const file = rdbFile(host, port);
+  const [command, ...args] = [
+    ...prefix,
     'redis-server',
     // A replica's full sync writes an RDB file even with `--save ""`: into the temp folder, not the cwd.
-    ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--loglevel', 'notice', '--dir', dirname(rdbFile(port)), '--dbfilename', basename(rdbFile(port)), ...extraArgs],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+    ...['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', host, '--loglevel', 'notice', '--dir', dirname(file), '--dbfilename', basename(file), ...extraArgs],
+  ];
+  const child = spawn(command!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -82,17 +95,18 @@ async function stopProcess(child: ChildProcess | undefined, signal: NodeJS.Signa
 
 /**
  * Starts redis-server on a free port of 127.0.0.1 (another port is tried if the chosen one got
- * taken), with `extraArgs` (see spawnRedis), also on every restart.
+ * taken), or where `options` say, with `extraArgs` (see spawnRedis), also on every restart.
  */
-export async function startRedis(extraArgs: readonly string[] = []): Promise<RedisServer> {
+export async function startRedis(extraArgs: readonly string[] = [], options: RedisServerOptions = {}): Promise<RedisServer> {
+  const { host = LOOPBACK, prefix = [] } = options;
   let port = 0;
   let child: ChildProcess | undefined;
   for (let attempt = 1; child === undefined; attempt++) {
-    port = await freePort();
+    port = options.port ?? (await freePort());
     try {
-      child = await spawnRedis(port, extraArgs);
+      child = await spawnRedis(port, extraArgs, host, prefix);
     } catch (err) {
-      if (attempt >= START_ATTEMPTS) throw err;
+      if (attempt >= START_ATTEMPTS || options.port !== undefined) throw err;
     }
   }
   // A redis-server must not outlive the test process, whatever happens to the test.
@@ -100,17 +114,17 @@ export async function startRedis(extraArgs: readonly string[] = []): Promise<Red
   process.on('exit', killOnExit);
 
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://${host}:${port}`,
     port,
     async stop() {
       await stopProcess(child, 'SIGTERM');
       process.off('exit', killOnExit);
-      rmSync(rdbFile(port), { force: true });
+      rmSync(rdbFile(host, port), { force: true });
     },
     async kill() {
       await stopProcess(child, 'SIGKILL');
       process.off('exit', killOnExit);
-      rmSync(rdbFile(port), { force: true });
+      rmSync(rdbFile(host, port), { force: true });
     },
     pause() {
       child?.kill('SIGSTOP');
@@ -120,7 +134,7 @@ export async function startRedis(extraArgs: readonly string[] = []): Promise<Red
     },
     async restart() {
       await stopProcess(child, 'SIGTERM');
-      child = await spawnRedis(port, extraArgs);
+      child = await spawnRedis(port, extraArgs, host, prefix);
       process.off('exit', killOnExit);
       process.on('exit', killOnExit);
     },
