@@ -87,9 +87,11 @@ function clusterDeployment(hosts: readonly FleetHost[], nodes: readonly ClusterN
       ...gatehouseSecurityEnv(security),
     },
     async primaryHost() {
+      // The primary holding most keys: Gatehouse's hash tags put its keys together, on one primary.
       const view = await clusterNodes(security, nodes[0]!);
-      const primary = view.find((line) => line.flags.includes('master') && line.slots);
-      return hosts.find((host) => primary !== undefined && primary.address.startsWith(`${host.address}:`))!;
+      const primaries = nodes.filter((node) => view.some((line) => line.address === `${node.host.address}:${node.port}` && line.flags.includes('master') && line.slots));
+      const sizes = await Promise.all(primaries.map(async (node) => Number(await askNode(security, node.host.address, node.port, ['DBSIZE']))));
+      return primaries[sizes.indexOf(Math.max(...sizes))]!.host;
     },
     async failedOver(cut) {
       const witness = nodes.find((node) => node.host !== cut)!;

@@ -8,7 +8,7 @@ export interface RedisDeployment {
   env: Record<string, string>;
   /** The hosts it runs on. */
   hosts: readonly FleetHost[];
-  /** A host running a primary now: the one a failover scenario cuts off. */
+  /** A host running a primary now (in a cluster, the one holding most keys): the one a failover scenario cuts off. */
   primaryHost(): Promise<FleetHost>;
   /** Whether the rest has promoted a replica for every primary `cut` had (asked of the hosts still reachable). */
   failedOver(cut: FleetHost): Promise<boolean>;
