@@ -1,15 +1,20 @@
 /**
  * What confirming access-log batches at a replica (issue 22, shared/backends/redis/
  * replica-confirmation.ts) costs a proxy per request: `node dist/bench/replica-confirmation-cost.js`.
- * Two sinks, each shipping the same records through a real redis-server, taken in turns (A/B
+ * Three sinks, each shipping the same records through a real redis-server, taken in turns (A/B/C
  * rounds) in one run:
- * - alone: a primary without replicas (ROLE says so: XADD + ROLE, no wait), as before the change
- *   but for one command;
- * - replicated: a primary with one replica (`--replicaof`): XADD + ROLE, then EXISTS + WAIT 1.
+ * - before: the sink as it was before the change, a bare XADD per batch on the shared command
+ *   connection, to a primary without replicas;
+ * - alone: today's sink and a primary without replicas (ROLE says so: XADD + ROLE, no wait);
+ * - replicated: today's sink and a primary with one replica (`--replicaof`): XADD + ROLE, then
+ *   EXISTS + WAIT 1.
  * Batches of 500 records (the sink's `maxBatch`, what a busy proxy ships), and of 20 (a quiet one
  * shipping every 100 ms). Prints the proxy process's CPU (user + system) per record in µs, and the
  * wall time per batch, each a median of the rounds.
  */
+import { BatchingAccessLogSink } from '../shared/backends/batching-access-log-sink.js';
+import type { AccessLogSink } from '../shared/backends/access-log-sink.js';
+import { encodeBatch } from '../shared/backends/redis/access-log-stream-entry.js';
 import { RedisAccessLogSink } from '../shared/backends/redis/redis-access-log-sink.js';
 import { RedisConnections } from '../shared/backends/redis/redis-connections.js';
 import { ACCESS_LOG_STREAM } from '../shared/backends/redis/redis-keys.js';
@@ -25,11 +30,22 @@ interface Figures {
   msPerBatch: number;
 }
 
-/** Ships RECORDS records in batches of `batch` through a fresh sink on `server`, one flush per batch. */
-async function ship(server: RedisServer, batch: number): Promise<Figures> {
+type Variant = 'before' | 'alone' | 'replicated';
+
+/** The sink of `variant` on `connections` (see the file comment). */
+function sinkOf(variant: Variant, connections: RedisConnections, batch: number): AccessLogSink & { shipped: number } {
+  const options = { maxBatch: batch, intervalMs: 60_000 };
+  if (variant !== 'before') return new RedisAccessLogSink(connections, options);
+  return new BatchingAccessLogSink(async (records) => {
+    await connections.command.xadd(ACCESS_LOG_STREAM, 'MAXLEN', '~', 100_000, '*', ...encodeBatch(records));
+  }, options);
+}
+
+/** Ships RECORDS records in batches of `batch` through a fresh sink of `variant` on `server`, one flush per batch. */
+async function ship(variant: Variant, server: RedisServer, batch: number): Promise<Figures> {
   const connections = new RedisConnections(server.url);
   await connections.ready(5_000);
-  const sink = new RedisAccessLogSink(connections, { maxBatch: batch, intervalMs: 60_000 });
+  const sink = sinkOf(variant, connections, batch);
   const records = Array.from({ length: RECORDS }, (_, n) => sampleEntry(n));
   const cpu = process.cpuUsage();
   const started = performance.now();
@@ -52,21 +68,23 @@ async function main(): Promise<void> {
   const cleanup = [alone, primary].map((server) => new Redis(server.url));
   try {
     for (const batch of [500, 20]) {
-      const figures = { alone: [] as Figures[], replicated: [] as Figures[] };
+      const figures: Record<Variant, Figures[]> = { before: [], alone: [], replicated: [] };
       for (let round = 0; round < ROUNDS; round++) {
-        for (const [name, server] of [['alone', alone], ['replicated', primary]] as const) {
-          const result = await ship(server, batch);
+        for (const [name, server] of [['before', alone], ['alone', alone], ['replicated', primary]] as const) {
+          const result = await ship(name, server, batch);
           if (round > 0) figures[name].push(result); // round 0 warms up
-          await cleanup[name === 'alone' ? 0 : 1]!.del(ACCESS_LOG_STREAM);
+          await cleanup[name === 'replicated' ? 1 : 0]!.del(ACCESS_LOG_STREAM);
         }
       }
       const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-      const cpu = (name: 'alone' | 'replicated') => median(figures[name].map((f) => f.cpuUsPerRecord));
-      const wall = (name: 'alone' | 'replicated') => median(figures[name].map((f) => f.msPerBatch));
+      const cpu = (name: Variant) => median(figures[name].map((f) => f.cpuUsPerRecord));
+      const wall = (name: Variant) => median(figures[name].map((f) => f.msPerBatch));
+      const line = (label: string, name: Variant) =>
+        console.log(`  ${label.padEnd(34)}${cpu(name).toFixed(2)} µs CPU per record (×${(cpu(name) / cpu('before')).toFixed(2)}), ${wall(name).toFixed(3)} ms per batch`);
       console.log(`batches of ${batch}, ${RECORDS.toLocaleString('en')} records, median of ${ROUNDS - 1} rounds`);
-      console.log(`  alone (no replica, no wait):    ${cpu('alone').toFixed(2)} µs CPU per record, ${wall('alone').toFixed(3)} ms per batch`);
-      console.log(`  replicated (WAIT 1 per batch):  ${cpu('replicated').toFixed(2)} µs CPU per record, ${wall('replicated').toFixed(3)} ms per batch`);
-      console.log(`  cost: +${(cpu('replicated') - cpu('alone')).toFixed(2)} µs CPU per record (×${(cpu('replicated') / cpu('alone')).toFixed(2)}), +${(wall('replicated') - wall('alone')).toFixed(3)} ms per batch`);
+      line('before (bare XADD):', 'before');
+      line('alone (no replica: + ROLE):', 'alone');
+      line('replicated (+ EXISTS, WAIT 1):', 'replicated');
     }
   } finally {
     cleanup.forEach((client) => client.disconnect());

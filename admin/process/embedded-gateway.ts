@@ -47,8 +47,15 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   const storage = await openAdminStorage(config, logger);
   const { db, backends } = storage;
   const metrics = new GatewayMetrics(backends.accessLogSink());
-  const admin = await startAdminPlane({ config, storage, publicRequests: 'in-process', metrics: metrics.registry, logger: logger.child({ plane: 'admin' }) });
-  const proxy = await startProxyPlane({ config, backends, adminPlane: admin.handlePublic, metrics, logger: logger.child({ plane: 'proxy' }) });
+  // A port taken: what started is stopped, so a caller that goes on (a test, an embedder) keeps no
+  // listener, timer or connection that would hold its process open.
+  const admin = await startAdminPlane({ config, storage, publicRequests: 'in-process', metrics: metrics.registry, logger: logger.child({ plane: 'admin' }) })
+    .catch(stopAndRethrow(() => storage.close()));
+  const proxy = await startProxyPlane({ config, backends, adminPlane: admin.handlePublic, metrics, logger: logger.child({ plane: 'proxy' }) })
+    .catch(stopAndRethrow(async () => {
+      await admin.close();
+      await storage.close();
+    }));
 
   const close = async () => {
     await Promise.all([proxy.close(), admin.close()]);
@@ -64,5 +71,13 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
     port: proxy.port,
     adminPort: admin.port,
     close: () => (closing ??= close()),
+  };
+}
+
+/** A rejection handler that runs `stop`, then rejects with the original error. */
+function stopAndRethrow(stop: () => Promise<void>): (error: unknown) => Promise<never> {
+  return async (error) => {
+    await stop();
+    throw error;
   };
 }

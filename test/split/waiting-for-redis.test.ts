@@ -140,6 +140,8 @@ test('an admin process started while Redis is unreachable stays up, not ready, s
     assert.equal(new Set(reasons).size, reasons.length, `once per connection and reason:\n${reasons.join('\n')}`);
     assert.match(warnings[0]!.err?.message ?? '', /ECONNREFUSED/);
     assert.ok(!admin.output().includes('never-logged-password'));
+    // Never connected is not "lost": no line says a connection was lost before there was one.
+    assert.deepEqual(logLines(admin.output(), 'redis connection lost'), []);
 
     redis = await startRedis(['--port', String(redisPort), '--requirepass', 'never-logged-password']);
     await eventually('the admin process ready once Redis comes', async () => (await readiness(adminUrl)).status === 200, 15_000);

@@ -51,6 +51,8 @@ export async function startGatewayWithProvider(
     ],
     ...providerOptions,
   });
+  // A gateway that fails to start (a port taken meanwhile) must not leave the provider running,
+  // which would keep the test file, and the whole run, from ending.
   const gw = await startTestGateway({
     PORT: String(port),
     PUBLIC_URL: origin,
@@ -59,7 +61,10 @@ export async function startGatewayWithProvider(
     OIDC_CLIENT_SECRET: CLIENT_SECRET,
     ADMIN_EMAILS: 'admin@example.com',
     ...env,
-  }, { ...(onLog ? { onLog } : {}) });
+  }, { ...(onLog ? { onLog } : {}) }).catch(async (error: unknown) => {
+    await idp.close();
+    throw error;
+  });
   return {
     gw,
     idp,

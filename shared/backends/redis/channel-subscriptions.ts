@@ -1,3 +1,4 @@
+import { Cluster } from 'ioredis';
 import type { RedisClient } from './redis-client-options.js';
 import type { Logger } from '../../logger.js';
 import { describeError } from './redis-errors.js';
@@ -11,7 +12,8 @@ export type MessageHandler = (message: string) => void;
  * Messages published while the connection is down are lost, so on every 'ready' after a
  * disconnect it SUBSCRIBEs to all its channels again (ioredis' own `autoResubscribe` does too; a
  * repeated SUBSCRIBE is harmless) and, once Redis confirmed that, runs the {@link onReconnect}
- * handlers, which re-read whatever they may have missed.
+ * handlers, which re-read whatever they may have missed; on a Cluster also whenever a node leaves
+ * (see the constructor).
  */
 export class ChannelSubscriptions {
   readonly #client: RedisClient;
@@ -26,6 +28,9 @@ export class ChannelSubscriptions {
     this.#logger = logger;
     client.on('message', (channel: string, message: string) => this.#dispatch(channel, message));
     client.on('ready', () => this.#ready());
+    // A Cluster client keeps 'ready' while the node it subscribes through dies and it moves to
+    // another (re-subscribing by itself); messages may have been missed meanwhile all the same.
+    if (client instanceof Cluster) client.on('-node', () => this.#runReconnectHandlers());
   }
 
   /** Resolves once Redis has confirmed every SUBSCRIBE sent so far (never rejects). */
@@ -76,9 +81,11 @@ export class ChannelSubscriptions {
     if (!reconnect) return;
     const channels = [...this.#handlers.keys()];
     if (channels.length > 0) this.#confirm(this.#client.subscribe(...channels));
-    void this.#confirmed.then(() => {
-      for (const handler of this.#reconnectHandlers) handler();
-    });
+    void this.#confirmed.then(() => this.#runReconnectHandlers());
+  }
+
+  #runReconnectHandlers(): void {
+    for (const handler of this.#reconnectHandlers) handler();
   }
 
   #confirm(subscribed: Promise<unknown>): void {

@@ -183,7 +183,9 @@ export class RedisConnections {
    * reports one error per attempt, with backoff, forever. Never a password (describeError).
    */
   #watch(client: RedisClient, role: string): void {
-    let lost = false;
+    // A connection that never was ready is not "lost": 'cannot reach redis' says why it waits.
+    let connected = false;
+    let connectedBefore = false;
     let reason: string | undefined;
     client.on('error', (error: unknown) => {
       const described = describeError(error);
@@ -191,16 +193,16 @@ export class RedisConnections {
       reason = described.message;
       this.#logger.warn({ role, err: described }, 'cannot reach redis; retrying');
     });
-    client.on('ready', () => (reason = undefined));
     client.on('close', () => {
-      if (lost || this.#closed) return;
-      lost = true;
+      if (!connected || this.#closed) return;
+      connected = false;
       this.#logger.warn({ role }, 'redis connection lost; reconnecting');
     });
     client.on('ready', () => {
-      if (!lost) return;
-      lost = false;
-      this.#logger.info({ role }, 'redis connection restored');
+      reason = undefined;
+      if (connected) return;
+      if (connectedBefore) this.#logger.info({ role }, 'redis connection restored');
+      connected = connectedBefore = true;
     });
   }
 }
