@@ -16,6 +16,7 @@ export const ADMIN_DOWN_MS = 60_000;
 /** How long the returning admin may take to store what waited in the stream. */
 const CATCH_UP_LIMIT_MS = 60_000;
 
+/** Cuts the admin host's link for {@link ADMIN_DOWN_MS} under load; checks the proxies served and every response was stored once. */
 export async function adminHostDown(fleet: Fleet, t: TestContext): Promise<void> {
   const { gateway, dc } = fleet;
   const user = await fleet.signInUser();

@@ -12,6 +12,7 @@ import { probe, report } from '../support/probe.js';
 /** How soon a change made on one host must show on the other. */
 const PROPAGATION_LIMIT_MS = 1_000;
 
+/** Creates a service and signs a user out through the first proxy; measures when the second sees each. */
 export async function crossHostChanges(fleet: Fleet, t: TestContext): Promise<void> {
   const [near, far] = fleet.gateway.proxies;
   const user = await fleet.signInUser();

@@ -33,6 +33,7 @@ interface CutFigures {
   audit: AccessLogAudit;
 }
 
+/** Cuts the host of a Redis primary under load, checks recovery, hangs and the access log, then lets the host rejoin. */
 export async function primaryHostCut(fleet: Fleet, t: TestContext): Promise<void> {
   const primary = await fleet.redis.primaryHost();
   let figures: CutFigures;

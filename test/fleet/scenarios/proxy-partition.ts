@@ -13,6 +13,7 @@ import { HANG_LIMIT_MS, probe, report, type Probe } from '../support/probe.js';
 /** How soon the returning proxy must have caught up. */
 const CATCH_UP_LIMIT_MS = 1_000;
 
+/** Isolates the second proxy's host from the Redis hosts, checks it fails closed, changes things meanwhile, and measures its catch-up. */
 export async function proxyCutFromRedis(fleet: Fleet, t: TestContext): Promise<void> {
   const [serving, cut] = fleet.gateway.proxies;
   const signedOutMeanwhile = await fleet.signInUser();
