@@ -107,7 +107,7 @@ export class AccessLogStreamConsumer {
   start(): void {
     if (this.#running) return;
     this.#stopping = new AbortController();
-    this.#redis = this.#connections.dedicated('access-log-consumer');
+    this.#redis = this.#connections.dedicated('access-log-consumer', this.#options.blockMs);
     this.#redis.on('close', () => {
       this.#clientId = undefined;
       this.#groupReady = false;

@@ -29,8 +29,13 @@ export function openRedisClient(target: RedisTarget, options: RedisOptions): Red
   return new Cluster(target.nodes, clusterOptions(nodeOptions));
 }
 
+/** ioredis `tls` options for `target`'s TLS files (CA, client certificate and key); undefined without TLS. */
+export function tlsOptions(target: RedisTarget): RedisOptions['tls'] {
+  return target.tls && { ...(target.tls.ca ? { ca: target.tls.ca } : {}), ...(target.tls.cert ? { cert: target.tls.cert, key: target.tls.key } : {}) };
+}
+
 function credentialsAndTls(target: RedisTarget): RedisOptions {
-  const tls = target.tls && { ...(target.tls.ca ? { ca: target.tls.ca } : {}), ...(target.tls.cert ? { cert: target.tls.cert, key: target.tls.key } : {}) };
+  const tls = tlsOptions(target);
   const url = target.kind === 'single' ? new URL(target.url) : undefined;
   return {
     ...(tls ? { tls } : {}),

@@ -1,9 +1,10 @@
-import type { RedisOptions } from 'ioredis';
+import { Cluster, type RedisOptions } from 'ioredis';
 import { urlTarget, type RedisTarget } from '../../redis-target.js';
 import { openRedisClient, type RedisClient } from './redis-client-options.js';
 import { createLogger, type Logger } from '../../logger.js';
 import { ChannelSubscriptions } from './channel-subscriptions.js';
 import { describeError } from './redis-errors.js';
+import { SentinelSwitchWatch } from './sentinel-switch-watch.js';
 
 /** How the connections behave when Redis is slow or away. Every field is optional. */
 export interface RedisConnectionOptions {
@@ -37,6 +38,14 @@ export interface RedisConnectionOptions {
  * - {@link dedicated} connections for blocking reads (XREADGROUP BLOCK), which must not hold up
  *   the command connection.
  * Reconnection: exponential backoff from 100 ms, capped at `maxReconnectDelayMs`.
+ * Silent peers: a Redis whose host vanishes (its link cut, a partition) sends no FIN or RST, so
+ * the socket looks alive and commands merely time out. Every connection is therefore dropped and
+ * made again once it has heard nothing for twice the command timeout while a command was out
+ * (ioredis `socketTimeout`; a dedicated connection adds its longest blocking wait), and the
+ * subscriber PINGs every command timeout so that it has a command out; the new connection goes
+ * to whatever is the primary now (through the Sentinels, or the Cluster's slot map). With
+ * Sentinel, the Sentinels' own failover announcement makes every connection move at once
+ * ({@link SentinelSwitchWatch}).
  */
 export class RedisConnections {
   /** The shared command connection (see the class comment). */
@@ -48,6 +57,8 @@ export class RedisConnections {
   readonly #target: RedisTarget;
   readonly #options: Required<Omit<RedisConnectionOptions, 'logger'>>;
   readonly #logger: Logger;
+  readonly #heartbeat: NodeJS.Timeout;
+  readonly #switchWatch: SentinelSwitchWatch | undefined;
   #closed = false;
 
   /**
@@ -66,28 +77,37 @@ export class RedisConnections {
       name: options.name ?? 'gatehouse',
     };
     this.#logger = options.logger ?? createLogger('silent', 'redis');
+    const silentMs = 2 * this.#options.commandTimeoutMs;
     this.command = this.#open('command', {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       commandTimeout: this.#options.commandTimeoutMs,
+      socketTimeout: silentMs,
     });
-    this.#subscriber = this.#open('subscriber', { maxRetriesPerRequest: null });
+    this.#subscriber = this.#open('subscriber', { maxRetriesPerRequest: null, socketTimeout: silentMs });
     this.subscriptions = new ChannelSubscriptions(this.#subscriber, this.#logger);
+    this.#heartbeat = setInterval(() => this.#beat(), this.#options.commandTimeoutMs).unref();
+    if (this.#target.kind === 'sentinel') {
+      this.#switchWatch = new SentinelSwitchWatch(this.#target, () => this.#reconnectAll(), this.#logger, this.#options.commandTimeoutMs);
+    }
   }
 
   /**
    * A new connection of its own for blocking commands, closed by {@link close} (or by the caller).
    * Fails fast like the command connection; a blocking read with `BLOCK ms` that gets no reply
-   * within ms + 100 resolves null client-side (ioredis `blockingTimeout`), so a dead socket never
-   * blocks forever. `overrides` tune it further (a command timeout of its own, say).
+   * within ms + 100 resolves null client-side (ioredis `blockingTimeout`), and a connection that
+   * hears nothing for `longestWaitMs` (its longest blocking command, in ms) plus twice the command
+   * timeout while a command is out is dropped and made again (silent peers: see the class
+   * comment). `overrides` tune it further (a command timeout of its own, say).
    */
-  dedicated(role: string, overrides: RedisOptions = {}): RedisClient {
+  dedicated(role: string, longestWaitMs: number, overrides: RedisOptions = {}): RedisClient {
     const client = this.#open(role, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       blockingTimeout: this.#options.commandTimeoutMs,
+      socketTimeout: longestWaitMs + 2 * this.#options.commandTimeoutMs,
       ...overrides,
     });
     this.#dedicated.add(client);
@@ -160,8 +180,29 @@ export class RedisConnections {
    */
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#heartbeat);
+    this.#switchWatch?.close();
     const clients = [this.command, this.#subscriber, ...this.#dedicated];
     await Promise.all(clients.map((client) => closeClient(client, this.#options.commandTimeoutMs)));
+  }
+
+  /**
+   * PING on the subscriber connection, which otherwise sends nothing after its SUBSCRIBEs: with the
+   * socket timeout, a subscriber whose Redis vanished without a word (its host cut off) is dropped
+   * and made again within about two command timeouts (to the new primary after a failover),
+   * instead of listening to a dead socket until TCP gives up, many minutes later. A Cluster client
+   * picks and replaces its subscriber node itself.
+   */
+  #beat(): void {
+    if (this.#subscriber instanceof Cluster || this.#subscriber.status !== 'ready') return;
+    this.#subscriber.ping().catch(() => undefined);
+  }
+
+  /** After a Sentinel failover: every connection leaves the old primary for the new one now. */
+  #reconnectAll(): void {
+    for (const client of [this.command, this.#subscriber, ...this.#dedicated]) {
+      if (client.status !== 'end') client.disconnect(true);
+    }
   }
 
   #open(role: string, overrides: RedisOptions): RedisClient {

@@ -53,7 +53,7 @@ export class ReplicaConfirmation {
 
   async #connection(): Promise<RedisClient> {
     // Commands wait at most the replica wait plus a second: a vanished peer never hangs a write.
-    this.#client ??= this.#connections.dedicated(this.#role, { commandTimeout: this.#waitMs + 1_000 });
+    this.#client ??= this.#connections.dedicated(this.#role, this.#waitMs, { commandTimeout: this.#waitMs + 1_000 });
     await this.#connections.writable(this.#client);
     return this.#client;
   }
