@@ -263,8 +263,14 @@ export class AccessLogStreamConsumer {
     this.#skipped += invalid;
   }
 
-  /** After a failed pass: recreate a lost group at once; else log it, and pause unless Redis is away. */
+  /**
+   * After a failed pass: recreate a lost group at once; else log it, and pause unless Redis is
+   * away. Either way the next pass reads this consumer's own pending entries first: the failed
+   * read may have been delivered with its reply lost (a Cluster client reports a node's failure
+   * this way, without closing).
+   */
   async #recover(error: unknown): Promise<void> {
+    this.#ownPendingFirst = true;
     if (isNoGroup(error)) {
       this.#groupReady = false;
       return;

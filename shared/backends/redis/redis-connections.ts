@@ -87,6 +87,7 @@ export class RedisConnections {
     });
     this.#subscriber = this.#open('subscriber', { maxRetriesPerRequest: null, socketTimeout: silentMs });
     this.subscriptions = new ChannelSubscriptions(this.#subscriber, this.#logger);
+    for (const client of [this.command, this.#subscriber]) this.#keepOpen(client);
     this.#heartbeat = setInterval(() => this.#beat(), this.#options.commandTimeoutMs).unref();
     if (this.#target.kind === 'sentinel') {
       this.#switchWatch = new SentinelSwitchWatch(this.#target, () => this.#reconnectAll(), this.#logger, this.#options.commandTimeoutMs);
@@ -198,11 +199,29 @@ export class RedisConnections {
     this.#subscriber.ping().catch(() => undefined);
   }
 
-  /** After a Sentinel failover: every connection leaves the old primary for the new one now. */
+  /**
+   * After a Sentinel failover: every connection that is up leaves the old primary for the new one
+   * now. One still connecting is left alone: it asks the Sentinels anyway, and ioredis ends a
+   * client for good when its connector is interrupted mid-connect.
+   */
   #reconnectAll(): void {
     for (const client of [this.command, this.#subscriber, ...this.#dedicated]) {
-      if (client.status !== 'end') client.disconnect(true);
+      if (client.status === 'ready' || client.status === 'connect') client.disconnect(true);
     }
+  }
+
+  /**
+   * Starts `client` again when it ended without {@link close}: ioredis gives a client up for good
+   * when its connector fails (a Sentinel connection interrupted mid-connect, say), which would leave
+   * this process failing closed until restarted.
+   */
+  #keepOpen(client: RedisClient): void {
+    client.on('end', () => {
+      if (this.#closed) return;
+      setTimeout(() => {
+        if (!this.#closed && client.status === 'end') client.connect().catch(() => undefined);
+      }, this.#options.maxReconnectDelayMs).unref();
+    });
   }
 
   #open(role: string, overrides: RedisOptions): RedisClient {
