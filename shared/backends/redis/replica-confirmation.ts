@@ -6,6 +6,9 @@ import { RedisUnavailableError } from './redis-errors.js';
 /** How long a write waits for a replica to confirm it, in ms (the `WAIT` timeout). */
 export const REPLICA_WAIT_MS = 1_000;
 
+/** A write (connection wait, pipeline, WAIT) gives up after the replica wait plus this, in ms. */
+const WRITE_DEADLINE_EXTRA_MS = 3_000;
+
 /**
  * Writes that count only once a replica holds them. Redis replicates asynchronously: a write the
  * primary took can vanish when a replica is promoted before it arrived (a Sentinel or Cluster
@@ -38,10 +41,28 @@ export class ReplicaConfirmation {
    * Runs the pipeline (or MULTI) that `build` fills on the dedicated connection, then waits for a
    * replica as the class comment says; `pinKey` is a key the pipeline writes (on a Cluster, the
    * WAIT goes to that key's node). Resolves with the replies of `build`'s commands.
-   * @throws {RedisUnavailableError} when Redis is unreachable, a command failed, or no replica
-   *   confirmed within `waitMs` (its message then says so).
+   * @throws {RedisUnavailableError} when Redis is unreachable, a command failed, no replica
+   *   confirmed within `waitMs` (its message then says so), or the whole write took longer than
+   *   `waitMs` + 3 s.
    */
   async write(build: (client: RedisClient) => ChainableCommander, pinKey: string, doing: string): Promise<unknown[]> {
+    // Bounded whatever the client does: a Cluster client can hold a pipeline while its slot map is
+    // re-read after a node failure (seen in the fleet tests: a proxy's batch stuck 30 s and more,
+    // and every later batch behind it). A write given up here may still land; the caller's retry
+    // is idempotent (a re-sent batch) or reported (a sign-in).
+    let timer: NodeJS.Timeout | undefined;
+    const deadlineMs = this.#waitMs + WRITE_DEADLINE_EXTRA_MS;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RedisUnavailableError(doing, new Error(`no answer within ${deadlineMs} ms`))), deadlineMs);
+    });
+    try {
+      return await Promise.race([this.#write(build, pinKey, doing), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #write(build: (client: RedisClient) => ChainableCommander, pinKey: string, doing: string): Promise<unknown[]> {
     const client = await this.#connection();
     const replies = await execOrThrow(build(client).role(), doing);
     const role = replies.pop() as [string, number, unknown[]?];
