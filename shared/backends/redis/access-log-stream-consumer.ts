@@ -200,7 +200,13 @@ export class AccessLogStreamConsumer {
     this.#ownPendingFirst = false;
   }
 
-  /** XREADGROUP … BLOCK, waking in time for the next claim check. */
+  /**
+   * XREADGROUP … BLOCK, waking in time for the next claim check. An empty answer may be the
+   * client's own timeout with Redis' reply still on its way (a busy event loop runs the timer
+   * first; ioredis then drops the late reply), which would leave what Redis delivered pending
+   * here until the idle reclaim, 30 s later: so after one, the next pass reads this consumer's own
+   * pending entries first (one cheap, non-blocking read per idle wait).
+   */
   async #readNew(redis: RedisClient): Promise<StreamEntry[]> {
     const blockMs = Math.max(1, Math.min(this.#options.blockMs, this.#nextClaimAt - Date.now()));
     this.#blocked = true;
@@ -211,7 +217,9 @@ export class AccessLogStreamConsumer {
         'BLOCK', blockMs,
         'STREAMS', ACCESS_LOG_STREAM, '>',
       );
-      return entriesOfRead(reply);
+      const entries = entriesOfRead(reply);
+      if (entries.length === 0) this.#ownPendingFirst = true;
+      return entries;
     } finally {
       this.#blocked = false;
     }

@@ -97,7 +97,7 @@ export class RedisConnections {
   /**
    * A new connection of its own for blocking commands, closed by {@link close} (or by the caller).
    * Fails fast like the command connection; a blocking read with `BLOCK ms` that gets no reply
-   * within ms + 100 resolves null client-side (ioredis `blockingTimeout`), and a connection that
+   * within ms + the command timeout resolves null client-side (ioredis `blockingTimeout`), and a connection that
    * hears nothing for `longestWaitMs` (its longest blocking command, in ms) plus twice the command
    * timeout while a command is out is dropped and made again (silent peers: see the class
    * comment). `overrides` tune it further (a command timeout of its own, say).
@@ -108,6 +108,9 @@ export class RedisConnections {
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       blockingTimeout: this.#options.commandTimeoutMs,
+      // A BLOCK ms read resolves null client-side after ms + this: ioredis' 100 ms default loses
+      // replies that a busy event loop reads a moment late.
+      blockingTimeoutGrace: this.#options.commandTimeoutMs,
       socketTimeout: longestWaitMs + 2 * this.#options.commandTimeoutMs,
       ...overrides,
     });
