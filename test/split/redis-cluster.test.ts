@@ -8,8 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { request } from 'undici';
 import { sessionRedisKey } from '../../shared/backends/redis/redis-keys.js';
+import { apiClient } from '../support/api-client.js';
 import { boundedStatus } from '../support/bounded-request.js';
 import { eventually } from '../support/eventually.js';
 import { startRedisCluster, type RedisClusterServers } from '../support/redis-cluster.js';
@@ -37,15 +37,8 @@ after(async () => {
 
 const onBoth = (path: string, cookie: string) => Promise.all(split.proxies.map((proxy) => boundedStatus(`${proxy.url}${path}`, cookie)));
 
-async function adminCall(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await request(`${split.adminUrl}${path}`, {
-    method: method as 'GET',
-    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.body.text();
-  return { status: response.statusCode, json: text ? JSON.parse(text) : undefined };
-}
+/** The admin process's API as the signed-in admin. */
+const adminCall = (method: string, path: string, json?: unknown) => apiClient(split.adminUrl)(method, path, { as: admin, ...(json === undefined ? {} : { json }) });
 
 /** Paths of the service's stored access-log records. */
 async function loggedPaths(): Promise<string[]> {
