@@ -20,6 +20,86 @@ export interface Service {
   access?: AccessPolicy | null;
   /** Forward a verified `Authorization: Bearer` token to the target (design.md §4.7); default false. */
   forwardAuthorization?: boolean;
+  /**
+   * The pool of targets (1–64); `targetUrl` is the first one's url. Absent in snapshots from before
+   * pools: then the one target `targetUrl` (see shared/target-pool-settings.ts `poolSettingsOf`).
+   */
+  targets?: ServiceTarget[];
+  /** How a request picks its target; default `round_robin`. */
+  loadBalancing?: LoadBalancing;
+  /** Active health checks, or null (default): none. */
+  healthCheck?: HealthCheck | null;
+  /** Passive health checks (outlier detection), always on; defaults 3 fails in 10 s eject for 30 s. */
+  outlierDetection?: OutlierDetection;
+  /** Most retries on another target once a request reached one (0–5, default 1). */
+  retries?: number;
+}
+
+/** One target of a service's pool. */
+export interface ServiceTarget {
+  /** Absolute http(s) base URL, checked as `targetUrl` is. */
+  url: string;
+  /** Relative share of requests, 1–100 (default 1). */
+  weight: number;
+}
+
+/**
+ * `round_robin`: weighted, smooth (nginx's algorithm); `least_requests`: the less busy of two
+ * random targets (power of two choices); `client_ip`: consistent hashing of the client address;
+ * `cookie`: a signed sticky cookie scoped to the service's prefix.
+ */
+export type LoadBalancing = 'round_robin' | 'least_requests' | 'client_ip' | 'cookie';
+
+/** Active health checks of every target of a service, run by each proxy process on its own. */
+export interface HealthCheck {
+  /** Path probed with GET, relative to the target's base path; starts with `/`. */
+  path: string;
+  /** Between probes of one target, in seconds (1–300). */
+  intervalSeconds: number;
+  /** Longest wait for a probe's response head, in ms (100–60,000, below the interval). */
+  timeoutMs: number;
+  /** Passing probes in a row that make an unhealthy target healthy (1–10). */
+  healthyThreshold: number;
+  /** Failing probes in a row that make a healthy target unhealthy (1–10). */
+  unhealthyThreshold: number;
+  /** The status a passing probe answers: a status (`200`) or a class (`"2xx"`). */
+  expectStatus: number | string;
+}
+
+/** Passive health checks (Envoy's outlier detection). */
+export interface OutlierDetection {
+  /** Failures (connection failures, 502/503/504) within the window that eject a target (1–100). */
+  maxFails: number;
+  /** The window, in seconds (1–3600). */
+  windowSeconds: number;
+  /** The first ejection's length, in seconds (1–3600); doubled on each repeat, capped. */
+  ejectSeconds: number;
+}
+
+/** A target's state as one proxy process sees it (`GET /api/services/:id/health`). */
+export type TargetState = 'healthy' | 'unhealthy' | 'ejected' | 'unknown';
+
+/**
+ * What one proxy process reports of its targets over the event bus, every few seconds and on each
+ * change; the admin plane drops a report older than a minute.
+ */
+export interface TargetHealthReport {
+  /** Unique per process: host name and process id (`web-1:4312`). */
+  proxy: string;
+  /** When the report was made, epoch ms. */
+  at: number;
+  /** By service id: each target (by url) as this process sees it. */
+  services: Record<string, TargetHealthEntry[]>;
+}
+
+/** One target in a {@link TargetHealthReport}. */
+export interface TargetHealthEntry {
+  url: string;
+  state: TargetState;
+  /** Since when the target has been in `state`, epoch ms. */
+  since: number;
+  /** The latest failure (`ECONNREFUSED`, `status 503`, `timeout`), or null. */
+  lastError: string | null;
 }
 
 /**

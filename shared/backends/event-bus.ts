@@ -1,5 +1,5 @@
 import type { AssertionKeySet } from '../assertion-key-set.js';
-import type { Service } from '../types.js';
+import type { Service, TargetHealthReport } from '../types.js';
 
 /**
  * How the admin plane tells the data plane about what it owns, as whole snapshots, never deltas,
@@ -25,5 +25,15 @@ export interface EventBus {
    * Returns a function that unsubscribes.
    */
   onAssertionKeys(listener: (keys: AssertionKeySet) => void): () => void;
+  /**
+   * Publishes what one proxy process sees of its targets (the other direction: data plane to admin
+   * plane). Fire and forget: a report lost is replaced by the next, a few seconds later.
+   */
+  publishTargetHealth(report: TargetHealthReport): Promise<void>;
+  /**
+   * Calls `listener` with every target health report any proxy process publishes from now on (no
+   * replay of older ones). Returns a function that unsubscribes.
+   */
+  onTargetHealth(listener: (report: TargetHealthReport) => void): () => void;
   close(): Promise<void>;
 }

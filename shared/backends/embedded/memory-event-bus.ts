@@ -1,11 +1,12 @@
 import type { AssertionKeySet } from '../../assertion-key-set.js';
 import type { EventBus } from '../event-bus.js';
-import type { Service } from '../../types.js';
+import type { Service, TargetHealthReport } from '../../types.js';
 
 /** Embedded {@link EventBus}: both planes in one process, so a snapshot is handed over directly. */
 export class MemoryEventBus implements EventBus {
   readonly #registry = new LatestValue<readonly Service[]>();
   readonly #assertionKeys = new LatestValue<AssertionKeySet>();
+  readonly #targetHealth = new Set<(report: TargetHealthReport) => void>();
 
   async publishRegistry(services: readonly Service[]): Promise<void> {
     this.#registry.set(services);
@@ -23,7 +24,17 @@ export class MemoryEventBus implements EventBus {
     return this.#assertionKeys.listen(listener);
   }
 
+  async publishTargetHealth(report: TargetHealthReport): Promise<void> {
+    for (const listener of this.#targetHealth) listener(report);
+  }
+
+  onTargetHealth(listener: (report: TargetHealthReport) => void): () => void {
+    this.#targetHealth.add(listener);
+    return () => this.#targetHealth.delete(listener);
+  }
+
   async close(): Promise<void> {
+    this.#targetHealth.clear();
     this.#registry.clear();
     this.#assertionKeys.clear();
   }
