@@ -1,8 +1,10 @@
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import type { AccessLogSink } from '../shared/backends/access-log-sink.js';
 import { mirrorCount } from '../shared/mirrored-metrics.js';
 import { processMetricsRegistry } from '../shared/process-metrics.js';
 import type { AccessLogEntry } from '../shared/types.js';
+import type { TargetHealth } from './target-health.js';
+import type { TargetHealthBook } from './target-health-book.js';
 import type { UpstreamFailureCounter, UpstreamFailureKind } from './upstream-errors.js';
 
 /** Response-time buckets, in seconds (Prometheus base unit): 1 ms to 30 s. */
@@ -18,6 +20,10 @@ const STATUS_CLASSES = Array.from({ length: 9 }, (_, i) => `${i + 1}xx`);
  * - `gatehouse_upstream_errors_total{service,kind}`: target failures by service id and kind
  *   (`unavailable` → 503, `timeout` → 504, `bad_gateway` → 502 or a response cut off midway);
  * - `gatehouse_access_log_records_shipped_total`, `…_dropped_total`: the access-log pipeline;
+ * - once {@link trackTargets} is called, per target of a pool (`target` its url):
+ *   `gatehouse_target_healthy{service,target}` (1 while it takes traffic: neither failing its
+ *   active checks nor ejected; across workers the lowest), `gatehouse_target_requests_total` and
+ *   `gatehouse_target_errors_total` (attempts, retries included, and those that failed);
  * plus Node's process metrics ({@link processMetricsRegistry}).
  */
 export class GatewayMetrics implements UpstreamFailureCounter {
@@ -52,6 +58,44 @@ export class GatewayMetrics implements UpstreamFailureCounter {
       mirrorCount(this.registry, 'gatehouse_access_log_records_shipped_total', 'Access-log records shipped.', () => accessLog.shipped);
       mirrorCount(this.registry, 'gatehouse_access_log_records_dropped_total', 'Access-log records dropped (buffer full while the pipeline was down, or still unshipped when the process stopped).', () => accessLog.dropped);
     }
+  }
+
+  /** Reports the targets of `book` (this process's pools) when scraped. */
+  trackTargets(book: TargetHealthBook): void {
+    const registers = [this.registry];
+    const labelNames = ['service', 'target'] as const;
+    const perTarget = (metric: Gauge<'service' | 'target'> | Counter<'service' | 'target'>, value: (health: TargetHealth) => number): void => {
+      metric.reset();
+      for (const health of book.all()) metric.inc({ service: health.serviceId, target: health.url }, value(health));
+    };
+    new Gauge({
+      name: 'gatehouse_target_healthy',
+      help: 'Whether a target takes traffic (1) or is failing its active checks or ejected (0).',
+      labelNames,
+      registers,
+      aggregator: 'min',
+      collect() {
+        perTarget(this, (health) => (health.available ? 1 : 0));
+      },
+    });
+    new Counter({
+      name: 'gatehouse_target_requests_total',
+      help: 'Requests sent to a target, retries included.',
+      labelNames,
+      registers,
+      collect() {
+        perTarget(this, (health) => health.requests);
+      },
+    });
+    new Counter({
+      name: 'gatehouse_target_errors_total',
+      help: 'Requests to a target that failed: connection failures, 502/503/504, timeouts.',
+      labelNames,
+      registers,
+      collect() {
+        perTarget(this, (health) => health.errors);
+      },
+    });
   }
 
   /** Counts one finished request from its access-log record. */

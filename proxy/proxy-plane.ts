@@ -1,5 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessLogSink } from '../shared/backends/access-log-sink.js';
+import type { AssertionKeySet } from '../shared/assertion-key-set.js';
+import { readCookie } from '../shared/cookies.js';
 import { rateLimitKey } from '../shared/client-ip.js';
 import type { Config } from '../shared/config.js';
 import { GatewayError } from '../shared/errors.js';
@@ -15,17 +18,20 @@ import { AccessRecord } from './access-record.js';
 import { isBarePrefix, redirectToEntry } from './bare-prefix.js';
 import { bearerTokensFor, type BearerTokens } from './bearer-token.js';
 import { isCanonicalPath, pathLength } from './canonical-path.js';
-import { UpstreamForwarder, type ForwardMode } from './forward.js';
+import { ActiveHealthChecks } from './active-health-checks.js';
+import { UpstreamForwarder, type ForwardExtras, type ForwardMode } from './forward.js';
 import { IdentityAssertions } from './identity-assertion.js';
 import { readInboundHeaders, type InboundHeaders } from './inbound-headers.js';
 import { JwksEndpoint } from './jwks-endpoint.js';
 import { sendNotAuthenticated } from './login-required.js';
-import { joinPath } from './path-mapping.js';
 import { RequestHeaderBuilder } from './request-headers.js';
 import { RouteTable, type Route } from './route-table.js';
 import { remainderAfter, routingKey } from './routing-key.js';
 import { sendServiceDisabled } from './service-disabled.js';
 import { SessionCheck } from './session-check.js';
+import { stickyCookieName } from './sticky-target-cookie.js';
+import { TargetHealthBook } from './target-health-book.js';
+import { TargetHealthReporter } from './target-health-reporter.js';
 import { isWebSocketHandshake } from './upgrade.js';
 import type { UpstreamFailureCounter } from './upstream-errors.js';
 
@@ -58,7 +64,9 @@ export interface ProxyPlane {
    * before the client sends the body (RFC 9110 §10.1.1); node:http then closes the connection.
    */
   handleContinue(req: IncomingMessage, res: ServerResponse): void;
-  /** Closes upstream connection pools and unsubscribes. */
+  /** Every target's state and counts in this process (for `/metrics`: GatewayMetrics.trackTargets). */
+  readonly targetHealth: TargetHealthBook;
+  /** Closes upstream connection pools, stops health checks and reports, and unsubscribes. */
   close(): Promise<void>;
 }
 
@@ -77,7 +85,15 @@ class GatewayProxyPlane implements ProxyPlane {
   /** Undefined while OIDC_API_AUDIENCES leaves bearer tokens off. */
   readonly #bearerTokens: BearerTokens | undefined;
   readonly #unsubscribe: Array<() => void>;
+  readonly targetHealth: TargetHealthBook;
+  readonly #reporter: TargetHealthReporter;
+  readonly #healthChecks = new ActiveHealthChecks();
+  readonly #stickyCookieName: string;
+  readonly #secure: boolean;
   #routes = RouteTable.EMPTY;
+  /** The latest registry snapshot, kept to rebuild the table when the sticky key changes. */
+  #services: readonly Service[] = [];
+  #stickyKey = Buffer.alloc(0);
 
   constructor(deps: ProxyPlaneDeps) {
     this.#deps = deps;
@@ -87,11 +103,16 @@ class GatewayProxyPlane implements ProxyPlane {
     this.#sessions = new SessionCheck(deps.sessionGate, deps.config.publicUrl, deps.logger);
     this.#assertions = new IdentityAssertions(deps.config.publicUrl, deps.config.assertionTtlMs);
     this.#jwks = new JwksEndpoint(deps.config.assertionTtlMs);
+    this.targetHealth = new TargetHealthBook(deps.logger, () => this.#reporter.changed());
+    this.#reporter = new TargetHealthReporter(deps.bus, this.targetHealth, deps.logger);
+    this.#stickyCookieName = stickyCookieName(deps.config.publicUrl);
+    this.#secure = deps.config.publicUrl.protocol === 'https:';
     this.#unsubscribe = [
       deps.bus.onRegistry((services) => this.#replaceRoutes(services)),
       deps.bus.onAssertionKeys((keys) => {
         this.#assertions.useKeys(keys);
         this.#jwks.useKeys(keys);
+        this.#useStickyKey(keys);
       }),
     ];
   }
@@ -108,7 +129,8 @@ class GatewayProxyPlane implements ProxyPlane {
 
   async close(): Promise<void> {
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
-    await this.#forwarder.close();
+    this.#reporter.close();
+    await Promise.all([this.#healthChecks.close(), this.#forwarder.close()]);
   }
 
   /** design.md §3, in order; a failing step throws the {@link GatewayError} the client gets. */
@@ -151,10 +173,14 @@ class GatewayProxyPlane implements ProxyPlane {
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));
     // §3.6–3.8 forward, map the response, map failures; a caller's identity assertion (§4.7)
     const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user, user && this.#assertions.assertionFor(user, route));
-    const trailerNames = mode === 'body' ? this.#requestHeaders.trailerNames(inbound) : undefined;
-    const upstreamPath = joinPath(route.basePath, restAfterPrefix(target, path, key, route));
+    const extras: ForwardExtras = { balancing: { clientIp, stickyId: undefined } };
+    if (mode === 'body') extras.trailerNames = this.#requestHeaders.trailerNames(inbound);
+    if (route.pool.sticky) {
+      extras.balancing = { clientIp, stickyId: readCookie(inbound.cookie, this.#stickyCookieName) };
+      extras.sticky = { name: this.#stickyCookieName, secure: this.#secure };
+    }
     sendContinueIfExpected(req, res);
-    this.#forwarder.forward(req, res, route, upstreamPath, headers, mode, trailerNames);
+    this.#forwarder.forward(req, res, route, restAfterPrefix(target, path, key, route), headers, mode, extras);
   }
 
   /**
@@ -181,10 +207,21 @@ class GatewayProxyPlane implements ProxyPlane {
   }
 
   #replaceRoutes(services: readonly Service[]): void {
-    this.#routes = new RouteTable(services, (service) =>
-      this.#deps.logger.warn({ serviceId: service.id }, 'service left out of the route table: invalid targetUrl'),
-    );
+    this.#services = services;
+    const onInvalid = (service: Service): void => this.#deps.logger.warn({ serviceId: service.id }, 'service left out of the route table: invalid target url');
+    this.#routes = new RouteTable(services, onInvalid, { book: this.targetHealth, stickyKey: this.#stickyKey });
+    this.targetHealth.retain(this.#routes.targetHealth());
+    this.#healthChecks.update(this.#routes.routes());
     this.#forwarder.retain(this.#routes.origins());
+  }
+
+  /**
+   * The sticky cookie's HMAC key (sticky-target-cookie.ts): derived from the assertion signing
+   * key, the one secret every proxy process shares; the table's target ids follow it.
+   */
+  #useStickyKey(keys: AssertionKeySet): void {
+    this.#stickyKey = createHash('sha256').update('gatehouse sticky target\n').update(keys.signing.d).digest();
+    this.#replaceRoutes(this.#services);
   }
 
   /** Answers a failed step; anything but a {@link GatewayError} is unexpected: logged, then 500. */

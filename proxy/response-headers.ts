@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { GATEWAY_COOKIE_NAMES } from '../shared/cookies.js';
 import { connectionOptions, HOP_BY_HOP } from './hop-by-hop.js';
 import { joinPath, remainderUnder } from './path-mapping.js';
-import type { Route } from './route-table.js';
+import type { TargetMapping } from './target-pool.js';
 
 /** A `Path` attribute inside a Set-Cookie value (RFC 6265 §5.2.4), compiled once. */
 const PATH_ATTRIBUTE = /;\s*path\s*=/i;
@@ -15,11 +15,11 @@ const LEADING_SLASHES = /^[/\\\t]+/;
  * are dropped (RFC 9110 §7.6.1), `Location` pointing at the target is moved under the public
  * prefix, `Set-Cookie` is scoped to the prefix and gateway cookies are dropped.
  * `headers` is undici's parsed form: lowercased names, repeated fields as arrays.
- * `route` is the service that answered; without one (the admin process's answer, handed off in
+ * `route` is the service's target that answered; without one (the admin process's answer, handed off in
  * split mode) only the hop-by-hop fields are dropped: its `Location` and `Set-Cookie`, the
  * gateway's own cookies among them, are the gateway's and reach the client as they are.
  */
-export function mapResponseHeaders(headers: IncomingHttpHeaders, route?: Route): (string | string[])[] {
+export function mapResponseHeaders(headers: IncomingHttpHeaders, route?: TargetMapping): (string | string[])[] {
   const options = connectionOptions(joined(headers.connection));
   const out: (string | string[])[] = [];
   for (const name in headers) {
@@ -47,7 +47,7 @@ export function mapResponseHeaders(headers: IncomingHttpHeaders, route?: Route):
  * A mapped result never starts with two slashes: `http://target//evil.example/x` is a path on the
  * target, but `//evil.example/x` would send the browser to another site (see {@link oneLeadingSlash}).
  */
-export function mapLocation(location: string, route: Route): string {
+export function mapLocation(location: string, route: TargetMapping): string {
   let path: string;
   if (location.charCodeAt(0) === 0x2f) {
     const second = location.charCodeAt(1);
@@ -75,7 +75,7 @@ function oneLeadingSlash(path: string): string {
 }
 
 /** Each Set-Cookie value mapped by {@link mapSetCookie}; gateway cookies left out. */
-function mapSetCookies(value: string | string[], route: Route): string[] {
+function mapSetCookies(value: string | string[], route: TargetMapping): string[] {
   const out: string[] = [];
   for (const cookie of typeof value === 'string' ? [value] : value) {
     const mapped = mapSetCookie(cookie, route);
@@ -93,7 +93,7 @@ function mapSetCookies(value: string | string[], route: Route): string[] {
  * last `/` (RFC 6265 §5.1.4), which for `/prefix` or `/prefix/x` is `/`, every service's. The
  * root service's cookies are left as they are.
  */
-export function mapSetCookie(cookie: string, route: Route): string | undefined {
+export function mapSetCookie(cookie: string, route: TargetMapping): string | undefined {
   if (GATEWAY_COOKIE_NAMES.has(cookieName(cookie))) return undefined;
   if (!PATH_ATTRIBUTE.test(cookie)) return route.prefix === '' ? cookie : `${cookie}; Path=${route.prefix}`;
   const parts = cookie.split(';');
@@ -106,7 +106,7 @@ export function mapSetCookie(cookie: string, route: Route): string | undefined {
   return parts.join(';');
 }
 
-function mapCookiePath(path: string, route: Route): string {
+function mapCookiePath(path: string, route: TargetMapping): string {
   const rest = path.charCodeAt(0) === 0x2f ? remainderUnder(path, route.basePath) : undefined;
   if (rest === undefined || rest === '' || rest === '/') return route.prefix || '/';
   return route.prefix + rest;

@@ -1,10 +1,17 @@
 import type { Service } from '../shared/types.js';
 import { compileAccessPolicy, type CompiledAccessPolicy } from '../shared/access-policy.js';
+import { createLogger } from '../shared/logger.js';
+import { poolSettingsOf } from '../shared/target-pool-settings.js';
+import { fnv1a } from './balancing/client-ip-hash.js';
 import { routingKey } from './routing-key.js';
+import { stickyTargetId } from './sticky-target-cookie.js';
+import type { TargetHealth } from './target-health.js';
+import { TargetHealthBook } from './target-health-book.js';
+import { TargetPool, type RouteTarget } from './target-pool.js';
 
 /**
  * A registered service, prepared once per registry snapshot so the request path does no parsing:
- * the public prefix and the target's origin and base path are plain strings, the access policy
+ * the public prefix and each target's origin and base path are plain strings, the access policy
  * a set lookup.
  */
 export interface Route {
@@ -15,16 +22,21 @@ export interface Route {
   readonly key: string;
   /** How many segments the prefix has: 0 for the root, 2 for `/a/b`. */
   readonly depth: number;
-  /** The target's origin (`http://host:port`), as WHATWG URL serialises it; the pool key. */
-  readonly origin: string;
-  /** The target's base path without a trailing slash: `''` when the target has none. */
-  readonly basePath: string;
+  /** The service's targets and how a request picks one. */
+  readonly pool: TargetPool;
   /** The service's access policy (design.md §4.7); undefined when any signed-in caller may pass. */
   readonly access: CompiledAccessPolicy | undefined;
 }
 
-/** Called for a service whose `targetUrl` cannot be parsed; the service is left out of the table. */
+/** Called for a service one of whose target urls cannot be parsed; the service is left out of the table. */
 export type InvalidTargetListener = (service: Service, error: unknown) => void;
+
+/** What a table's targets are made with: the process's health book, and the sticky cookie's key. */
+export interface TargetContext {
+  readonly book: TargetHealthBook;
+  /** The HMAC key of sticky target ids (sticky-target-cookie.ts). */
+  readonly stickyKey: Buffer;
+}
 
 const SLASH = 0x2f;
 
@@ -51,11 +63,11 @@ export class RouteTable {
    * refuses paths that differ only in case, but a legacy database may hold some: of two services
    * with one key, the table keeps {@link moreProtective} of them.
    */
-  constructor(services: readonly Service[], onInvalid: InvalidTargetListener = () => {}) {
+  constructor(services: readonly Service[], onInvalid: InvalidTargetListener = () => {}, context: TargetContext = standaloneContext()) {
     let root: Route | undefined;
     let maxDepth = 0;
     for (const service of services) {
-      const route = toRoute(service, onInvalid);
+      const route = toRoute(service, onInvalid, context);
       if (!route) continue;
       if (route.key === '') {
         root = route;
@@ -74,12 +86,24 @@ export class RouteTable {
     return this.#root !== undefined;
   }
 
-  /** Every origin a route points at: the upstream pools worth keeping. */
+  /** Every route, the root's included. */
+  *routes(): IterableIterator<Route> {
+    yield* this.#byKey.values();
+    if (this.#root) yield this.#root;
+  }
+
+  /** Every origin a route's targets point at: the upstream pools worth keeping. */
   origins(): Set<string> {
     const origins = new Set<string>();
-    for (const route of this.#byKey.values()) origins.add(route.origin);
-    if (this.#root) origins.add(this.#root.origin);
+    for (const route of this.routes()) for (const target of route.pool.targets) origins.add(target.origin);
     return origins;
+  }
+
+  /** The health of every target in the table: what the process's health book keeps. */
+  targetHealth(): Set<TargetHealth> {
+    const kept = new Set<TargetHealth>();
+    for (const route of this.routes()) for (const target of route.pool.targets) kept.add(target.health);
+    return kept;
   }
 
   /** The route for a request path's routing key (`routingKey(path)`), or undefined. */
@@ -126,25 +150,42 @@ function segmentCount(prefix: string): number {
   return count;
 }
 
-function toRoute(service: Service, onInvalid: InvalidTargetListener): Route | undefined {
-  let target: URL;
+function toRoute(service: Service, onInvalid: InvalidTargetListener, context: TargetContext): Route | undefined {
+  const settings = poolSettingsOf(service);
+  const prefix = withoutTrailingSlash(service.path);
+  let targets: RouteTarget[];
   try {
-    target = new URL(service.targetUrl);
+    targets = settings.targets.map(({ url, weight }) => {
+      const parsed = new URL(url);
+      return {
+        prefix,
+        origin: parsed.origin,
+        basePath: withoutTrailingSlash(parsed.pathname),
+        url,
+        weight,
+        health: context.book.healthOf(service.id, url, settings),
+        stickyId: stickyTargetId(context.stickyKey, service.id, url),
+        hashSeed: fnv1a(url),
+      };
+    });
   } catch (error) {
     onInvalid(service, error);
     return undefined;
   }
-  const prefix = withoutTrailingSlash(service.path);
   const key = prefix === '' ? '' : routingKey(prefix);
   return {
     service,
     prefix,
     key,
     depth: segmentCount(key),
-    origin: target.origin,
-    basePath: withoutTrailingSlash(target.pathname),
+    pool: new TargetPool(targets, settings.loadBalancing, settings.retries),
     access: compileAccessPolicy(service.access),
   };
+}
+
+/** For a table built on its own (tests, tools): a health book of its own, an empty sticky key. */
+function standaloneContext(): TargetContext {
+  return { book: new TargetHealthBook(createLogger('silent', 'targets')), stickyKey: Buffer.alloc(0) };
 }
 
 function withoutTrailingSlash(path: string): string {

@@ -13,13 +13,16 @@ export interface GatewayCookieNames {
 
 /**
  * Every name the gateway may use, in both forms and for both origins (the admin origin's names
- * carry `admin_`): stripped from proxied requests and responses. Cookies ignore ports (RFC 6265
+ * carry `admin_`), and the sticky target cookie: stripped from proxied requests and responses. Cookies ignore ports (RFC 6265
  * §8.5), so with PUBLIC_URL and ADMIN_URL on one host the browser sends the admin origin's cookies
  * to the public port too: they must never reach an upstream.
  */
-export const GATEWAY_COOKIE_NAMES: ReadonlySet<string> = new Set(
-  ['gw_session', 'gw_oidc', 'gw_admin_session', 'gw_admin_oidc'].flatMap((name) => [name, `__Host-${name}`]),
-);
+export const GATEWAY_COOKIE_NAMES: ReadonlySet<string> = new Set([
+  ...['gw_session', 'gw_oidc', 'gw_admin_session', 'gw_admin_oidc'].flatMap((name) => [name, `__Host-${name}`]),
+  // the sticky cookie of `loadBalancing: cookie` (proxy/sticky-target-cookie.ts)
+  'gw_target',
+  '__Secure-gw_target',
+]);
 
 /**
  * Cookie names for the origin `url` (PUBLIC_URL, or ADMIN_URL with `kind` `admin`): each origin

@@ -53,6 +53,7 @@ export async function startProxyPlane(options: ProxyPlaneOptions): Promise<Runni
     adminPlane: options.adminPlane,
     logger: options.logger,
   });
+  metrics.trackTargets(plane.targetHealth);
   const server = createPublicServer(plane);
   const port = await listen(server.server, config.port).catch((error: Error) => {
     throw new Error(`PORT ${config.port}: ${error.message}`, { cause: error });
