@@ -1,10 +1,11 @@
 import type { AssertionKeySet } from '../../assertion-key-set.js';
 import type { EventBus } from '../event-bus.js';
 import { createLogger, type Logger } from '../../logger.js';
-import type { Service } from '../../types.js';
+import type { Service, TargetHealthReport } from '../../types.js';
 import type { RedisConnections } from './redis-connections.js';
 import { SnapshotFollower } from './snapshot-follower.js';
 import { SnapshotPublisher } from './snapshot-publisher.js';
+import { TargetHealthChannel } from './target-health-channel.js';
 import { ASSERTION_KEYS_TOPIC, REGISTRY_TOPIC } from './snapshot-topics.js';
 import type { SnapshotTopic } from './snapshot.js';
 
@@ -29,16 +30,22 @@ export interface RedisEventBusOptions {
  *   While Redis is away the last snapshot stays in force.
  * An instance does both; a snapshot it publishes reaches its own listeners before the publication
  * resolves.
+ *
+ * Target health reports go the other way (proxy processes to the admin plane) and are no snapshot:
+ * a plain PUBLISH of the JSON report on `gatehouse:target-health`, nothing stored
+ * ({@link TargetHealthChannel}).
  */
 export class RedisEventBus implements EventBus {
   readonly #registry: Topic<readonly Service[]>;
   readonly #assertionKeys: Topic<AssertionKeySet>;
+  readonly #targetHealth: TargetHealthChannel;
 
   constructor(connections: RedisConnections, options: RedisEventBusOptions = {}) {
     const logger = options.logger ?? createLogger('silent', 'event-bus');
     const versionCheckMs = options.versionCheckMs ?? 500;
     this.#registry = new Topic(connections, REGISTRY_TOPIC, versionCheckMs, logger);
     this.#assertionKeys = new Topic(connections, ASSERTION_KEYS_TOPIC, versionCheckMs, logger);
+    this.#targetHealth = new TargetHealthChannel(connections, logger);
   }
 
   /** Whether a registry snapshot has been read (or published) at least once: the registry half of /readyz. */
@@ -80,6 +87,19 @@ export class RedisEventBus implements EventBus {
     return this.#assertionKeys.follower.listen(listener);
   }
 
+  /**
+   * PUBLISHes `report` (JSON) for the admin plane; not retried (the next report replaces it).
+   * @throws {RedisUnavailableError} when Redis is unreachable or does not answer in time.
+   */
+  publishTargetHealth(report: TargetHealthReport): Promise<void> {
+    return this.#targetHealth.publish(report);
+  }
+
+  /** Subscribes to the reports while a listener is left; a message that is no report is ignored. */
+  onTargetHealth(listener: (report: TargetHealthReport) => void): () => void {
+    return this.#targetHealth.listen(listener);
+  }
+
   /** Re-reads every snapshot now (a test hook and a readiness nudge); never rejects. */
   async refresh(): Promise<void> {
     await Promise.all([this.#registry.follower.refresh(), this.#assertionKeys.follower.refresh()]);
@@ -87,6 +107,7 @@ export class RedisEventBus implements EventBus {
 
   /** Stops publishing and following. The connections belong to the caller. */
   async close(): Promise<void> {
+    this.#targetHealth.close();
     await Promise.all([this.#registry.close(), this.#assertionKeys.close()]);
   }
 }

@@ -77,6 +77,13 @@ export const ASSERTION_KEYS_EPOCH_KEY = 'gatehouse:{assertion-keys}:epoch';
 /** Pub/sub channel: payload is the new key set's version. */
 export const ASSERTION_KEYS_CHANNEL = 'gatehouse:assertion-keys-changed';
 
+/**
+ * Pub/sub channel: payload is a JSON TargetHealthReport (shared/types.ts), what one proxy process
+ * sees of its targets, published every few seconds and on each change; the admin plane listens.
+ * Nothing is stored: a report missed is replaced by the next.
+ */
+export const TARGET_HEALTH_CHANNEL = 'gatehouse:target-health';
+
 /** Stream: one entry per access-log batch, field `records` = JSON array of AccessLogEntry. */
 export const ACCESS_LOG_STREAM = 'gatehouse:access-log';
 
