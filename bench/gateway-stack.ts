@@ -32,6 +32,8 @@ export interface StackOptions {
   /** Services registered, the two routed ones included. */
   services: number;
   upstreamUrl: string;
+  /** The targets of a `/pool` service to register too (seed.ts), when given. */
+  poolUrls?: string[];
   /** Folder for the database and log files. */
   workDir: string;
   /** Extra `node` flags for the data-plane process (cluster workers inherit them), e.g. `--cpu-prof`. */
@@ -94,7 +96,7 @@ export async function startGatewayStack(options: StackOptions): Promise<GatewayS
     ...(redis ? { REDIS_URL: redis.url } : {}),
     ...options.env,
   };
-  const routes = await seedRegistry(databasePath, options.upstreamUrl, options.services);
+  const routes = await seedRegistry(databasePath, options.upstreamUrl, options.services, options.poolUrls);
   const cookie = await createSessionCookie(loadConfig(env));
   const origin = `http://127.0.0.1:${port}`;
   const processes = options.mode === 'split'

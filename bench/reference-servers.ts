@@ -12,11 +12,22 @@ export interface ReferenceServer {
   child: NodeChild;
 }
 
-/** Starts the bench upstream on a free port. */
-export async function startBenchUpstream(workDir: string): Promise<ReferenceServer> {
-  const port = await freePort();
-  const child = await spawnNode('bench-upstream', 'bench/bench-upstream.js', { env: { PORT: String(port) }, logDir: workDir, readyLine: /"ready":true/ });
-  return { url: `http://127.0.0.1:${port}`, child };
+/** The bench upstream: one process answering on several ports. */
+export interface BenchUpstream extends ReferenceServer {
+  /** Three origins of the same process (`url` first): the targets of the bench's pool. */
+  poolUrls: string[];
+}
+
+/**
+ * Starts the bench upstream on three free ports: one process, so a pool of three targets costs
+ * the upstream side what one target does, and only the gateway's side of it is measured.
+ */
+export async function startBenchUpstream(workDir: string): Promise<BenchUpstream> {
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const env = { PORT: String(ports[0]), EXTRA_PORTS: ports.slice(1).join(',') };
+  const child = await spawnNode('bench-upstream', 'bench/bench-upstream.js', { env, logDir: workDir, readyLine: /"ready":true/ });
+  const poolUrls = ports.map((port) => `http://127.0.0.1:${port}`);
+  return { url: poolUrls[0]!, poolUrls, child };
 }
 
 /**

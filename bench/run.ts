@@ -63,12 +63,12 @@ async function main(): Promise<void> {
     const baseline = await startBaselineProxy(workers, upstream.url, workDir);
     const baselineTarget: Target = { name: ROWS.baseline, workers, url: `${baseline.url}${REQUEST_PATH}` };
     const stack = mode.used === 'split' || workers === 1
-      ? await startStack({ name: `gateway-${mode.used}-${workers}w`, mode: mode.used, workers, services: settings.fewServices, upstreamUrl: upstream.url, workDir }, ledger)
+      ? await startStack({ name: `gateway-${mode.used}-${workers}w`, mode: mode.used, workers, services: settings.fewServices, upstreamUrl: upstream.url, poolUrls: upstream.poolUrls, workDir }, ledger)
       : undefined;
     if (!stack) log(`  (no gateway at ${workers} workers: embedded mode has one process)`);
     // With split mode measured, the embedded gateway (one process) is measured beside it at 1 worker.
     const embedded = mode.used === 'split' && workers === 1
-      ? await startStack({ name: 'gateway-embedded-1w', mode: 'embedded', workers: 1, services: settings.fewServices, upstreamUrl: upstream.url, workDir }, ledger)
+      ? await startStack({ name: 'gateway-embedded-1w', mode: 'embedded', workers: 1, services: settings.fewServices, upstreamUrl: upstream.url, poolUrls: upstream.poolUrls, workDir }, ledger)
       : undefined;
     const gateways = [stack, embedded].flatMap((measured) => (measured ? [{ stack: measured, targets: gatewayTargets(measured) }] : []));
     const peers = await startPeers(workers, upstream.url, workDir, results.missingPeers);
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
       [
         ...(index === 0 ? [upstreamTarget] : []),
         baselineTarget,
-        ...gateways.flatMap(({ targets }) => [targets.public, targets.protected, targets.policy]),
+        ...gateways.flatMap(({ targets }) => [targets.public, targets.protected, targets.policy, ...(targets.pool ? [targets.pool] : [])]),
         ...peers.map((peer): Target => ({ name: peer.name, workers, url: peer.url, headers: peer.headers })),
       ],
       settings,
@@ -159,9 +159,16 @@ async function startStack(options: StackOptions, ledger: ClientLedger): Promise<
  * The protected targets carry the session cookie; each is accounted to its stack's service.
  * An embedded stack's rows are named `embedded gateway …`.
  */
-function gatewayTargets(stack: GatewayStack): { public: Target; protected: Target; policy: Target } {
+function gatewayTargets(stack: GatewayStack): { public: Target; protected: Target; policy: Target; pool: Target | undefined } {
   const rowName = stack.mode === 'embedded' ? ROWS.embedded : (row: string) => row;
+  const { poolService } = stack.routes;
   return {
+    pool: poolService && {
+      name: rowName(ROWS.pool),
+      workers: stack.workers,
+      url: `${stack.origin}/pool${REQUEST_PATH}`,
+      account: { stack: stack.name, serviceId: poolService.id },
+    },
     public: {
       name: rowName(ROWS.public),
       workers: stack.workers,

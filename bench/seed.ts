@@ -24,6 +24,8 @@ export interface BenchRoutes {
   protectedService: Service;
   /** `/protected-policy`: a session required, and {@link BENCH_POLICY} (design.md §4.7). */
   policyService: Service;
+  /** `/pool`: as `/public`, but a pool of three targets balanced round robin, when the stack has one. */
+  poolService?: Service;
 }
 
 /** The groups of the benchmark's session user; the last one is the one {@link BENCH_POLICY} allows. */
@@ -49,14 +51,15 @@ const FILLER_DEPTH_PATH = (index: number) => `/team-${index % 100}/svc-${index}`
 
 /**
  * Creates the gateway's SQLite file at `databasePath` (migrated) with `/public`, `/protected` and
- * `/protected-policy`, all pointing at `upstreamUrl`, plus filler services (enabled, public, at
- * `/team-<n>/svc-<i>`, target `<upstreamUrl>/filler/<i>`) so that `totalServices` are registered.
+ * `/protected-policy`, all pointing at `upstreamUrl`, with `poolUrls` `/pool` balancing over
+ * them, plus filler services (enabled, public, at `/team-<n>/svc-<i>`, target
+ * `<upstreamUrl>/filler/<i>`) so that `totalServices` are registered.
  *
  * The two routed services go through {@link ServiceRegistry.create} (validation, audit). Fillers
  * are inserted in one transaction with the same columns: `create` publishes the whole registry
  * after every insert, which for 10,000 services is 10,000 full-table reads (minutes).
  */
-export async function seedRegistry(databasePath: string, upstreamUrl: string, totalServices: number): Promise<BenchRoutes> {
+export async function seedRegistry(databasePath: string, upstreamUrl: string, totalServices: number, poolUrls?: string[]): Promise<BenchRoutes> {
   if (totalServices < ROUTED_SERVICES) throw new Error(`the benchmark needs at least its ${ROUTED_SERVICES} routed services`);
   const db = openDatabase(databasePath);
   try {
@@ -68,17 +71,21 @@ export async function seedRegistry(databasePath: string, upstreamUrl: string, to
       { name: 'Bench protected, policy', path: '/protected-policy', targetUrl: upstreamUrl, requireAuth: true, access: BENCH_POLICY },
       actor,
     );
+    const poolService = poolUrls
+      ? await registry.create({ name: 'Bench pool', path: '/pool', targets: poolUrls.map((url) => ({ url, weight: 1 })), requireAuth: false }, actor)
+      : undefined;
+    const routed = poolService ? ROUTED_SERVICES + 1 : ROUTED_SERVICES;
     const insert = db.prepare(
       `INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at)
        VALUES (?, ?, ?, ?, 0, '', 1, ?, ?)`,
     );
     const now = new Date().toISOString();
     db.transaction(() => {
-      for (let i = 0; i < totalServices - ROUTED_SERVICES; i++) {
+      for (let i = 0; i < totalServices - routed; i++) {
         insert.run(randomUUID(), `Filler ${i}`, FILLER_DEPTH_PATH(i), `${upstreamUrl}/filler/${i}`, now, now);
       }
     })();
-    return { publicService, protectedService, policyService };
+    return { publicService, protectedService, policyService, poolService };
   } finally {
     db.close();
   }

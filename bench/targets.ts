@@ -19,6 +19,10 @@ const LIMITS = {
   minRoutingRatio: 0.95,
   /** The protected route with an access policy: requests/s at least this share of the protected route's. */
   minPolicyRatio: 0.97,
+  /** The public route over a pool of three targets: requests/s at least this share of the one-target public route's. */
+  minPoolRatio: 0.97,
+  /** The same pool: CPU per request (whole gateway) at most this multiple of the one-target public route's. */
+  maxPoolCpuRatio: 1.03,
   /** The protected route's CPU per request, whole gateway (proxy + admin + Redis): at most this multiple of the baseline's. */
   maxCpuRatio: 1.25,
   /** The protected route's requests/s: at least these multiples of each peer's (same worker count). */
@@ -47,6 +51,8 @@ export const ROWS = {
   public: 'gateway public',
   protected: 'gateway protected',
   policy: 'gateway protected, policy',
+  /** The public route over a pool of three targets (round robin). */
+  pool: 'gateway public, 3-target pool',
   /** Caddy's `reverse_proxy` (caddy-peer.ts). */
   caddy: 'caddy',
   /** Apache httpd + mod_auth_openidc, sessions in Redis (apache-openidc-peer.ts). */
@@ -221,6 +227,16 @@ function gatewayTargets(inputs: TargetInputs, workers: number, row: (name: strin
     if (toPeer) push(`protected route ≥ ${minimum}× ${ROWS[peer]} req/s`, toPeer.ratio >= minimum, toPeer.detail);
   }
 
+  const pool = throughputRatio(inputs, workers, row(ROWS.pool), row(ROWS.public), 3);
+  if (pool) push(`public route over a 3-target pool within ${Math.round((1 - LIMITS.minPoolRatio) * 100)}% of one target (req/s)`, pool.ratio >= LIMITS.minPoolRatio, pool.detail);
+  const poolRow = find(inputs.throughput, row(ROWS.pool), workers);
+  const oneTargetRow = find(inputs.throughput, row(ROWS.public), workers);
+  const measured = poolRow && systemCpuMicros(poolRow);
+  const reference = oneTargetRow && systemCpuMicros(oneTargetRow);
+  if (measured && reference) {
+    const ratio = measured / reference;
+    push(`public route over a 3-target pool: CPU per request ≤ ${LIMITS.maxPoolCpuRatio}× one target's`, ratio <= LIMITS.maxPoolCpuRatio, `${measured.toFixed(1)} / ${reference.toFixed(1)} µs = ${ratio.toFixed(3)}×`);
+  }
   const policy = throughputRatio(inputs, workers, row(ROWS.policy), protectedRow, 3);
   if (policy) push(`protected route with an access policy within ${Math.round((1 - LIMITS.minPolicyRatio) * 100)}% of protected (req/s)`, policy.ratio >= LIMITS.minPolicyRatio, policy.detail);
 
