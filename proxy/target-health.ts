@@ -90,6 +90,7 @@ export class TargetHealth {
     this.#failures.push(now);
     if (this.#failures.length > maxFails) this.#failures.splice(0, this.#failures.length - maxFails);
     if (this.#failures.length < maxFails || now - this.#failures[0]! > windowSeconds * 1000) return;
+    if (this.#ejectedUntil !== 0) this.#expireEjection(now);
     if (this.#ejectedUntil > now || !mayEject()) return;
     const base = ejectSeconds * 1000;
     const cap = Math.max(MAX_EJECTION_MS, base);
