@@ -32,6 +32,7 @@ import { createServiceHandlers } from './routes/service-routes.js';
 import { createTokenHandlers } from './routes/token-routes.js';
 import { acceptsSession, ServedOrigins, type ServedOrigin } from './served-origin.js';
 import { ServiceRegistry } from './service-registry.js';
+import { TargetHealthReports } from './target-health.js';
 import { TrafficRollups } from './access-log/traffic-rollups.js';
 import { answerUnrouted } from './unrouted.js';
 import type { ReplayGuard } from '../shared/backends/replay-guard.js';
@@ -72,7 +73,8 @@ export interface AdminPlane {
   /** Serves a gateway-owned path of the public origin, handed over by this process's data plane. */
   handlePublic(req: IncomingMessage, res: ServerResponse): void;
   /**
-   * Stops the plane's background work (assertion key rotation); call before closing the database.
+   * Stops the plane's background work (assertion key rotation, listening to target health
+   * reports); call before closing the database.
    */
   close(): void;
 }
@@ -87,6 +89,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const { config, db, sessions, bus, logger } = deps;
   const audit = new AuditLog(db);
   const registry = new ServiceRegistry(db, audit, bus);
+  const targetHealth = new TargetHealthReports(bus);
   const assertionKeys = new AssertionKeys(db, audit, bus, config, logger);
   const rollups = new TrafficRollups(db);
   const { accessLogs } = deps;
@@ -114,9 +117,9 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     backchannelLogout: createBackchannelLogoutHandler({ config, sessions, revocation, usedTokenIds: deps.usedTokenIds, issuerKeys, logger }),
     sessions: createSessionHandlers({ sessions, revocation }),
     sessionPages: createSessionPageHandlers({ sessions, revocation }),
-    services: createServiceHandlers({ registry, accessLogs }),
+    services: createServiceHandlers({ registry, accessLogs, targetHealth }),
     dashboard: createDashboardHandlers({ registry, audit, rollups }),
-    console: createConsoleHandlers({ registry, audit, accessLogs, rollups, tokens, assets: ConsoleAssets.load() }),
+    console: createConsoleHandlers({ registry, audit, accessLogs, rollups, tokens, targetHealth, assets: ConsoleAssets.load() }),
     assertionKeys: createAssertionKeyHandlers({ keys: assertionKeys }),
     tokens: createTokenHandlers({ tokens }),
     openapi: createOpenApiHandlers({ origins: [origins.public, origins.admin] }),
@@ -158,6 +161,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     close() {
       stopRevalidating();
       assertionKeys.close();
+      targetHealth.close();
     },
   };
 }

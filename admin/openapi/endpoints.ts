@@ -136,6 +136,9 @@ export const ENDPOINTS: Endpoint[] = [
     endpoint('GET /api/services/:id/logs', 'listServiceAccessLog', "A page of the service's access log, newest first; filters combine with AND, empty ones are ignored",
       { status: 200, description: 'The page', schema: R.AccessLogPage },
       { params: { id: serviceId }, query: { ...PAGE_PARAMETERS, ...FILTER_PARAMETER_SCHEMAS }, errors: ['SERVICE_NOT_FOUND'] }),
+    endpoint('GET /api/services/:id/health', 'getServiceHealth', "The service's targets and their health as each proxy process reports it (reports older than a minute left out)",
+      { status: 200, description: 'The targets', schema: R.ServiceHealth },
+      { params: { id: serviceId }, errors: ['SERVICE_NOT_FOUND'] }),
   ]),
   ...tagged('Identity assertion', 'admin', [
     endpoint('POST /api/assertion-keys/rotate', 'rotateAssertionKey', 'Signs identity assertions with a new key from now on; the previous key stays published until its assertions expire',

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { AUDIT_ACTIONS } from '../audit-log.js';
 import { TOKEN_SCOPES } from '../token-validation.js';
 import { STATUS_CLASSES, TRAFFIC_RANGES, type TrafficRange } from '../access-log/traffic-rollups.js';
+import { TARGET_STATES } from '../../shared/target-health-report.js';
 
 /**
  * The admin API's answers as valibot schemas (interface.md §2, design.md §4.7, §4.8), for its OpenAPI
@@ -184,6 +185,31 @@ const registryPlan = v.strictObject({
   unchanged: v.array(v.string()),
 });
 
+/** A target's state (issue 23): `unhealthy` by active health checks, `ejected` by outlier detection. */
+const targetState = v.picklist(TARGET_STATES);
+
+/** One proxy process's view of a target, from its latest report (admin/target-health.ts). */
+const proxyTargetHealth = v.strictObject({
+  proxy: v.pipe(v.string(), v.description('The proxy process: host name and process id (web-1:4312)')),
+  state: targetState,
+  since: v.pipe(timestamp, v.description('Since when the target has been in this state there')),
+  lastError: v.pipe(v.nullable(v.string()), v.description("That process's latest failure of the target (ECONNREFUSED, status 503, timeout); null: none")),
+});
+
+/** One target of a service and its health across the proxy processes. */
+const targetHealth = v.strictObject({
+  url: v.string(),
+  weight: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)),
+  state: v.pipe(
+    targetState,
+    v.description('Overall: unknown when no proxy process reported it within the last minute (or each said unknown); healthy when every one that knows says healthy; else the most common of unhealthy and ejected among them, a tie unhealthy'),
+  ),
+  proxies: v.pipe(v.array(proxyTargetHealth), v.description('Each proxy process whose report of the last minute names the target, ordered by proxy')),
+});
+
+/** `GET /api/services/:id/health`. */
+const serviceHealth = v.strictObject({ targets: v.pipe(v.array(targetHealth), v.description("The service's targets, in the registry's order")) });
+
 /** The error object (interface.md §2.6). */
 const error = v.strictObject({ error: v.string() });
 
@@ -217,6 +243,9 @@ export const RESPONSE_SCHEMAS = {
   RotatedKey: rotatedKey,
   RegistryDocument: registryDocument,
   RegistryPlan: registryPlan,
+  ServiceHealth: serviceHealth,
+  TargetHealth: targetHealth,
+  ProxyTargetHealth: proxyTargetHealth,
   Error: error,
   ValidationError: validationError,
   OpenApiDocument: openApiDocument,

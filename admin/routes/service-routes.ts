@@ -7,6 +7,7 @@ import { parseIfMatch } from '../preconditions.js';
 import { MAX_REGISTRY_DOCUMENT_BYTES, readJsonBody } from '../request-body.js';
 import type { Handler, RequestContext } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
+import type { TargetHealthReports } from '../target-health.js';
 
 /** The service-management endpoints (interface.md §4.2); admin and CSRF guards are wired in routes.ts. */
 export interface ServiceHandlers {
@@ -17,6 +18,7 @@ export interface ServiceHandlers {
   remove: Handler;
   toggle: Handler;
   logs: Handler;
+  health: Handler;
   export: Handler;
   apply: Handler;
 }
@@ -27,8 +29,8 @@ export interface ServiceHandlers {
  * `GET /api/services/:id` answers the service's ETag; `PUT`, `PATCH …/toggle` and `DELETE` honour
  * `If-Match` (412 when it no longer holds; without it they write unconditionally).
  */
-export function createServiceHandlers(deps: { registry: ServiceRegistry; accessLogs: AccessLogReads }): ServiceHandlers {
-  const { registry, accessLogs } = deps;
+export function createServiceHandlers(deps: { registry: ServiceRegistry; accessLogs: AccessLogReads; targetHealth: TargetHealthReports }): ServiceHandlers {
+  const { registry, accessLogs, targetHealth } = deps;
   return {
     /** GET /api/services → 200, every service ordered by path. */
     list: ({ res }) => sendJson(res, 200, registry.list()),
@@ -91,6 +93,13 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
       const { page, filter } = parseAccessLogQuery(url.searchParams);
       sendJson(res, 200, await accessLogs.listForService(service.id, page.limit, page.offset, filter));
     },
+
+    /**
+     * GET /api/services/:id/health → 200 `{ targets: [{ url, weight, state, proxies: [{ proxy,
+     * state, since, lastError }] }] }`: the service's targets as the proxy processes report them
+     * (admin/target-health.ts), times in ISO 8601 UTC.
+     */
+    health: ({ res, params }) => sendJson(res, 200, targetHealth.of(registry.get(params.id!))),
   };
 }
 
