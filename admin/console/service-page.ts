@@ -1,4 +1,5 @@
 import type { Service } from '../../shared/types.js';
+import type { ServiceHealth } from '../target-health.js';
 import { html } from '../../shared/html.js';
 import { serviceEntryPath } from '../../shared/service-entry.js';
 import { accessLogSection, type AccessLogSectionOptions } from './access-log-section.js';
@@ -6,17 +7,20 @@ import { policyLines } from './access-policy-text.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 import { badge, formatCount, timeTag } from './fragments.js';
 import { serviceActions } from './services-table.js';
+import { targetsPanel } from './targets-panel.js';
 import { trafficPanel } from './traffic-panel.js';
 
 /**
  * `GET /dashboard/services/:id`: one service (design.md §4.6): its settings and actions, its
- * traffic charts, and its access log with filters.
+ * targets and their health as the proxy processes report it (`health`), its traffic charts, and
+ * its access log with filters.
  */
-export function servicePage(view: ConsoleView, data: AccessLogSectionOptions & { etag: string; requestsLastHour: number }): string {
+export function servicePage(view: ConsoleView, data: AccessLogSectionOptions & { etag: string; requestsLastHour: number; health: ServiceHealth }): string {
   const { service } = data;
   const body = html`<p class="breadcrumb"><a href="/dashboard">Overview</a> / Service</p>
 <div class="section-head" data-live="heading"><h1>${service.name}</h1>${serviceActions(service, data.etag, { afterDelete: '/dashboard' })}</div>
 <div data-live="summary">${summary(service, data.requestsLastHour, data.servicesOrigin)}</div>
+${targetsPanel(data.health)}
 ${trafficPanel(service.id)}
 ${accessLogSection(data)}`;
   return consolePage(view, { title: service.name, section: 'none', body, charts: true, live: true, scripts: ['log-filters.js'] });

@@ -17,6 +17,7 @@ import { parsePagination } from '../pagination.js';
 import type { Handler, RequestContext } from '../request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 import type { TrafficRollups } from '../access-log/traffic-rollups.js';
+import type { TargetHealthReports } from '../target-health.js';
 
 /** A rendered console page and its status (200 unless given). */
 export type Rendered = { status?: number; html: string };
@@ -35,6 +36,8 @@ export interface ConsoleDeps {
   accessLogs: AccessLogReads;
   rollups: TrafficRollups;
   tokens: ApiTokens;
+  /** What the proxy processes report of the targets, for a service's page. */
+  targetHealth: TargetHealthReports;
   assets: ConsoleAssets;
 }
 
@@ -59,7 +62,7 @@ export interface ConsoleHandlers {
 
 /** Handlers of the console's server-rendered pages and assets. */
 export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
-  const { registry, audit, accessLogs, rollups, tokens, assets } = deps;
+  const { registry, audit, accessLogs, rollups, tokens, targetHealth, assets } = deps;
   const viewOf = (ctx: RequestContext): ConsoleView => ({
     user: ctx.session!.user,
     csrfToken: ctx.session!.csrfToken,
@@ -124,7 +127,8 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
         status = error.status;
       }
       const requests = requestsLastHour().get(service.id) ?? 0;
-      return { status, html: servicePage(viewOf(ctx), { service, etag, url: ctx.url, limit, offset, result, requestsLastHour: requests, servicesOrigin: ctx.origin.servicesOrigin }) };
+      const health = targetHealth.of(service);
+      return { status, html: servicePage(viewOf(ctx), { service, etag, url: ctx.url, limit, offset, result, requestsLastHour: requests, health, servicesOrigin: ctx.origin.servicesOrigin }) };
     }),
 
     audit: pageHandler((ctx) => {
