@@ -47,6 +47,8 @@ export interface TestDataPlane {
   adminRequests: string[];
   /** Access-log records shipped so far. */
   records: AccessLogEntry[];
+  /** Its metrics (`metrics.registry.metrics()` is what its `/metrics` would serve). */
+  metrics: GatewayMetrics;
   publish(services: Service[]): Promise<void>;
   /** Creates a session for `user` and returns the Cookie header value that carries it. */
   signIn(user?: Partial<SessionUser>): Promise<string>;
@@ -90,11 +92,12 @@ export async function startDataPlane(options: DataPlaneOptions = {}): Promise<Te
   };
   const backends = openEmbeddedBackends(config, { db, storeAccessLogs }, logger, { accessLog: { intervalMs: 1 } });
   const adminRequests: string[] = [];
+  const metrics = new GatewayMetrics(backends.accessLogSink());
   const plane = await startProxyPlane({
     config,
     backends,
     adminPlane: options.adminPlane ?? standInAdminPlane(adminRequests),
-    metrics: new GatewayMetrics(backends.accessLogSink()),
+    metrics,
     logger,
   });
   const assertionKeys = new AssertionKeys(db, new AuditLog(db), backends.bus, config, logger);
@@ -112,6 +115,7 @@ export async function startDataPlane(options: DataPlaneOptions = {}): Promise<Te
     upgrades: plane.server.upgrades,
     adminRequests,
     records,
+    metrics,
     publish: (services) => backends.bus.publishRegistry(services),
     async signIn(user = {}) {
       const id = await backends.sessions.create(sampleSession({ user: { ...TEST_USER, ...user }, csrfToken: 'csrf-token-value', idToken: null }));
