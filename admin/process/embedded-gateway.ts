@@ -6,6 +6,7 @@
  * round: nothing under proxy/ imports admin/, so a proxy process never loads SQLite.
  */
 import { logAccessLogTotals } from '../../shared/backends/access-log-sink.js';
+import type { EventBus } from '../../shared/backends/event-bus.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
@@ -20,6 +21,8 @@ import { startAdminPlane } from './start-admin-plane.js';
 export interface Gateway {
   readonly config: Config;
   readonly sessions: SessionStore;
+  /** The process's event bus, both planes' (tests publish on it as a proxy process would). */
+  readonly bus: EventBus;
   readonly db: Database;
   /** Where access-log batches are stored (the data plane's sink ships to it; tests store through it too). */
   readonly accessLogWriter: AccessLogWriter;
@@ -66,6 +69,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   return {
     config,
     sessions: backends.sessions,
+    bus: backends.bus,
     db,
     accessLogWriter: storage.accessLogWriter,
     port: proxy.port,

@@ -269,6 +269,14 @@ describe("real answers match the document (each call's answer is checked)", () =
     assert.equal((await call('GET', `/api/services/${UNKNOWN_ID}/logs`, { as: admin })).status, 404);
   });
 
+  it("a service's target health", async () => {
+    const health = await call('GET', `/api/services/${serviceId}/health`, { authorization: readToken });
+    assert.equal(health.status, 200, health.text);
+    assert.equal(health.json.targets[0].url, upstream.origin);
+    assert.equal((await call('GET', `/api/services/${UNKNOWN_ID}/health`, { as: admin })).status, 404);
+    assert.equal((await call('GET', `/api/services/${serviceId}/health`, { as: member })).status, 403);
+  });
+
   it('the dashboard: statistics, the audit log, traffic', async () => {
     const stats = await call('GET', '/dashboard/stats', { authorization: readToken });
     assert.equal(stats.json.totalServices, 2);

@@ -1,0 +1,120 @@
+/**
+ * `GET /api/services/:id/health` on the embedded gateway (issue 23 "Visible"): reports published
+ * on the gateway's own event bus, as proxy processes publish theirs, read back through the API;
+ * the gateway's in-process proxy plane reports too (every 5 s), under this process's name.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { TargetHealthEntry } from '../../shared/types.js';
+import { apiClient, createService } from '../support/api-client.js';
+import { eventually } from '../support/eventually.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { LOCAL_PROXY, nextLocalReport } from '../support/local-proxy-reports.js';
+import { signIn, type SignedIn } from '../support/sessions.js';
+
+const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+
+let gw: TestGateway;
+let admin: SignedIn;
+let call: ReturnType<typeof apiClient>;
+let paths = 0;
+
+before(async () => {
+  gw = await startTestGateway();
+  admin = await signIn(gw);
+  call = apiClient(gw.origin);
+});
+after(() => gw?.close());
+
+/** A new service on `targetUrl`; its id. */
+const newService = (targetUrl: string) => createService(gw.origin, admin, { name: 'Pool', path: `/pool-${++paths}`, targetUrl, requireAuth: false });
+
+/** Publishes `proxy`'s report of one target of `serviceId`, made `ageMs` ago. */
+function publish(proxy: string, serviceId: string, entry: Omit<TargetHealthEntry, 'since'> & { since?: number }, ageMs = 0): Promise<void> {
+  const at = Date.now() - ageMs;
+  return gw.gateway.bus.publishTargetHealth({ proxy, at, services: { [serviceId]: [{ since: at - 5_000, ...entry }] } });
+}
+
+/** The service's health as the API answers it, the in-process proxy left out of each target's list. */
+async function health(serviceId: string): Promise<any> {
+  const answer = await call('GET', `/api/services/${serviceId}/health`, { as: admin });
+  assert.equal(answer.status, 200, answer.text);
+  for (const target of answer.json.targets) target.proxies = target.proxies.filter((seen: { proxy: string }) => seen.proxy !== LOCAL_PROXY);
+  return answer.json;
+}
+
+describe('GET /api/services/:id/health', () => {
+  it("a new service's target is unknown, with no proxy, until a report names it; then the gateway's own proxy plane reports it healthy", async () => {
+    await nextLocalReport(gw.gateway.bus);
+    const id = await newService('http://127.0.0.1:9/app');
+    const fresh = await call('GET', `/api/services/${id}/health`, { as: admin });
+    assert.equal(fresh.status, 200);
+    assert.deepEqual(fresh.json, { targets: [{ url: 'http://127.0.0.1:9/app', weight: 1, state: 'unknown', proxies: [] }] });
+    await eventually('the in-process proxy to report the target', async () => (await call('GET', `/api/services/${id}/health`, { as: admin })).json.targets[0].proxies.length > 0);
+    const reported = (await call('GET', `/api/services/${id}/health`, { as: admin })).json.targets[0];
+    assert.equal(reported.state, 'healthy');
+    assert.deepEqual(reported.proxies.map(({ proxy, state, lastError }: any) => ({ proxy, state, lastError })), [{ proxy: LOCAL_PROXY, state: 'healthy', lastError: null }]);
+    assert.match(reported.proxies[0].since, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it("each proxy's view, ordered by proxy, times in ISO 8601 UTC; the overall state by the rule", async () => {
+    const id = await newService('http://10.0.0.1:8080');
+    const since = Date.UTC(2026, 10, 25, 9, 30, 0);
+    await publish('web-2:40', id, { url: 'http://10.0.0.1:8080', state: 'ejected', since, lastError: 'ECONNREFUSED' });
+    await publish('web-1:12', id, { url: 'http://10.0.0.1:8080', state: 'healthy', since, lastError: null });
+    await publish('web-3:7', id, { url: 'http://10.0.0.1:8080', state: 'unhealthy', since, lastError: 'status 503' });
+    assert.deepEqual(await health(id), {
+      targets: [
+        {
+          url: 'http://10.0.0.1:8080',
+          weight: 1,
+          state: 'unhealthy',
+          proxies: [
+            { proxy: 'web-1:12', state: 'healthy', since: '2026-11-25T09:30:00.000Z', lastError: null },
+            { proxy: 'web-2:40', state: 'ejected', since: '2026-11-25T09:30:00.000Z', lastError: 'ECONNREFUSED' },
+            { proxy: 'web-3:7', state: 'unhealthy', since: '2026-11-25T09:30:00.000Z', lastError: 'status 503' },
+          ],
+        },
+      ],
+    });
+    await publish('web-4:1', id, { url: 'http://10.0.0.1:8080', state: 'ejected', lastError: 'timeout' });
+    assert.equal((await health(id)).targets[0].state, 'ejected', 'two ejected, one unhealthy');
+    for (const proxy of ['web-2:40', 'web-3:7', 'web-4:1']) await publish(proxy, id, { url: 'http://10.0.0.1:8080', state: 'healthy', lastError: 'timeout' });
+    const healed = (await health(id)).targets[0];
+    assert.equal(healed.state, 'healthy');
+    assert.deepEqual(healed.proxies.map((seen: any) => seen.lastError), [null, 'timeout', 'timeout', 'timeout'], 'the latest error stays after recovery');
+  });
+
+  it("a report made more than a minute ago is dropped; a proxy's next report replaces its last", async () => {
+    const id = await newService('http://10.0.0.2:8080');
+    await publish('stale:1', id, { url: 'http://10.0.0.2:8080', state: 'ejected', lastError: 'ECONNRESET' }, 61_000);
+    await publish('live:2', id, { url: 'http://10.0.0.2:8080', state: 'ejected', lastError: 'ECONNRESET' }, 59_000);
+    assert.deepEqual((await health(id)).targets[0].proxies.map((seen: any) => seen.proxy), ['live:2']);
+    await publish('live:2', id, { url: 'http://10.0.0.2:8080', state: 'healthy', lastError: null });
+    assert.deepEqual((await health(id)).targets[0].proxies.map((seen: any) => seen.state), ['healthy']);
+    await publish('live:2', id, { url: 'http://10.0.0.2:8080', state: 'unhealthy', lastError: null }, 1_000);
+    assert.deepEqual((await health(id)).targets[0].proxies.map((seen: any) => seen.state), ['healthy'], 'an older report delivered late is ignored');
+  });
+
+  it('an unknown or malformed id: 404 Service not found, as GET /api/services/:id answers', async () => {
+    for (const id of [UNKNOWN_ID, 'not-a-uuid']) {
+      const [health, service] = await Promise.all([call('GET', `/api/services/${id}/health`, { as: admin }), call('GET', `/api/services/${id}`, { as: admin })]);
+      assert.deepEqual([health.status, health.json], [404, { error: 'Service not found' }]);
+      assert.deepEqual([health.status, health.json], [service.status, service.json]);
+    }
+  });
+
+  it("needs an administrator: 401 without credentials, 403 for a user's session, 200 with a read API token", async () => {
+    const id = await newService('http://10.0.0.3:8080');
+    const anonymous = await call('GET', `/api/services/${id}/health`);
+    assert.deepEqual([anonymous.status, anonymous.json], [401, { error: 'Not authenticated' }]);
+    const member = await signIn(gw, { sub: 'member-sub', email: 'max@example.com', isAdmin: false });
+    const refused = await call('GET', `/api/services/${id}/health`, { as: member });
+    assert.deepEqual([refused.status, refused.json], [403, { error: 'Admin access required' }]);
+    const token = await call('POST', '/api/tokens', { as: admin, json: { name: 'Monitoring', scope: 'read' } });
+    assert.equal(token.status, 201, token.text);
+    const viaToken = await call('GET', `/api/services/${id}/health`, { authorization: `Bearer ${token.json.secret}` });
+    assert.equal(viaToken.status, 200);
+    assert.equal(viaToken.headers['cache-control'], 'no-store');
+  });
+});
