@@ -165,4 +165,17 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX used_token_ids_by_expiry ON used_token_ids (expires_at);
   `,
+  `
+  -- A service is a pool of targets (issue 23, shared/types.ts). targets: JSON text
+  -- [{"url":…,"weight":…}], target_url being the first one's url; NULL in the rows from before,
+  -- which read as the one target target_url, weight 1. load_balancing: round_robin,
+  -- least_requests, client_ip or cookie. health_check: JSON text {"path","intervalSeconds",
+  -- "timeoutMs","healthyThreshold","unhealthyThreshold","expectStatus"}, NULL: no active checks.
+  -- outlier_detection: JSON text {"maxFails","windowSeconds","ejectSeconds"}. retries: 0 to 5.
+  ALTER TABLE services ADD COLUMN targets TEXT;
+  ALTER TABLE services ADD COLUMN load_balancing TEXT NOT NULL DEFAULT 'round_robin';
+  ALTER TABLE services ADD COLUMN health_check TEXT;
+  ALTER TABLE services ADD COLUMN outlier_detection TEXT NOT NULL DEFAULT '{"maxFails":3,"windowSeconds":10,"ejectSeconds":30}';
+  ALTER TABLE services ADD COLUMN retries INTEGER NOT NULL DEFAULT 1;
+  `,
 ];

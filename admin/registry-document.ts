@@ -1,5 +1,4 @@
 import { GatewayError } from '../shared/errors.js';
-import type { Service } from '../shared/types.js';
 import { validationError } from './json-body-validation.js';
 import { changedFields, type ServiceChanges } from './service-changes.js';
 import type { StoredService } from './service-registry.js';
@@ -14,8 +13,12 @@ import { parseServiceEntry, type ServiceEntryInput } from './service-validation.
 /** The document format this gateway writes and reads: `"version": 1`. */
 export const DOCUMENT_VERSION = 1;
 
-/** A service as a document lists it: its `id` (informative: documents are matched by path) and every writable field. */
-export type DocumentEntry = Omit<Service, 'createdAt' | 'updatedAt'> & Required<Pick<Service, 'access' | 'forwardAuthorization'>>;
+/**
+ * A service as a document lists it: its `id` (informative: documents are matched by path) and every
+ * writable field, the pool's among them (a document from before pools, with only `targetUrl`,
+ * still applies: that one target).
+ */
+export type DocumentEntry = Omit<StoredService, 'createdAt' | 'updatedAt'>;
 
 /** `GET /api/services/export`'s answer and `POST /api/services/apply`'s body. */
 export interface RegistryDocument {
@@ -47,11 +50,16 @@ export function toDocument(services: readonly StoredService[]): RegistryDocument
       name: s.name,
       path: s.path,
       targetUrl: s.targetUrl,
+      targets: s.targets,
       requireAuth: s.requireAuth,
       description: s.description,
       enabled: s.enabled,
       access: s.access,
       forwardAuthorization: s.forwardAuthorization,
+      loadBalancing: s.loadBalancing,
+      healthCheck: s.healthCheck,
+      outlierDetection: s.outlierDetection,
+      retries: s.retries,
     })),
   };
 }

@@ -10,7 +10,9 @@ export type ServiceChanges = Partial<Record<keyof ServicePatch, { before: unknow
 
 /**
  * The fields of `patch` whose value differs from `service`, each with its before and after. Values
- * are compared by content: an access policy given again as it is stored is no change.
+ * are compared by content: an access policy or a pool of targets given again as it is stored is no
+ * change. A patch has `targetUrl` and `targets` together (service-validation.ts), so a new
+ * `targetUrl` shows the pool it replaces too.
  */
 export function changedFields(service: Service, patch: ServicePatch): ServiceChanges {
   const changes: ServiceChanges = {};

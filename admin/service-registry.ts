@@ -2,14 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import { GatewayError } from '../shared/errors.js';
 import type { EventBus } from '../shared/backends/event-bus.js';
-import type { AccessPolicy, Service } from '../shared/types.js';
+import { poolSettingsOf, type PoolSettings } from '../shared/target-pool-settings.js';
+import type { AccessPolicy, HealthCheck, LoadBalancing, OutlierDetection, Service, ServiceTarget } from '../shared/types.js';
 import type { Actor, AuditLog } from './audit-log.js';
 import { ifMatchHolds, type IfMatch } from './preconditions.js';
 import { parseRegistryDocument, planRegistry, toDocument, type RegistryDocument, type RegistryPlan } from './registry-document.js';
 import { afterChanges, changedFields } from './service-changes.js';
 import { assertPolicyNeedsSignIn, parseServiceCreate, parseServiceUpdate, parseToggle } from './service-validation.js';
 
-/** A `services` row: snake_case columns, booleans as 0/1, timestamps as ISO text, the access policy as JSON text or NULL. */
+/**
+ * A `services` row: snake_case columns, booleans as 0/1, timestamps as ISO text, the access policy
+ * and the health check as JSON text or NULL, the targets and outlier detection as JSON text.
+ */
 interface ServiceRow {
   id: string;
   name: string;
@@ -22,20 +26,29 @@ interface ServiceRow {
   updated_at: string;
   access: string | null;
   forward_authorization: number;
+  /** NULL in a row from before pools (migrations.ts): the one target `target_url`. */
+  targets: string | null;
+  load_balancing: string;
+  health_check: string | null;
+  outlier_detection: string;
+  retries: number;
   /** 1 when created, one more on every change (design.md §4.9). */
   version: number;
 }
 
+/** A service as the registry keeps and returns it: `access`, `forwardAuthorization` and the pool's settings always present. */
+export type StoredService = Service & { access: AccessPolicy | null; forwardAuthorization: boolean } & PoolSettings;
+
 /** Named parameters of the insert and update statements. */
-type ServiceParams = Omit<Service, 'requireAuth' | 'enabled' | 'access' | 'forwardAuthorization'> & {
+type ServiceParams = Omit<StoredService, 'requireAuth' | 'enabled' | 'access' | 'forwardAuthorization' | 'targets' | 'healthCheck' | 'outlierDetection'> & {
   requireAuth: number;
   enabled: number;
   access: string | null;
   forwardAuthorization: number;
+  targets: string;
+  healthCheck: string | null;
+  outlierDetection: string;
 };
-
-/** A service as the registry keeps and returns it: `access` and `forwardAuthorization` always present. */
-export type StoredService = Service & { access: AccessPolicy | null; forwardAuthorization: boolean };
 
 /** A service and its ETag (design.md §4.9). */
 export interface TaggedService {
@@ -86,13 +99,16 @@ export class ServiceRegistry {
     // keeps the protected one), and such an index could not be created over them.
     this.#pathTaken = db.prepare('SELECT id FROM services WHERE lower(path) = lower(?) AND id != ? LIMIT 1');
     this.#insert = db.prepare(
-      `INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at, access, forward_authorization)
-       VALUES (@id, @name, @path, @targetUrl, @requireAuth, @description, @enabled, @createdAt, @updatedAt, @access, @forwardAuthorization)`,
+      `INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at, access, forward_authorization,
+         targets, load_balancing, health_check, outlier_detection, retries)
+       VALUES (@id, @name, @path, @targetUrl, @requireAuth, @description, @enabled, @createdAt, @updatedAt, @access, @forwardAuthorization,
+         @targets, @loadBalancing, @healthCheck, @outlierDetection, @retries)`,
     );
     this.#update = db.prepare(
       `UPDATE services SET name = @name, path = @path, target_url = @targetUrl, require_auth = @requireAuth,
          description = @description, enabled = @enabled, updated_at = @updatedAt, access = @access,
-         forward_authorization = @forwardAuthorization, version = version + 1 WHERE id = @id`,
+         forward_authorization = @forwardAuthorization, targets = @targets, load_balancing = @loadBalancing,
+         health_check = @healthCheck, outlier_detection = @outlierDetection, retries = @retries, version = version + 1 WHERE id = @id`,
     );
     this.#delete = db.prepare('DELETE FROM services WHERE id = ?');
     this.#versions = db.prepare('SELECT id, version FROM services');
@@ -324,8 +340,9 @@ export class ServiceRegistry {
   }
 }
 
+/** A row as a service; a row from before pools has the one target `target_url` (shared/target-pool-settings.ts). */
 function fromRow(row: ServiceRow): StoredService {
-  return {
+  const service = {
     id: row.id,
     name: row.name,
     path: row.path,
@@ -338,6 +355,15 @@ function fromRow(row: ServiceRow): StoredService {
     access: row.access === null ? null : (JSON.parse(row.access) as AccessPolicy),
     forwardAuthorization: row.forward_authorization === 1,
   };
+  const pool = poolSettingsOf({
+    ...service,
+    targets: row.targets === null ? undefined : (JSON.parse(row.targets) as ServiceTarget[]),
+    loadBalancing: row.load_balancing as LoadBalancing,
+    healthCheck: row.health_check === null ? null : (JSON.parse(row.health_check) as HealthCheck),
+    outlierDetection: JSON.parse(row.outlier_detection) as OutlierDetection,
+    retries: row.retries,
+  });
+  return { ...service, ...pool };
 }
 
 function toParams(service: StoredService): ServiceParams {
@@ -347,5 +373,8 @@ function toParams(service: StoredService): ServiceParams {
     enabled: service.enabled ? 1 : 0,
     access: service.access === null ? null : JSON.stringify(service.access),
     forwardAuthorization: service.forwardAuthorization ? 1 : 0,
+    targets: JSON.stringify(service.targets),
+    healthCheck: service.healthCheck === null ? null : JSON.stringify(service.healthCheck),
+    outlierDetection: JSON.stringify(service.outlierDetection),
   };
 }

@@ -52,7 +52,7 @@ const ignoredOnUpdate = Object.fromEntries(
 export const REQUEST_SCHEMAS = {
   ServiceCreate: v.pipe(
     v.strictObject(SERVICE_BODY_SCHEMAS.create.entries),
-    v.description('A new service; without name, path or targetUrl (or with null for one): 400 Missing required fields: name, path, targetUrl'),
+    v.description('A new service; without name, path, or both targetUrl and targets (or with null for one): 400 Missing required fields: name, path, targetUrl'),
   ),
   ServiceUpdate: v.pipe(
     v.strictObject({ ...SERVICE_BODY_SCHEMAS.update.entries, ...ignoredOnUpdate }),

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { AUDIT_ACTIONS } from '../audit-log.js';
+import { HEALTH_CHECK_RANGES, LOAD_BALANCING_METHODS, MAX_RETRIES, MAX_TARGETS, MAX_WEIGHT, OUTLIER_DETECTION_RANGES } from '../service-validation.js';
 import { TOKEN_SCOPES } from '../token-validation.js';
 import { STATUS_CLASSES, TRAFFIC_RANGES, type TrafficRange } from '../access-log/traffic-rollups.js';
 import { TARGET_STATES } from '../../shared/target-health-report.js';
@@ -24,19 +25,53 @@ const accessPolicy = v.strictObject({
   subjects: v.array(v.string()),
 });
 
+/** An integer from `min` to `max`. */
+const integerIn = ([min, max]: readonly [number, number]) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+
+/** One target of a service's pool (issue 23). */
+const serviceTarget = v.strictObject({
+  url: v.string(),
+  weight: v.pipe(integerIn([1, MAX_WEIGHT]), v.description('Relative share of requests')),
+});
+
+/** A service's active health checks (issue 23), every field present. */
+const healthCheck = v.strictObject({
+  path: v.pipe(v.string(), v.description("Probed with GET, relative to each target's base path")),
+  intervalSeconds: v.pipe(integerIn(HEALTH_CHECK_RANGES.intervalSeconds), v.description('Seconds between probes of one target')),
+  timeoutMs: v.pipe(integerIn(HEALTH_CHECK_RANGES.timeoutMs), v.description("Milliseconds to wait for a probe's answer, below intervalSeconds × 1000")),
+  healthyThreshold: v.pipe(integerIn(HEALTH_CHECK_RANGES.healthyThreshold), v.description('Passing probes in a row that make a target healthy')),
+  unhealthyThreshold: v.pipe(integerIn(HEALTH_CHECK_RANGES.unhealthyThreshold), v.description('Failing probes in a row that make a target unhealthy')),
+  expectStatus: v.pipe(v.union([integerIn([100, 599]), v.picklist(STATUS_CLASSES)]), v.description('A status (200) or a class ("2xx")')),
+});
+
+/** A service's outlier detection (issue 23), every field present. */
+const outlierDetection = v.strictObject({
+  maxFails: v.pipe(integerIn(OUTLIER_DETECTION_RANGES.maxFails), v.description('Failures within the window that eject a target')),
+  windowSeconds: v.pipe(integerIn(OUTLIER_DETECTION_RANGES.windowSeconds), v.description('Seconds in which maxFails failures eject a target')),
+  ejectSeconds: v.pipe(integerIn(OUTLIER_DETECTION_RANGES.ejectSeconds), v.description("Seconds of a target's first ejection; doubled on each repeat, capped")),
+});
+
 /** A service's writable fields, as the API answers them and the registry document lists them (design.md §4.9). */
 const declaredEntries = {
   name: v.string(),
   path: v.string(),
-  targetUrl: v.string(),
+  targetUrl: v.pipe(v.string(), v.description("The first target's url")),
+  targets: v.pipe(v.array(serviceTarget), v.minLength(1), v.maxLength(MAX_TARGETS), v.description('The pool, no url twice')),
   requireAuth: v.boolean(),
   description: v.string(),
   enabled: v.boolean(),
   access: v.nullable(accessPolicy),
   forwardAuthorization: v.boolean(),
+  loadBalancing: v.picklist(LOAD_BALANCING_METHODS),
+  healthCheck: v.pipe(v.nullable(healthCheck), v.description('null: no active checks')),
+  outlierDetection,
+  retries: v.pipe(integerIn([0, MAX_RETRIES]), v.description('Most retries on another target of a request that reached one')),
 };
 
-/** A registry entry (interface.md §2.1), with `access` and `forwardAuthorization` always present (design.md §5). */
+/**
+ * A registry entry (interface.md §2.1), with `access`, `forwardAuthorization` and the pool's fields
+ * always present (design.md §5, issue 23).
+ */
 const service = v.strictObject({ id: uuid, ...declaredEntries, createdAt: timestamp, updatedAt: timestamp });
 
 /** An access-log record (interface.md §2.2); `user_id` is null for an anonymous request. */
@@ -226,6 +261,9 @@ const openApiDocument = v.looseObject({ openapi: v.pipe(v.string(), v.startsWith
 export const RESPONSE_SCHEMAS = {
   Service: service,
   AccessPolicy: accessPolicy,
+  ServiceTarget: serviceTarget,
+  HealthCheck: healthCheck,
+  OutlierDetection: outlierDetection,
   AccessLogRecord: accessLogRecord,
   AccessLogPage: accessLogPage,
   AuditRecord: auditRecord,

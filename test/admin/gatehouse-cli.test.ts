@@ -71,13 +71,17 @@ describe('gatehouse services export, plan, apply', () => {
     assert.equal(written, `${JSON.stringify(await exported(), null, 2)}\n`, 'indented, for a repository');
 
     const document = JSON.parse(written);
-    document.services = [{ name: 'C', path: '/cli-c', targetUrl: 'http://127.0.0.1:11' }, { ...document.services[0], targetUrl: 'http://127.0.0.1:10', enabled: false }];
+    document.services = [
+      { name: 'C', path: '/cli-c', targetUrl: 'http://127.0.0.1:11' },
+      { ...document.services[0], targetUrl: 'http://127.0.0.1:10', targets: [{ url: 'http://127.0.0.1:10', weight: 1 }], enabled: false },
+    ];
     writeFileSync(file, JSON.stringify(document));
     const before = await exported();
     const table = [
       'ACTION  PATH    NAME  CHANGES',
       'create  /cli-c  C',
       'update  /cli-a  A     targetUrl: "http://127.0.0.1:9" → "http://127.0.0.1:10"',
+      '                      targets: [{"url":"http://127.0.0.1:9","weight":1}] → [{"url":"http://127.0.0.1:10","weight":1}]',
       '                      enabled: true → false',
       'delete  /cli-b  B',
       '',

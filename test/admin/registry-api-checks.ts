@@ -12,6 +12,7 @@ import { eventually } from '../support/eventually.js';
 import { statusOf } from '../support/gatehouse-process.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { assertError, bearer, createToken, type CreatedToken } from './api-token-checks.js';
+import { defaultPool } from './pool-fields.js';
 
 /** A session cookie and its CSRF token. */
 type Credentials = { cookie: string; csrfToken: string };
@@ -78,23 +79,39 @@ export function checkRegistryApi(start: () => Promise<RegistryTarget>): void {
       const exported = await call('GET', '/api/services/export', asRead());
       assert.equal(exported.status, 200, exported.text);
       const exportedServices: { path: string }[] = exported.json.services;
-      const entry = (s: Record<string, unknown>) => ({ id: s.id, name: s.name, path: s.path, targetUrl: s.targetUrl, requireAuth: s.requireAuth, description: s.description, enabled: s.enabled, access: s.access, forwardAuthorization: s.forwardAuthorization });
+      const entry = (s: Record<string, unknown>) => ({
+        id: s.id,
+        name: s.name,
+        path: s.path,
+        targetUrl: s.targetUrl,
+        requireAuth: s.requireAuth,
+        description: s.description,
+        enabled: s.enabled,
+        access: s.access,
+        forwardAuthorization: s.forwardAuthorization,
+        ...defaultPool(s.targetUrl as string),
+      });
       assert.deepEqual(exported.json, { version: 1, services: [changed, kept, removed].map(entry) });
 
       const document = {
         version: 1,
         services: [
           { name: 'New', path: '/reg-new', targetUrl: upstream.origin, requireAuth: false },
-          ...exportedServices.filter((s) => s.path !== '/reg-removed').map((s) => (s.path === '/reg-changed' ? { ...s, targetUrl: upstream.origin } : s)),
+          ...exportedServices.filter((s) => s.path !== '/reg-removed').map((s) => (s.path === '/reg-changed' ? { ...s, targetUrl: upstream.origin, targets: [{ url: upstream.origin, weight: 1 }] } : s)),
         ],
       };
       const before = target.dump();
       const planned = await call('POST', '/api/services/apply?dryRun=true', { ...asWrite(), json: document });
       assert.equal(planned.status, 200, planned.text);
-      const newService = { name: 'New', path: '/reg-new', targetUrl: upstream.origin, requireAuth: false, description: '', enabled: true, access: null, forwardAuthorization: false };
+      const newService = { name: 'New', path: '/reg-new', targetUrl: upstream.origin, requireAuth: false, description: '', enabled: true, access: null, forwardAuthorization: false, ...defaultPool(upstream.origin) };
       const plan = {
         create: [{ path: '/reg-new', service: newService }],
-        update: [{ path: '/reg-changed', id: changed.id, name: 'Changed', changes: { targetUrl: { before: UNREACHABLE, after: upstream.origin } } }],
+        update: [{
+          path: '/reg-changed',
+          id: changed.id,
+          name: 'Changed',
+          changes: { targetUrl: { before: UNREACHABLE, after: upstream.origin }, targets: { before: [{ url: UNREACHABLE, weight: 1 }], after: [{ url: upstream.origin, weight: 1 }] } },
+        }],
         delete: [{ path: '/reg-removed', id: removed.id, name: 'Removed' }],
         unchanged: ['/reg-kept'],
       };

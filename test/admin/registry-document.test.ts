@@ -15,6 +15,7 @@ import { ServiceRegistry } from '../../admin/service-registry.js';
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { Service } from '../../shared/types.js';
+import { defaultPool } from './pool-fields.js';
 
 const actor: Actor = { userId: 'token:1234', ipAddress: '203.0.113.9' };
 const policy = { groups: ['payroll'], emails: [], emailDomains: [], subjects: [] };
@@ -69,7 +70,18 @@ async function refused(run: Promise<unknown>, fields: Record<string, string>, me
 describe('the exported document', () => {
   it('is { version: 1, services } with every service by path: id and every writable field, no timestamps', async () => {
     const { orders, legacy, shop } = await seed();
-    const entry = (s: Service) => ({ id: s.id, name: s.name, path: s.path, targetUrl: s.targetUrl, requireAuth: s.requireAuth, description: s.description, enabled: s.enabled, access: s.access, forwardAuthorization: s.forwardAuthorization });
+    const entry = (s: Service) => ({
+      id: s.id,
+      name: s.name,
+      path: s.path,
+      targetUrl: s.targetUrl,
+      requireAuth: s.requireAuth,
+      description: s.description,
+      enabled: s.enabled,
+      access: s.access,
+      forwardAuthorization: s.forwardAuthorization,
+      ...defaultPool(s.targetUrl),
+    });
     assert.deepEqual(registry.exportDocument(), { version: 1, services: [entry(legacy), entry(orders), entry(shop)] });
     assert.equal(legacy.enabled, false);
     assert.deepEqual(orders.access, policy);
@@ -100,7 +112,10 @@ describe('a plan and its application', () => {
     const before = dump();
     const planned = await plan(document);
     const expectedPlan = {
-      create: [{ path: '/wiki', service: { name: 'Wiki', path: '/wiki', targetUrl: 'http://wiki:3000', requireAuth: false, description: 'new', enabled: true, access: null, forwardAuthorization: false } }],
+      create: [{
+        path: '/wiki',
+        service: { name: 'Wiki', path: '/wiki', targetUrl: 'http://wiki:3000', requireAuth: false, description: 'new', enabled: true, access: null, forwardAuthorization: false, ...defaultPool('http://wiki:3000') },
+      }],
       update: [{
         path: '/orders',
         id: orders.id,
@@ -108,6 +123,7 @@ describe('a plan and its application', () => {
         changes: {
           name: { before: 'Orders', after: 'Orders API' },
           targetUrl: { before: 'http://orders:8080', after: 'http://orders:9090' },
+          targets: { before: [{ url: 'http://orders:8080', weight: 1 }], after: [{ url: 'http://orders:9090', weight: 1 }] },
           enabled: { before: true, after: false },
           access: { before: policy, after: { groups: ['payroll', 'finance'], emails: [], emailDomains: [], subjects: [] } },
         },

@@ -15,6 +15,7 @@ import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.
 import { GatewayError, type ErrorCode } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
 import type { Service } from '../../shared/types.js';
+import { defaultPool } from './pool-fields.js';
 
 const actor: Actor = { userId: 'admin-sub', ipAddress: '203.0.113.7' };
 const orders = { name: 'Orders', path: '/orders', targetUrl: 'http://localhost:3000' };
@@ -83,6 +84,7 @@ describe('ServiceRegistry.create', () => {
       updatedAt: service.createdAt,
       access: null,
       forwardAuthorization: false,
+      ...defaultPool('http://localhost:3000'),
     });
     assert.match(service.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.ok(Date.parse(service.createdAt) >= before && Date.parse(service.createdAt) <= Date.now());
@@ -204,6 +206,7 @@ describe('ServiceRegistry.update', () => {
       changes: {
         name: { before: 'Orders', after: 'Renamed' },
         targetUrl: { before: 'http://localhost:3000', after: 'https://orders.internal/v2' },
+        targets: { before: [{ url: 'http://localhost:3000', weight: 1 }], after: [{ url: 'https://orders.internal/v2', weight: 1 }] },
       },
     });
   });

@@ -9,6 +9,7 @@ import {
   parseServiceUpdate,
   parseToggle,
 } from '../../admin/service-validation.js';
+import { defaultPool } from './pool-fields.js';
 
 const valid = { name: 'Orders', path: '/orders', targetUrl: 'http://localhost:3000' };
 
@@ -42,7 +43,7 @@ function reasonFor(field: string, value: unknown): string | undefined {
 
 describe('parseServiceCreate: body shape and required fields', () => {
   it('returns the input with requireAuth defaulting to true, description to an empty string, no access policy and no bearer forwarding', () => {
-    assert.deepEqual(parseServiceCreate(valid), { ...valid, requireAuth: true, description: '', access: null, forwardAuthorization: false });
+    assert.deepEqual(parseServiceCreate(valid), { ...valid, requireAuth: true, description: '', access: null, forwardAuthorization: false, ...defaultPool(valid.targetUrl) });
   });
 
   it('keeps every optional field given', () => {
@@ -53,8 +54,15 @@ describe('parseServiceCreate: body shape and required fields', () => {
       access: { groups: ['ops'], emails: ['a@example.com'], emailDomains: ['example.org'], subjects: ['s-1'] },
       forwardAuthorization: true,
     };
-    assert.deepEqual(parseServiceCreate(body), body);
-    assert.deepEqual(parseServiceCreate({ ...valid, requireAuth: false }), { ...valid, requireAuth: false, description: '', access: null, forwardAuthorization: false });
+    assert.deepEqual(parseServiceCreate(body), { ...body, ...defaultPool(valid.targetUrl) });
+    assert.deepEqual(parseServiceCreate({ ...valid, requireAuth: false }), {
+      ...valid,
+      requireAuth: false,
+      description: '',
+      access: null,
+      forwardAuthorization: false,
+      ...defaultPool(valid.targetUrl),
+    });
   });
 
   for (const body of [null, [], 'text', 42, true, [valid]]) {

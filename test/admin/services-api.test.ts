@@ -5,6 +5,7 @@ import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';
+import { defaultPool } from './pool-fields.js';
 
 /** interface.md §4.2 and §7 through the running gateway's public listener (design.md §5 for the open points). */
 
@@ -71,6 +72,7 @@ describe('POST /api/services', () => {
       updatedAt: service.createdAt,
       access: null,
       forwardAuthorization: false,
+      ...defaultPool(upstream.origin),
     });
     assert.equal(response.headers.location, `/api/services/${service.id}`);
   });
@@ -241,6 +243,7 @@ describe('PUT /api/services/:id', () => {
       name: 'Renamed',
       requireAuth: false,
       targetUrl: `${upstream.origin}/base`,
+      targets: [{ url: `${upstream.origin}/base`, weight: 1 }],
       updatedAt: response.json.updatedAt,
     });
     assert.ok(response.json.updatedAt > service.updatedAt);

@@ -1,0 +1,17 @@
+/**
+ * The pool's fields (issue 23) as every service answer carries them when none was given: the one
+ * target `targetUrl` with weight 1 and the documented defaults, written out here rather than taken
+ * from the code under test. Not a test file itself.
+ */
+export function defaultPool(targetUrl: string) {
+  return {
+    targets: [{ url: targetUrl, weight: 1 }],
+    loadBalancing: 'round_robin',
+    healthCheck: null,
+    outlierDetection: { maxFails: 3, windowSeconds: 10, ejectSeconds: 30 },
+    retries: 1,
+  };
+}
+
+/** A health check with every field at its documented default. */
+export const DEFAULT_HEALTH_CHECK = { path: '/', intervalSeconds: 10, timeoutMs: 2000, healthyThreshold: 2, unhealthyThreshold: 3, expectStatus: '2xx' };
