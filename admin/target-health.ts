@@ -52,9 +52,9 @@ interface Received {
  *   and none answered yet): nobody knows;
  * - `healthy` when every proxy that knows says `healthy`;
  * - else the most common of `unhealthy` (failing active checks) and `ejected` (outlier detection)
- *   among them, a tie counting as `unhealthy`. One proxy in trouble with a target is enough to
- *   show it: proxies may reach a target differently (a host's network, say), and the per-proxy
- *   list says which.
+ *   among them, a tie counting as `unhealthy` (the stronger claim: the target fails the check
+ *   meant to tell). One proxy in trouble with a target is enough to show it: proxies may reach a
+ *   target differently (a host's network, say), and the per-proxy list says which.
  */
 export class TargetHealthReports {
   readonly #latest = new Map<string, Received>();
