@@ -233,7 +233,12 @@ describe("real answers match the document (each call's answer is checked)", () =
     assert.match(String(current.headers.etag), /^"\d+"$/);
     assert.equal((await call('PUT', `/api/services/${serviceId}`, { as: admin, headers: { 'if-match': '"1"' }, json: { name: 'Stale' } })).status, 412);
     assert.equal((await call('PATCH', `/api/services/${serviceId}/toggle`, { as: admin, headers: { 'if-match': String(current.headers.etag) }, json: { enabled: true } })).status, 200);
-    const doomed = await call('POST', '/api/services', { as: admin, json: { name: 'Doomed', path: '/doomed', targetUrl: upstream.origin } });
+    const pool = { targets: [{ url: upstream.origin, weight: 2 }, { url: `${upstream.origin}/b` }], loadBalancing: 'cookie', healthCheck: { path: '/up', expectStatus: 204 } };
+    const doomed = await call('POST', '/api/services', { as: admin, json: { name: 'Doomed', path: '/doomed', ...pool, outlierDetection: { maxFails: 9 }, retries: 0 } });
+    assert.equal(doomed.status, 201, doomed.text);
+    const onePool = await call('PUT', `/api/services/${doomed.json.id}`, { authorization: writeToken, json: { targetUrl: upstream.origin, healthCheck: { expectStatus: '2xx' } } });
+    assert.equal(onePool.status, 200, onePool.text);
+    assert.equal((await call('PUT', `/api/services/${doomed.json.id}`, { as: admin, json: { targets: [], healthCheck: { timeoutMs: 10_000 } } })).status, 400);
     assert.equal((await call('DELETE', `/api/services/${doomed.json.id}`, { as: admin })).status, 204);
     assert.equal((await call('DELETE', `/api/services/${doomed.json.id}`, { authorization: writeToken })).status, 404);
   });
