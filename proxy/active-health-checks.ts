@@ -27,7 +27,7 @@ export class ActiveHealthChecks {
     const wanted = new Set<string>();
     for (const route of routes) {
       const check = route.service.healthCheck;
-      if (!check) continue;
+      if (!check || !route.service.enabled) continue; // a disabled service sends its targets nothing
       for (const target of route.pool.targets) {
         const key = `${route.service.id} ${target.url} ${JSON.stringify(check)}`;
         wanted.add(key);
