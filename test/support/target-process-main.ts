@@ -8,7 +8,8 @@
  * else, as `arrived <method> <x-test-request or -> <path>`: stdout is a pipe, which Node writes
  * synchronously on Linux, so a line written before a SIGKILL is never lost. It is then answered
  * `behaviour.status` after `behaviour.delayMs` (a request body is read whole first) with JSON
- * `{ target, method, path, cookie }` (`cookie` the Cookie header as received, or null). `/healthz`
+ * `{ target, method, path, cookie }` (`cookie` the Cookie header as received, or null), or, while
+ * `behaviour.reset`, its connection is reset (TCP RST) unanswered. `/healthz`
  * answers 200 while `behaviour.healthy`, else 503, and prints `probe <status>`. The parent changes
  * the behaviour over IPC (`{ seq, set }`, acknowledged with `{ ack: seq }`).
  */
@@ -23,6 +24,8 @@ export interface TargetBehaviour {
   delayMs: number;
   /** `/healthz` answers 200 (true, the default) or 503. */
   healthy: boolean;
+  /** Every request but `/healthz`'s has its connection reset once it arrived, unanswered (default false). */
+  reset: boolean;
 }
 
 /** What a target answers with. */
@@ -33,7 +36,7 @@ export interface TargetAnswer {
   cookie: string | null;
 }
 
-export const DEFAULT_BEHAVIOUR: TargetBehaviour = { status: 200, delayMs: 0, healthy: true };
+export const DEFAULT_BEHAVIOUR: TargetBehaviour = { status: 200, delayMs: 0, healthy: true, reset: false };
 
 function serve(id: string, port: number, behaviour: TargetBehaviour): void {
   const server = createServer((req, res) => {
@@ -45,6 +48,10 @@ function serve(id: string, port: number, behaviour: TargetBehaviour): void {
     }
     const requestId = req.headers['x-test-request'];
     process.stdout.write(`arrived ${req.method} ${typeof requestId === 'string' ? requestId : '-'} ${req.url}\n`);
+    if (behaviour.reset) {
+      req.socket.resetAndDestroy();
+      return;
+    }
     const { status, delayMs } = behaviour;
     req.resume();
     req.once('end', () => {

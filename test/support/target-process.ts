@@ -7,6 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { TargetBehaviour } from './target-process-main.js';
 
@@ -80,6 +81,10 @@ export async function startTargetProcess(id: string, behaviour: Partial<TargetBe
     const exited = once(spawned, 'exit').then(() => undefined);
     const listening = await Promise.race([announced, exited]);
     if (listening === undefined) throw new Error(`target ${id} stopped before listening (port ${onPort})`);
+    // A target a failed test left running does not hold the test process open: while nothing is
+    // awaited of it, it keeps no handle alive (and it exits when this process does, its IPC
+    // channel closing).
+    hold(spawned, false);
     return listening;
   };
 
@@ -87,6 +92,7 @@ export async function startTargetProcess(id: string, behaviour: Partial<TargetBe
   const kill = async (): Promise<void> => {
     if (!isAlive()) return;
     const exited = once(child!, 'exit');
+    hold(child!, true);
     child!.kill('SIGKILL');
     await exited;
   };
@@ -118,8 +124,9 @@ export async function startTargetProcess(id: string, behaviour: Partial<TargetBe
         running.on('message', onMessage);
         running.once('exit', () => reject(new Error(`target ${id} exited before taking ${JSON.stringify(change)}`)));
       });
+      hold(running, true);
       running.send({ seq: mine, set: change });
-      await acked;
+      await acked.finally(() => hold(running, false));
     },
     kill,
     async restart(change = {}) {
@@ -129,6 +136,15 @@ export async function startTargetProcess(id: string, behaviour: Partial<TargetBe
     },
     close: kill,
   };
+}
+
+/** Whether `child` keeps this process's event loop alive (its process handle, IPC channel and stdout). */
+function hold(child: ChildProcess, held: boolean): void {
+  const stdout = child.stdout as Socket | null; // a pipe: a net.Socket
+  for (const handle of [child, child.channel, stdout]) {
+    if (held) handle?.ref();
+    else handle?.unref();
+  }
 }
 
 /** Starts targets `ids` (`['a', 'b', 'c']`), each with `behaviour`. */
