@@ -36,18 +36,20 @@ export interface SendOptions {
   signal?: AbortSignal;
 }
 
+/** The last `X-Test-Request` id given, across every client of this process: ids are unique. */
+let lastRequestId = 0;
+
 /** A keep-alive client of one gateway origin with at most `connections` connections. */
 export class PoolClient {
   readonly #pool: Pool;
-  #next = 0;
 
   constructor(origin: string, connections = 16) {
     this.#pool = new Pool(origin, { connections, pipelining: 1, keepAliveTimeout: 10_000 });
   }
 
-  /** Sends one request with a fresh `X-Test-Request` id; never throws (a failure is status 0). */
+  /** Sends one request with a fresh `X-Test-Request` id (unique in this process); never throws (a failure is status 0). */
   async send(path: string, options: SendOptions = {}): Promise<Reply> {
-    const id = `r${++this.#next}`;
+    const id = `r${++lastRequestId}`;
     const method = options.method ?? 'GET';
     const startedAt = Date.now();
     const signals = [AbortSignal.timeout(options.timeoutMs ?? 5_000), ...(options.signal ? [options.signal] : [])];
