@@ -1,6 +1,7 @@
 import type { AuditAction, AuditRecord } from '../audit-log.js';
 import { html, type Html } from '../../shared/html.js';
 import { policyLines } from './access-policy-text.js';
+import { POOL_FIELD_TEXT, targetsText } from './pool-settings-text.js';
 import { SERVICE_FIELD_LABELS } from './service-field-labels.js';
 import { emptyState, timeTag } from './fragments.js';
 import { userSessionsHref } from './sessions-table.js';
@@ -22,7 +23,7 @@ const ACTION_LABELS: Record<AuditAction, string> = {
 };
 
 type Details = Record<string, unknown>;
-type ServiceSnapshot = { name?: unknown; path?: unknown; targetUrl?: unknown; requireAuth?: unknown; access?: unknown };
+type ServiceSnapshot = { name?: unknown; path?: unknown; targetUrl?: unknown; targets?: unknown; requireAuth?: unknown; access?: unknown };
 
 /** What the table needs beyond the records to name things. */
 export interface AuditNames {
@@ -135,7 +136,9 @@ function describe(action: AuditAction, details: Details): Html | string {
     case 'SERVICE_DELETED': {
       const service = (details.service ?? {}) as ServiceSnapshot;
       const policy = service.access ? `; ${policyLines(service.access).join('; ')}` : '';
-      return html`<code>${show(service.path)}</code> → <code>${show(service.targetUrl)}</code>${service.requireAuth === false ? ', open to anyone' : ', sign-in required'}${policy}`;
+      // Entries from before pools name the one target only.
+      const targets = service.targets === undefined ? show(service.targetUrl) : targetsText(service.targets);
+      return html`<code>${show(service.path)}</code> → <code>${targets}</code>${service.requireAuth === false ? ', open to anyone' : ', sign-in required'}${policy}`;
     }
     case 'SERVICE_ENABLED':
     case 'SERVICE_DISABLED':
@@ -186,11 +189,17 @@ function tokenDescription(token: unknown): Html | string {
   return html`“${show(name)}”, ${show(scope)}${expiry}`;
 }
 
+/** The wording of each service field whose value {@link show} would not say well. */
+const FIELD_TEXT: Readonly<Record<string, (value: unknown) => string>> = {
+  access: (policy) => policyLines(policy).join('; '),
+  ...POOL_FIELD_TEXT,
+};
+
 /** `{ field: { before, after } }` as "Field: before → after" lines. */
 function changesList(changes: unknown): Html | string {
   if (typeof changes !== 'object' || changes === null) return '';
   const items = Object.entries(changes as Record<string, { before?: unknown; after?: unknown }>).map(([field, change]) => {
-    const text = field === 'access' ? (policy: unknown) => policyLines(policy).join('; ') : show;
+    const text = Object.hasOwn(FIELD_TEXT, field) ? FIELD_TEXT[field]! : show;
     return html`<li><span class="field">${SERVICE_FIELD_LABELS[field] ?? field}</span>:
 <del><span class="visually-hidden">before: </span>${text(change.before)}</del> → <ins><span class="visually-hidden">after: </span>${text(change.after)}</ins></li>`;
   });

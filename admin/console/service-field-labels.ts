@@ -1,4 +1,5 @@
 import { POLICY_LISTS } from './access-policy-text.js';
+import { LOAD_BALANCING_LABELS } from './pool-settings-text.js';
 
 /**
  * A service's fields as the console's forms name them: the audit table's before/after lines and
@@ -8,11 +9,16 @@ export const SERVICE_FIELD_LABELS: Readonly<Record<string, string>> = {
   name: 'Name',
   path: 'Path',
   targetUrl: 'Target URL',
+  targets: 'Targets',
   requireAuth: 'Sign-in required',
   description: 'Description',
   enabled: 'Enabled',
   access: 'Who may use it',
   forwardAuthorization: 'Bearer token forwarded',
+  loadBalancing: 'Load balancing',
+  healthCheck: 'Active health checks',
+  outlierDetection: 'Passive health checks',
+  retries: 'Retries',
 };
 
 /** Name of the `<meta>` whose content is `serviceLabelsJson`. */
@@ -20,10 +26,12 @@ export const SERVICE_LABELS_META = 'gatehouse-service-labels';
 
 /**
  * The labels the browser scripts need, as JSON `{fields: {name: 'Name', …}, policyLists:
- * {groups: 'Groups', …}}`: pages carry it in a `<meta>` so the scripts name fields as the server
- * does (the pages' CSP allows no inline script).
+ * {groups: 'Groups', …}, loadBalancing: {round_robin: 'Round robin (weighted)', …}}`: pages carry
+ * it in a `<meta>` so the scripts name fields and values as the server does (the pages' CSP allows
+ * no inline script).
  */
 export const serviceLabelsJson = JSON.stringify({
   fields: SERVICE_FIELD_LABELS,
   policyLists: Object.fromEntries(POLICY_LISTS.map(({ key, label }) => [key, label])),
+  loadBalancing: LOAD_BALANCING_LABELS,
 });

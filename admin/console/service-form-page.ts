@@ -1,9 +1,20 @@
-import type { AccessPolicy } from '../../shared/types.js';
+import { DEFAULT_HEALTH_CHECK, DEFAULT_LOAD_BALANCING, DEFAULT_OUTLIER_DETECTION, DEFAULT_RETRIES } from '../../shared/target-pool-settings.js';
+import type { AccessPolicy, HealthCheck, OutlierDetection, ServiceTarget } from '../../shared/types.js';
 import { html, type Html } from '../../shared/html.js';
 import type { TaggedService } from '../service-registry.js';
-import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from '../service-validation.js';
+import {
+  HEALTH_CHECK_RANGES,
+  LOAD_BALANCING_METHODS,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_NAME_LENGTH,
+  MAX_RETRIES,
+  MAX_TARGETS,
+  MAX_WEIGHT,
+  OUTLIER_DETECTION_RANGES,
+} from '../service-validation.js';
 import { POLICY_LISTS } from './access-policy-text.js';
 import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
+import { LOAD_BALANCING_LABELS } from './pool-settings-text.js';
 
 /** What each list of the access policy holds, under its textarea (design.md §4.7). */
 const POLICY_HINTS: Record<keyof AccessPolicy, string> = {
@@ -13,11 +24,21 @@ const POLICY_HINTS: Record<keyof AccessPolicy, string> = {
   subjects: 'Subject identifiers (sub) from the identity provider, matched exactly.',
 };
 
+/** What each balancing does, under the choice (issue 23). */
+const BALANCING_HINTS: Record<(typeof LOAD_BALANCING_METHODS)[number], string> = {
+  round_robin: 'each target in turn, as often as its weight says',
+  least_requests: 'the less busy of two targets picked at random',
+  client_ip: 'each client address keeps its target; losing a target moves only its clients',
+  cookie: 'a signed cookie keeps each browser on its target',
+};
+
 /**
  * `GET /dashboard/services/new` and `/dashboard/services/:id/edit` (design.md §4.6): the service form,
- * the access policy (design.md §4.7) as four lists of one entry per line. service-form.js sends it
- * to `POST /api/services` or `PUT /api/services/:id` and shows each of the API's per-field
- * messages (`fields` of the 400 answer, `access.emails` for a list) next to its field. An edit
+ * the targets (issue 23) as one per line (`URL [weight]`), the access policy (design.md §4.7) as
+ * four lists of one entry per line, the balancing, retries and both kinds of health checks (the
+ * active ones on or off, their fields filled in either way). service-form.js sends it to
+ * `POST /api/services` or `PUT /api/services/:id` and shows each of the API's per-field messages
+ * (`fields` of the 400 answer, `access.emails` for a list, `healthCheck.timeoutMs`) next to its field. An edit
  * sends the service's ETag as If-Match; when someone else changed the service since (412), the
  * page says what changed (`data-service`, the service as the form shows it) and offers to reload
  * (design.md §4.9).
@@ -36,8 +57,16 @@ export function serviceFormPage(view: ConsoleView, tagged?: TaggedService): stri
   <div class="form-error" data-form-error role="alert" hidden></div>
   ${field({ name: 'name', label: 'Name', value: service?.name, required: true, hint: `Shown in the console and on the home page; at most ${MAX_NAME_LENGTH} characters.` })}
   ${field({ name: 'path', label: 'Path', value: service?.path, required: true, placeholder: '/grafana', hint: 'The public path prefix, such as /grafana: segments of letters, digits and . _ ~ -, no trailing slash, not under /auth, /api or /dashboard.' })}
-  ${field({ name: 'targetUrl', label: 'Target URL', value: service?.targetUrl, required: true, type: 'url', placeholder: 'http://10.0.0.5:3000', hint: 'Where requests are forwarded: an http: or https: URL, optionally with a base path.' })}
-  ${field({ name: 'description', label: 'Description', value: service?.description, multiline: true, hint: `Optional; at most ${MAX_DESCRIPTION_LENGTH} characters.` })}
+  ${field({
+    name: 'targets',
+    label: 'Target URLs',
+    value: service?.targets.map(targetLine).join('\n'),
+    required: true,
+    multiline: true,
+    placeholder: 'http://10.0.0.5:3000\nhttp://10.0.0.6:3000 2',
+    hint: `Where requests are forwarded, one target per line: an http: or https: URL, optionally with a base path, then optionally a space and its weight, 1 to ${MAX_WEIGHT} (default 1): its share of the requests. Up to ${MAX_TARGETS} targets; the first is the service’s target URL.`,
+  })}
+  ${field({ name: 'description', label: 'Description', value: service?.description, multiline: true, prose: true, hint: `Optional; at most ${MAX_DESCRIPTION_LENGTH} characters.` })}
   <div class="field checkbox">
     <input type="checkbox" id="requireAuth" name="requireAuth"${service?.requireAuth === false ? '' : ' checked'} aria-describedby="requireAuth-hint requireAuth-error">
     <label for="requireAuth">Sign-in required</label>
@@ -56,12 +85,79 @@ export function serviceFormPage(view: ConsoleView, tagged?: TaggedService): stri
     <p class="hint" id="forwardAuthorization-hint">For API clients signing in with a bearer token: the target receives their Authorization header. Unchecked, the gateway removes it.</p>
     <p class="field-error" id="forwardAuthorization-error" data-error-for="forwardAuthorization" hidden></p>
   </div>
+  ${poolFields(service)}
   <div class="buttons">
     <button type="submit" class="button">${editing ? 'Save changes' : 'Create service'}</button>
     <a class="button secondary" href="${cancel}">Cancel</a>
   </div>
 </form>`;
   return consolePage(view, { title, section: editing ? 'none' : 'new-service', body, scripts: ['form-errors.js', 'service-form.js'] });
+}
+
+/** The pool's settings besides its targets: balancing, retries, passive and active health checks. */
+function poolFields(service: TaggedService['service'] | undefined): Html {
+  const loadBalancing = service?.loadBalancing ?? DEFAULT_LOAD_BALANCING;
+  const outlier = service?.outlierDetection ?? DEFAULT_OUTLIER_DETECTION;
+  const check = service?.healthCheck ?? null;
+  const shown = check ?? DEFAULT_HEALTH_CHECK;
+  return html`<div class="field">
+  <label for="loadBalancing">Load balancing</label>
+  <select id="loadBalancing" name="loadBalancing" aria-describedby="loadBalancing-hint loadBalancing-error">
+    ${LOAD_BALANCING_METHODS.map((method) => html`<option value="${method}"${method === loadBalancing ? ' selected' : ''}>${LOAD_BALANCING_LABELS[method]}</option>`)}
+  </select>
+  <p class="hint" id="loadBalancing-hint">How a request picks its target among several: ${LOAD_BALANCING_METHODS.map((method) => `${LOAD_BALANCING_LABELS[method]}, ${BALANCING_HINTS[method]}`).join('; ')}.</p>
+  <p class="field-error" id="loadBalancing-error" data-error-for="loadBalancing" hidden></p>
+</div>
+${numberField({ name: 'retries', label: 'Retries', value: service?.retries ?? DEFAULT_RETRIES, range: [0, MAX_RETRIES], hint: 'At most this many tries on another target for a request that reached one and failed there (502, 503, 504 or a reset), if its method is idempotent and it streamed no body. A request that never reached its target is always tried on another.' })}
+<fieldset class="pool-settings" name="outlierDetection" aria-describedby="outlierDetection-hint outlierDetection-error">
+  <legend>Passive health checks (outlier detection)</legend>
+  <p class="hint" id="outlierDetection-hint">Always on. Failed connections and 502, 503 and 504 answers count against a target: that many failures within the window take it out of rotation for the ejection time, doubled on each repeat. The last target left is never taken out.</p>
+  <p class="field-error" id="outlierDetection-error" data-error-for="outlierDetection" hidden></p>
+  <div class="field-row">
+    ${outlierField('maxFails', 'Failures', outlier)}
+    ${outlierField('windowSeconds', 'Window, seconds', outlier)}
+    ${outlierField('ejectSeconds', 'Ejection, seconds', outlier)}
+  </div>
+</fieldset>
+<fieldset class="pool-settings" name="healthCheck" aria-describedby="healthCheck-hint healthCheck-error">
+  <legend>Active health checks</legend>
+  <div class="field checkbox">
+    <input type="checkbox" id="healthCheckEnabled" name="healthCheckEnabled"${check ? ' checked' : ''} aria-describedby="healthCheck-hint">
+    <label for="healthCheckEnabled">Probe each target</label>
+  </div>
+  <p class="hint" id="healthCheck-hint">Each proxy process sends GET to the health endpoint of every target at the interval; a target failing that many probes in a row takes no traffic until it passes that many again. Unchecked: no probes, and the settings below are not saved.</p>
+  <p class="field-error" id="healthCheck-error" data-error-for="healthCheck" hidden></p>
+  ${field({ name: 'healthCheck.path', label: 'Health endpoint', value: shown.path, hint: 'Requested on each target, relative to its base path, such as /healthz: starts with /, no query.' })}
+  <div class="field-row">
+    ${healthCheckField('intervalSeconds', 'Interval, seconds', shown, 'Between probes of a target.')}
+    ${healthCheckField('timeoutMs', 'Timeout, milliseconds', shown, 'Below the interval.')}
+    ${healthCheckField('healthyThreshold', 'Healthy after, probes', shown, 'Passing in a row.')}
+    ${healthCheckField('unhealthyThreshold', 'Unhealthy after, probes', shown, 'Failing in a row.')}
+  </div>
+  ${field({ name: 'healthCheck.expectStatus', label: 'Expected status', value: String(shown.expectStatus), hint: 'A passing probe’s status: one such as 200, or a class such as 2xx.' })}
+</fieldset>`;
+}
+
+/** A target as a line of the targets' textarea: its url, then its weight unless 1. */
+const targetLine = ({ url, weight }: ServiceTarget): string => (weight === 1 ? url : `${url} ${weight}`);
+
+/** One number of outlier detection, named as the API's `fields` name it (`outlierDetection.maxFails`). */
+const outlierField = (key: keyof OutlierDetection, label: string, values: OutlierDetection): Html =>
+  numberField({ name: `outlierDetection.${key}`, label, value: values[key], range: OUTLIER_DETECTION_RANGES[key] });
+
+/** One number of the active health checks, named as the API's `fields` name it (`healthCheck.timeoutMs`). */
+const healthCheckField = (key: keyof typeof HEALTH_CHECK_RANGES, label: string, values: HealthCheck, hint: string): Html =>
+  numberField({ name: `healthCheck.${key}`, label, value: values[key], range: HEALTH_CHECK_RANGES[key], hint });
+
+/** A labelled whole-number input within `range`, the range said in its hint. */
+function numberField(o: { name: string; label: string; value: number; range: readonly [number, number]; hint?: string }): Html {
+  const [min, max] = o.range;
+  return html`<div class="field">
+  <label for="${o.name}">${o.label}</label>
+  <input id="${o.name}" name="${o.name}" type="number" inputmode="numeric" min="${min}" max="${max}" step="1" value="${o.value}" aria-describedby="${o.name}-hint ${o.name}-error">
+  <p class="hint" id="${o.name}-hint">${o.hint ? `${o.hint} ` : ''}${min} to ${max}.</p>
+  <p class="field-error" id="${o.name}-error" data-error-for="${o.name}" hidden></p>
+</div>`;
 }
 
 interface FieldOptions {
@@ -73,6 +169,8 @@ interface FieldOptions {
   type?: string;
   placeholder?: string;
   multiline?: boolean;
+  /** Free text (a description): the browser may complete and spell-check it. */
+  prose?: boolean;
 }
 
 /** One list of the access policy: a labelled textarea, one entry per line, named as the API's `fields` name it. */
@@ -90,7 +188,8 @@ function policyField(key: keyof AccessPolicy, label: string, entries: string[]):
 function field(o: FieldOptions): Html {
   const described = `${o.name}-hint ${o.name}-error`;
   const control = o.multiline
-    ? html`<textarea id="${o.name}" name="${o.name}" rows="3" aria-describedby="${described}">${o.value ?? ''}</textarea>`
+    ? html`<textarea id="${o.name}" name="${o.name}" rows="3"${o.required ? ' required' : ''}
+    ${o.placeholder ? html`placeholder="${o.placeholder}"` : ''}${o.prose ? '' : html` autocomplete="off" spellcheck="false"`} aria-describedby="${described}">${o.value ?? ''}</textarea>`
     : html`<input id="${o.name}" name="${o.name}" type="${o.type ?? 'text'}" value="${o.value ?? ''}"${o.required ? ' required' : ''}
     ${o.placeholder ? html`placeholder="${o.placeholder}"` : ''} autocomplete="off" spellcheck="false" aria-describedby="${described}">`;
   return html`<div class="field">

@@ -1,7 +1,9 @@
 import type { Service } from '../../shared/types.js';
 import { html, type Html } from '../../shared/html.js';
 import { serviceEntryPath } from '../../shared/service-entry.js';
+import { poolSettingsOf } from '../../shared/target-pool-settings.js';
 import { badge, emptyState, formatCount, timeTag } from './fragments.js';
+import { loadBalancingText } from './pool-settings-text.js';
 
 /**
  * A service's buttons: enable/disable in one click, edit, delete (after a confirmation that names
@@ -22,7 +24,17 @@ ${options.edit === false ? '' : html`<a class="button small secondary" href="/da
 }
 
 /**
- * The services table (design.md §4.6): name, path as a link, target, whether sign-in is required,
+ * A service's targets in the table: each url on a line, its weight unless 1, and for several the
+ * balancing (issue 23).
+ */
+function targetsCell(service: Service): Html {
+  const { targets, loadBalancing } = poolSettingsOf(service);
+  const lines = targets.map(({ url, weight }) => html`<code>${url}</code>${weight === 1 ? '' : html` <span class="muted">(weight ${weight})</span>`}`);
+  return html`${lines.map((line, i) => (i === 0 ? line : html`<br>${line}`))}${targets.length > 1 ? html`<br><span class="muted">${loadBalancingText(loadBalancing)}</span>` : ''}`;
+}
+
+/**
+ * The services table (design.md §4.6): name, path as a link, targets, whether sign-in is required,
  * enabled, last change, requests in the last hour, and the row's actions (with each service's
  * ETag from `etags`, by id).
  */
@@ -36,7 +48,7 @@ export function servicesTable(services: Service[], etags: Map<string, string>, r
   const row = (service: Service) => html`<tr>
 <th scope="row" data-label="Name"><a href="/dashboard/services/${service.id}">${service.name}</a></th>
 <td data-label="Path"><a href="${servicesOrigin}${serviceEntryPath(service.path)}" title="Open ${service.path} through the gateway"><code>${service.path}</code></a></td>
-<td data-label="Target" class="wrap"><code>${service.targetUrl}</code></td>
+<td data-label="Targets" class="wrap">${targetsCell(service)}</td>
 <td data-label="Sign-in">${service.requireAuth ? 'Required' : 'Open'}</td>
 <td data-label="State">${badge(service.enabled, 'Enabled', 'Disabled')}</td>
 <td data-label="Last change">${timeTag(service.updatedAt)}</td>
@@ -45,7 +57,7 @@ export function servicesTable(services: Service[], etags: Map<string, string>, r
 </tr>`;
   return html`<div class="table-wrap"><table class="responsive services-table">
 <caption class="visually-hidden">Registered services</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Path</th><th scope="col">Target</th><th scope="col">Sign-in</th>
+<thead><tr><th scope="col">Name</th><th scope="col">Path</th><th scope="col">Targets</th><th scope="col">Sign-in</th>
 <th scope="col">State</th><th scope="col">Last change</th><th scope="col" class="num">Requests, last hour</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${services.map(row)}</tbody>
 </table></div>`;

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
+import BetterSqlite3 from 'better-sqlite3';
 import { request } from 'undici';
 import { apiClient } from '../support/api-client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -224,6 +225,84 @@ describe('the audit page names each service as it was when the action happened',
       { action: 'Service updated', service: 'Second name', linked: false },
       { action: 'Service created', service: 'First name', linked: false },
     ]);
+  });
+});
+
+describe('a service’s pool of targets (issue 23) in the console', () => {
+  const pool = {
+    name: 'Pool',
+    path: '/pool-console',
+    targets: [{ url: 'http://127.0.0.1:9/a&b', weight: 3 }, { url: 'http://127.0.0.1:9/c' }],
+    loadBalancing: 'cookie',
+    healthCheck: { path: '/healthz', timeoutMs: 1500, expectStatus: 204 },
+    outlierDetection: { maxFails: 5 },
+    retries: 2,
+  };
+
+  it('the new form: the defaults, active checks off with their defaults ready', async () => {
+    const form = (await call('GET', '/dashboard/services/new', { as: admin })).text;
+    assert.match(form, /<textarea id="targets" name="targets" rows="3" required[^>]*><\/textarea>/);
+    assert.match(form, /<option value="round_robin" selected>Round robin \(weighted\)<\/option>/);
+    assert.match(form, /name="retries" type="number" inputmode="numeric" min="0" max="5" step="1" value="1"/);
+    assert.match(form, /name="outlierDetection\.maxFails" type="number" inputmode="numeric" min="1" max="100" step="1" value="3"/);
+    assert.match(form, /name="outlierDetection\.windowSeconds" [^>]*min="1" max="3600" step="1" value="10"/);
+    assert.match(form, /<input type="checkbox" id="healthCheckEnabled" name="healthCheckEnabled" aria-describedby/);
+    assert.match(form, /name="healthCheck\.timeoutMs" [^>]*min="100" max="60000" step="1" value="2000"/);
+    assert.match(form, /name="healthCheck\.expectStatus" type="text" value="2xx"/);
+  });
+
+  it('the edit form, the services table and the audit log show the pool, escaped', async () => {
+    const created = await call('POST', '/api/services', { as: admin, json: pool });
+    assert.equal(created.status, 201, created.text);
+    const id = created.json.id as string;
+    const form = (await call('GET', `/dashboard/services/${id}/edit`, { as: admin })).text;
+    assert.match(form, /name="targets"[^>]*>http:\/\/127\.0\.0\.1:9\/a&amp;b 3\nhttp:\/\/127\.0\.0\.1:9\/c<\/textarea>/);
+    assert.match(form, /<option value="cookie" selected>Sticky cookie<\/option>/);
+    assert.match(form, /name="retries" [^>]*value="2"/);
+    assert.match(form, /name="outlierDetection\.maxFails" [^>]*value="5"/);
+    assert.match(form, /name="healthCheckEnabled" checked/);
+    assert.match(form, /name="healthCheck\.path" type="text" value="\/healthz"/);
+    assert.match(form, /name="healthCheck\.timeoutMs" [^>]*value="1500"/);
+    assert.match(form, /name="healthCheck\.expectStatus" type="text" value="204"/);
+
+    const overview = (await call('GET', '/dashboard', { as: admin })).text;
+    assert.match(
+      overview,
+      /<td data-label="Targets" class="wrap"><code>http:\/\/127\.0\.0\.1:9\/a&amp;b<\/code> <span class="muted">\(weight 3\)<\/span><br><code>http:\/\/127\.0\.0\.1:9\/c<\/code><br><span class="muted">Sticky cookie<\/span><\/td>/,
+    );
+    assert.match(overview, /<td data-label="Targets" class="wrap"><code>http:\/\/127\.0\.0\.1:9<\/code><\/td>/, 'one target: its url only');
+
+    const changes = { targetUrl: 'http://127.0.0.1:9/c', loadBalancing: 'round_robin', healthCheck: null, outlierDetection: {}, retries: 0 };
+    assert.equal((await call('PUT', `/api/services/${id}`, { as: admin, json: changes })).status, 200);
+    const audit = (await call('GET', '/dashboard/audit', { as: admin })).text;
+    const text = (markup: string) => markup.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ').trim();
+    const [updated, createdRow] = [...audit.matchAll(/<td data-label="Details" class="wrap">([\s\S]*?)<\/td>/g)].map((m) => m[1]!);
+    assert.deepEqual([...updated!.matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => text(m[1]!)), [
+      'Target URL: before: http://127.0.0.1:9/a&amp;b → after: http://127.0.0.1:9/c',
+      'Targets: before: http://127.0.0.1:9/a&amp;b (weight 3), http://127.0.0.1:9/c → after: http://127.0.0.1:9/c',
+      'Load balancing: before: Sticky cookie → after: Round robin (weighted)',
+      'Active health checks: before: GET /healthz every 10 s, timeout 1500 ms, expects 204; healthy after 2, unhealthy after 3 in a row → after: Off',
+      'Passive health checks: before: 5 failures within 10 s eject for 30 s → after: 3 failures within 10 s eject for 30 s',
+      'Retries: before: 2 → after: 0',
+    ]);
+    assert.equal(text(createdRow!), '/pool-console → http://127.0.0.1:9/a&amp;b (weight 3), http://127.0.0.1:9/c, sign-in required');
+    assert.equal((await call('DELETE', `/api/services/${id}`, { as: admin })).status, 204);
+  });
+
+  it('an audit entry from before pools names its one target', async () => {
+    const db = new BetterSqlite3(gw.databasePath);
+    try {
+      const service = { id: randomUUID(), name: 'Before pools', path: '/before-pools', targetUrl: 'http://127.0.0.1:9/old', requireAuth: false };
+      db.prepare("INSERT INTO audit_logs (action, user_id, service_id, ip_address, details, timestamp) VALUES ('SERVICE_CREATED', 'admin-sub', ?, '127.0.0.1', ?, ?)").run(
+        service.id,
+        JSON.stringify({ service }),
+        Date.now(),
+      );
+    } finally {
+      db.close();
+    }
+    const audit = (await call('GET', '/dashboard/audit', { as: admin })).text;
+    assert.match(audit, /<code>\/before-pools<\/code> → <code>http:\/\/127\.0\.0\.1:9\/old<\/code>, open to anyone/);
   });
 });
 

@@ -70,7 +70,7 @@ test('in Chromium: an edit, a toggle and a delete made on a stale page get 412, 
   await notice(page).getByRole('button', { name: 'Reload' }).waitFor();
   assert.equal(
     await notice(page).locator('span').textContent(),
-    'Your changes were not saved: someone else changed “Conflicted” since this page showed it. Changed: Name: “Conflicted” → “Renamed”; Target URL: “http://127.0.0.1:9” → “http://127.0.0.1:10”. Reload to see it as it is now.',
+    'Your changes were not saved: someone else changed “Conflicted” since this page showed it. Changed: Name: “Conflicted” → “Renamed”; Target URL: “http://127.0.0.1:9” → “http://127.0.0.1:10”; Targets: http://127.0.0.1:9 → http://127.0.0.1:10. Reload to see it as it is now.',
   );
   assert.equal(await notice(page).getAttribute('role'), 'alert');
   assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Reload', 'the way on has the focus');

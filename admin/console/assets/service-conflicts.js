@@ -5,12 +5,24 @@
 (function () {
   'use strict';
   const gatehouse = window.gatehouse;
-  /** The service's fields and policy lists as the console names them (service-field-labels.ts). */
-  const { fields: LABELS, policyLists: POLICY_LISTS } = JSON.parse(
+  /** The service's fields, policy lists and balancings as the console names them (service-field-labels.ts). */
+  const { fields: LABELS, policyLists: POLICY_LISTS, loadBalancing: BALANCING } = JSON.parse(
     document.querySelector('meta[name="gatehouse-service-labels"]').content,
   );
 
-  /** A field's value as text: strings quoted, booleans yes/no, a policy by its lists. */
+  /** The wording of the pool's settings, as pool-settings-text.ts has it. */
+  const POOL_TEXT = {
+    targets: (targets) => targets.map((t) => (t.weight === 1 ? t.url : `${t.url} (weight ${t.weight})`)).join(', '),
+    loadBalancing: (method) => BALANCING[method] || method,
+    healthCheck: (check) =>
+      check === null
+        ? 'Off'
+        : `GET ${check.path} every ${check.intervalSeconds} s, timeout ${check.timeoutMs} ms, expects ${check.expectStatus}; ` +
+          `healthy after ${check.healthyThreshold}, unhealthy after ${check.unhealthyThreshold} in a row`,
+    outlierDetection: (d) => `${d.maxFails} failures within ${d.windowSeconds} s eject for ${d.ejectSeconds} s`,
+  };
+
+  /** A field's value as text: strings quoted, booleans yes/no, a policy by its lists, the pool's settings in words. */
   function show(field, value) {
     if (typeof value === 'boolean') return value ? 'yes' : 'no';
     if (field === 'access') {
@@ -18,6 +30,8 @@
       const lists = Object.entries(POLICY_LISTS).filter(([key]) => value[key] && value[key].length > 0);
       return lists.map(([key, label]) => `${label}: ${value[key].join(', ')}`).join('; ');
     }
+    if (Object.hasOwn(POOL_TEXT, field) && value !== undefined) return POOL_TEXT[field](value);
+    if (typeof value === 'number') return String(value);
     return value === '' ? '(empty)' : `“${value}”`;
   }
 

@@ -1,6 +1,7 @@
 // Gatehouse console: the create and edit forms. Sends the form to the JSON API (with the token of
 // its hidden _csrf input) and shows each of the API's per-field messages next to its field
-// (form-errors.js). An edit is conditional on the service being as the form was made with it
+// (form-errors.js). The targets are one per line, `URL [weight]`; numbers are sent as numbers
+// when they are whole, else as written, for the API to say what is wrong with them. An edit is conditional on the service being as the form was made with it
 // (If-Match with the form's data-etag); when someone else changed it since, the notice says what
 // changed and offers to reload (service-conflicts.js, design.md §4.9).
 (function () {
@@ -11,7 +12,20 @@
   const LABELS = {
     name: 'Name',
     path: 'Path',
-    targetUrl: 'Target URL',
+    targets: 'Target URLs',
+    loadBalancing: 'Load balancing',
+    retries: 'Retries',
+    outlierDetection: 'Passive health checks',
+    'outlierDetection.maxFails': 'Failures',
+    'outlierDetection.windowSeconds': 'Window',
+    'outlierDetection.ejectSeconds': 'Ejection',
+    healthCheck: 'In the active health checks,',
+    'healthCheck.path': 'Health endpoint',
+    'healthCheck.intervalSeconds': 'Interval',
+    'healthCheck.timeoutMs': 'Timeout',
+    'healthCheck.healthyThreshold': 'Healthy after',
+    'healthCheck.unhealthyThreshold': 'Unhealthy after',
+    'healthCheck.expectStatus': 'Expected status',
     description: 'Description',
     requireAuth: 'Sign-in required',
     access: 'An access policy',
@@ -23,6 +37,22 @@
   };
   const submit = form.querySelector('button[type="submit"]');
 
+  /** A whole number as a number; anything else as written (the API refuses it with a reason). */
+  const numberOf = (text) => (/^\s*-?\d+\s*$/.test(text) ? Number(text) : text);
+
+  /** A line of the targets' textarea as a target: `URL` or `URL weight`; more words stay one url, which the API refuses. */
+  function targetOf(line) {
+    const words = line.split(/\s+/);
+    if (words.length > 2) return { url: line };
+    return words.length === 1 ? { url: words[0] } : { url: words[0], weight: numberOf(words[1]) };
+  }
+
+  /** The inputs named `<prefix>.<key>` as an object of numbers (the expected status may be a class); empty ones left out. */
+  function group(prefix, keys) {
+    const entries = keys.map((key) => [key, form.elements.namedItem(`${prefix}.${key}`).value.trim()]).filter(([, text]) => text !== '');
+    return Object.fromEntries(entries.map(([key, text]) => [key, key === 'path' ? text : numberOf(text)]));
+  }
+
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     gatehouse.clearFieldErrors(form);
@@ -32,15 +62,22 @@
     // left out (the API trims each).
     const lists = form.querySelectorAll('textarea[name^="access."]');
     const access = Object.fromEntries([...lists].map((list) => [list.name.slice('access.'.length), list.value.split('\n').filter((line) => line.trim() !== '')]));
+    const targets = value('targets').split('\n').map((line) => line.trim()).filter((line) => line !== '').map(targetOf);
     const body = {
       name: value('name'),
       path: value('path'),
-      targetUrl: value('targetUrl'),
+      targets,
       description: value('description'),
       requireAuth: checked('requireAuth'),
       access: Object.values(access).some((entries) => entries.length > 0) ? access : null,
       forwardAuthorization: checked('forwardAuthorization'),
+      loadBalancing: value('loadBalancing'),
+      outlierDetection: group('outlierDetection', ['maxFails', 'windowSeconds', 'ejectSeconds']),
+      healthCheck: checked('healthCheckEnabled')
+        ? group('healthCheck', ['path', 'intervalSeconds', 'timeoutMs', 'healthyThreshold', 'unhealthyThreshold', 'expectStatus'])
+        : null,
     };
+    if (value('retries').trim() !== '') body.retries = numberOf(value('retries'));
     const creating = form.dataset.method === 'POST';
     submit.setAttribute('aria-busy', 'true');
     submit.disabled = true;
