@@ -85,6 +85,33 @@ describe('GET /api/services/:id/health', () => {
     assert.deepEqual(healed.proxies.map((seen: any) => seen.lastError), [null, 'timeout', 'timeout', 'timeout'], 'the latest error stays after recovery');
   });
 
+  it("a pool's targets in the registry's order with their weights, each with its own proxies and state", async () => {
+    await nextLocalReport(gw.gateway.bus);
+    const id = await createService(gw.origin, admin, {
+      name: 'Weighted',
+      path: `/pool-${++paths}`,
+      targets: [{ url: 'http://10.0.0.9:8080', weight: 5 }, { url: 'http://10.0.0.8:8080' }, { url: 'http://10.0.0.7:8080', weight: 2 }],
+      requireAuth: false,
+    });
+    const at = Date.now();
+    await gw.gateway.bus.publishTargetHealth({
+      proxy: 'web-1:12',
+      at,
+      services: {
+        [id]: [
+          { url: 'http://10.0.0.7:8080', state: 'unhealthy', since: at, lastError: 'timeout' },
+          { url: 'http://10.0.0.9:8080', state: 'ejected', since: at, lastError: 'ECONNRESET' },
+        ],
+      },
+    });
+    const targets = (await health(id)).targets.map(({ url, weight, state, proxies }: any) => ({ url, weight, state, proxies: proxies.map((p: any) => p.proxy) }));
+    assert.deepEqual(targets, [
+      { url: 'http://10.0.0.9:8080', weight: 5, state: 'ejected', proxies: ['web-1:12'] },
+      { url: 'http://10.0.0.8:8080', weight: 1, state: 'unknown', proxies: [] },
+      { url: 'http://10.0.0.7:8080', weight: 2, state: 'unhealthy', proxies: ['web-1:12'] },
+    ]);
+  });
+
   it("a report made more than a minute ago is dropped; a proxy's next report replaces its last", async () => {
     const id = await newService('http://10.0.0.2:8080');
     await publish('stale:1', id, { url: 'http://10.0.0.2:8080', state: 'ejected', lastError: 'ECONNRESET' }, 61_000);
