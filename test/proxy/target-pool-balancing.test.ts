@@ -1,17 +1,17 @@
 /**
  * How a service's pool shares its requests (issue 23, "Done when"), on the data plane alone
- * against real target processes (test/support/target-process.ts):
+ * against real target processes (test/support/target-process.ts), the scenarios of
+ * test/support/pool-scenarios.ts:
  * - `round_robin` with weights 1, 2 and 5: over 10,000 requests each target gets its share
  *   within 5 %;
  * - `least_requests` with one target that sends its response head only after 10 s: under
  *   concurrent load it gets a small fraction of what each fast target gets.
  */
-import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Service } from '../../shared/types.js';
 import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
-import { eventually } from '../support/eventually.js';
-import { countByTarget, PoolClient, runLoad } from '../support/pool-traffic.js';
+import { slowTargetUnderLeastRequests, weightedShares, type PoolGatewayView } from '../support/pool-scenarios.js';
+import { PoolClient } from '../support/pool-traffic.js';
 import { service } from '../support/samples.js';
 import { startTargetProcess, type TargetProcess } from '../support/target-process.js';
 
@@ -35,82 +35,41 @@ async function target(id: string, delayMs = 0): Promise<TargetProcess> {
   return started;
 }
 
-function client(connections: number): PoolClient {
-  const made = new PoolClient(plane.origin, connections);
-  clients.push(made);
-  return made;
-}
-
-async function publish(fields: Partial<Service> & Pick<Service, 'path' | 'targetUrl'>): Promise<Service> {
-  const made = service(fields);
-  published.push(made);
+/** Publishes `fields` as a service; the data plane as the scenarios see it (one proxy, no metrics needed). */
+async function publish(fields: Partial<Service> & Pick<Service, 'path' | 'targetUrl'>): Promise<PoolGatewayView> {
+  published.push(service(fields));
   await plane.publish(published);
-  return made;
+  const client = new PoolClient(plane.origin, 24);
+  clients.push(client);
+  return { clients: [client], prefix: fields.path, figures: async () => [] };
 }
 
 describe('round_robin with weights 1, 2 and 5', () => {
   it('gives each target its share of 10,000 requests within 5 %', async (t) => {
     const weighted = [
-      { process: await target('w1'), weight: 1 },
-      { process: await target('w2'), weight: 2 },
-      { process: await target('w5'), weight: 5 },
+      { target: await target('w1'), weight: 1 },
+      { target: await target('w2'), weight: 2 },
+      { target: await target('w5'), weight: 5 },
     ];
-    await publish({
+    const view = await publish({
       path: '/weighted',
-      targetUrl: weighted[0]!.process.url,
-      targets: weighted.map(({ process, weight }) => ({ url: process.url, weight })),
+      targetUrl: weighted[0]!.target.url,
+      targets: weighted.map(({ target, weight }) => ({ url: target.url, weight })),
       loadBalancing: 'round_robin',
     });
-    const http = client(16);
-    const started = Date.now();
-    const replies = await runLoad({ concurrency: 16, total: 10_000, maxMs: 40_000, send: (n) => http.send(`/weighted/${n}`) });
-    t.diagnostic(`10,000 requests in ${Date.now() - started} ms`);
-    assert.equal(replies.length, 10_000);
-    assert.deepEqual(replies.filter((reply) => reply.status !== 200).slice(0, 3), [], 'failed requests');
-    const counts = countByTarget(replies);
-    t.diagnostic(`answered: ${JSON.stringify(Object.fromEntries(counts))}`);
-    for (const { process, weight } of weighted) {
-      const share = (10_000 * weight) / 8;
-      const got = counts.get(process.id) ?? 0;
-      assert.ok(Math.abs(got - share) <= share * 0.05, `${process.id} (weight ${weight}) answered ${got}, its share is ${share}`);
-      // what the client was told is what the target saw
-      assert.equal(process.arrivals.length, got);
-    }
+    await weightedShares(t, view, weighted);
   });
 });
 
 describe('least_requests with a slow target (response head after 10 s)', () => {
   it('sends the slow target a small fraction of what each fast one gets', async (t) => {
-    const fast1 = await target('fast1');
-    const fast2 = await target('fast2');
-    const slow = await target('slow', 10_000);
-    await publish({
+    const [fast1, fast2, slow] = [await target('fast1'), await target('fast2'), await target('slow', 10_000)];
+    const view = await publish({
       path: '/least',
       targetUrl: fast1.url,
       targets: [fast1, slow, fast2].map((process) => ({ url: process.url, weight: 1 })),
       loadBalancing: 'least_requests',
     });
-    const http = client(24);
-    // The load ends well before the slow target answers anything: what is counted is what the
-    // balancer chose, not how long the answers took. Requests still waiting on it are aborted.
-    const stop = new AbortController();
-    const load = runLoad({
-      concurrency: 24,
-      total: 3_000,
-      maxMs: 8_000,
-      send: (n) => http.send(`/least/${n}`, { signal: stop.signal, timeoutMs: 15_000 }),
-    });
-    const completed = () => fast1.arrivals.length + fast2.arrivals.length;
-    await eventually('the fast targets to have answered 2,500', () => completed() >= 2_500, 8_000, 10);
-    stop.abort();
-    const replies = await load;
-    const [toFast1, toFast2, toSlow] = [fast1.arrivals.length, fast2.arrivals.length, slow.arrivals.length];
-    t.diagnostic(`fast1 ${toFast1}, fast2 ${toFast2}, slow ${toSlow}; ${replies.length} replies`);
-    assert.deepEqual(replies.filter((reply) => reply.status !== 200 && reply.status !== 0), [], 'a request failed');
-    assert.equal(replies.filter((reply) => reply.target === 'slow').length, 0, 'the slow target answered within the load');
-    assert.ok(toSlow >= 1, 'the slow target was chosen at all');
-    assert.ok(toSlow * 20 < Math.min(toFast1, toFast2), `slow ${toSlow} vs fast ${toFast1}, ${toFast2}: not markedly fewer`);
-    // and the fast ones share the rest about evenly
-    assert.ok(Math.abs(toFast1 - toFast2) < 0.2 * (toFast1 + toFast2), `fast1 ${toFast1}, fast2 ${toFast2}`);
+    await slowTargetUnderLeastRequests(t, view, [fast1, fast2], slow);
   });
 });

@@ -6,8 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
+import { CookieJar } from './cookie-jar.js';
 import { eventually } from './eventually.js';
-import { runLoad, type PoolClient, type Reply, type TargetFigures } from './pool-traffic.js';
+import { countByTarget, runLoad, type PoolClient, type Reply, type TargetFigures } from './pool-traffic.js';
 import type { TargetProcess } from './target-process.js';
 
 /** How a scenario reaches the gateway under test. */
@@ -204,4 +205,217 @@ export async function allTargetsDown(view: PoolGatewayView, pool: readonly Targe
   });
   assert.equal(concurrent.length, 100);
   check(concurrent, 'concurrently:');
+}
+
+/** Runs `work` for each of `items`, `concurrency` at a time. */
+async function eachLimited<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        await work(items[index]!, index);
+      }
+    }),
+  );
+}
+
+/** How many of `assigned` each target has. */
+function tally(assigned: Iterable<string>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const target of assigned) counts[target] = (counts[target] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * `client_ip` over three targets `pool` (weight 1 each) behind a gateway with TRUST_PROXY
+ * `loopback`: 240 clients told apart by `X-Forwarded-For`, each sending its requests to the
+ * proxies in turn. Each keeps one target (on every proxy: the hash is of the address and the
+ * target's url); they spread over the three; the second target SIGKILLed, exactly its clients
+ * move, each to one target it then keeps, spread over both survivors.
+ */
+export async function clientIpAffinity(t: TestContext, view: PoolGatewayView, pool: readonly TargetProcess[]): Promise<void> {
+  const [, b] = pool as [TargetProcess, TargetProcess, TargetProcess];
+  const ids = pool.map((target) => target.id);
+  const proxies = view.clients.length;
+  const clients = Array.from({ length: 240 }, (_, i) => `10.${20 + (i % 7)}.${i >> 4}.${((i * 37) % 251) + 1}`);
+
+  /** Four requests from `address`, to each proxy in turn: the target that answered them all. */
+  const fromClient = async (address: string, index: number, tag: string): Promise<string> => {
+    const seen: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const reply = await view.clients[(index + i) % proxies]!.send(`${view.prefix}/${tag}/${i}`, { headers: { 'x-forwarded-for': address } });
+      assert.equal(reply.status, 200, `${address}: ${reply.status} ${reply.error ?? reply.text}`);
+      seen.push(reply.target!);
+    }
+    assert.equal(new Set(seen).size, 1, `${address} (${tag}) moved between targets: ${seen}`);
+    return seen[0]!;
+  };
+
+  const before: string[] = [];
+  await eachLimited(clients, 12, async (address, index) => void (before[index] = await fromClient(address, index, 'before')));
+  t.diagnostic(`clients per target: ${JSON.stringify(tally(before))}`);
+  for (const id of ids) assert.ok(before.filter((target) => target === id).length >= 40, `${id} has too few of 240 clients: ${JSON.stringify(tally(before))}`);
+
+  await b.kill();
+  const afterKill: string[] = [];
+  await eachLimited(clients, 12, async (address, index) => void (afterKill[index] = await fromClient(address, index, 'after')));
+  t.diagnostic(`after ${b.id} was killed: ${JSON.stringify(tally(afterKill))}`);
+  const moved = clients.filter((_, i) => before[i] !== afterKill[i]);
+  const ofDead = clients.filter((_, i) => before[i] === b.id);
+  assert.deepEqual(moved, ofDead, `the clients that moved are exactly ${b.id}'s`);
+  const landed = tally(afterKill.filter((_, i) => before[i] === b.id));
+  for (const id of ids.filter((id) => id !== b.id)) assert.ok((landed[id] ?? 0) >= 10, `${b.id}'s clients went to ${JSON.stringify(landed)}`);
+}
+
+/** A client with a cookie jar (a browser's, as far as cookies go). */
+interface JarClient {
+  jar: CookieJar;
+  /** The targets that answered it, in order. */
+  seen: string[];
+  /** The `gw_target` Set-Cookie values it was given, in order. */
+  given: string[];
+}
+
+const STICKY_COOKIE = /^gw_target=([^;]*)(;.*)?$/;
+
+/**
+ * `cookie` over three targets `pool` (weight 1 each, so `round_robin` over new clients), served at
+ * `view.prefix` with PUBLIC_URL on http (so the cookie is `gw_target`): 60 browsers, each sending
+ * a cookie of its own (`theme=dark`) with whatever its jar holds, to the proxies in turn.
+ * - Each is given `gw_target` once, on its first answer: a 22-character opaque id (no address,
+ *   port or encoded url of a target), one value per target, `Path` the prefix, HttpOnly,
+ *   SameSite=Lax, host-only, no expiry; a browser sends it under the prefix only.
+ * - Each keeps its target on every proxy (the cookie's key is shared); a target never sees
+ *   `gw_target`, only the client's own cookie.
+ * - A made-up value is replaced by a real one.
+ * - The second target SIGKILLed: exactly its clients move, each given one new cookie naming the
+ *   target it then keeps; nobody else is given a cookie.
+ */
+export async function cookieAffinity(t: TestContext, view: PoolGatewayView, pool: readonly TargetProcess[]): Promise<void> {
+  const b = pool[1]!;
+  const proxies = view.clients.length;
+  const origin = view.clients[0]!.origin;
+
+  const visit = async (client: JarClient, index: number, path: string): Promise<void> => {
+    const http = view.clients[(index + client.seen.length) % proxies]!;
+    const url = `${http.origin}${view.prefix}/${path}`;
+    const cookie = ['theme=dark', client.jar.header(url)].filter(Boolean).join('; ');
+    const reply = await http.send(`${view.prefix}/${path}`, { headers: { cookie } });
+    assert.equal(reply.status, 200, `${reply.status} ${reply.error ?? reply.text}`);
+    assert.equal(reply.answer!.cookie, 'theme=dark', `the target got Cookie: ${reply.answer!.cookie}`);
+    const setCookie = [reply.headers['set-cookie'] ?? []].flat().filter((value) => value.startsWith('gw_target='));
+    client.given.push(...setCookie);
+    client.jar.store(setCookie, url);
+    client.seen.push(reply.target!);
+  };
+
+  const clients: JarClient[] = Array.from({ length: 60 }, () => ({ jar: new CookieJar(), seen: [], given: [] }));
+  await eachLimited(clients, 12, async (client, index) => {
+    for (let i = 0; i < 4; i++) await visit(client, index, `before/${i}`);
+  });
+  const values = new Map<string, string>(); // cookie value → target
+  for (const client of clients) {
+    assert.equal(new Set(client.seen).size, 1, `a client moved between targets: ${client.seen}`);
+    assert.equal(client.given.length, 1, `Set-Cookie ${client.given.length} times: ${client.given}`);
+    const header = client.given[0]!;
+    const [, value, attributes = ''] = STICKY_COOKIE.exec(header)!;
+    assert.match(value!, /^[A-Za-z0-9_-]{22}$/, `an opaque id: ${header}`);
+    for (const target of pool) {
+      const encoded = [Buffer.from(target.url).toString('base64url'), Buffer.from(target.url).toString('base64'), Buffer.from(String(target.port)).toString('base64url')];
+      assert.ok(!header.includes(String(target.port)) && !header.includes('127.0.0.1') && !encoded.some((text) => value!.includes(text.slice(0, 8))), `names an address: ${header}`);
+    }
+    const parts = attributes.split(';').map((part) => part.trim().toLowerCase()).filter(Boolean);
+    assert.ok(parts.includes(`path=${view.prefix}`), `scoped to the prefix: ${header}`);
+    assert.ok(parts.includes('httponly'), `HttpOnly: ${header}`);
+    assert.ok(parts.includes('samesite=lax'), `SameSite=Lax: ${header}`);
+    assert.ok(!parts.some((part) => part.startsWith('domain=') || part.startsWith('max-age=') || part.startsWith('expires=')), `a host-only session cookie: ${header}`);
+    assert.equal(values.get(value!) ?? client.seen[0], client.seen[0], 'one cookie value names one target');
+    values.set(value!, client.seen[0]!);
+    assert.equal(client.jar.get('gw_target', `${origin}${view.prefix}/x`), value);
+    assert.equal(client.jar.get('gw_target', `${origin}/other/x`), undefined, 'sent outside the prefix');
+    assert.equal(client.jar.get('gw_target', `${origin}${view.prefix}foo`), undefined, 'sent outside the prefix');
+  }
+  assert.equal(values.size, 3, 'one cookie value per target');
+  const before = clients.map((client) => client.seen[0]!);
+  t.diagnostic(`clients per target: ${JSON.stringify(tally(before))}`);
+  for (const target of pool) assert.ok(before.filter((id) => id === target.id).length >= 10, `new clients are balanced: ${JSON.stringify(tally(before))}`);
+
+  const forger: JarClient = { jar: new CookieJar(), seen: [], given: [] };
+  forger.jar.store(`gw_target=AAAAAAAAAAAAAAAAAAAAAA; Path=${view.prefix}`, `${origin}${view.prefix}/`);
+  await visit(forger, 0, 'forged');
+  assert.equal(forger.given.length, 1, 'a forged cookie is replaced');
+  assert.ok(values.has(STICKY_COOKIE.exec(forger.given[0]!)![1]!), 'by one naming a target');
+
+  await b.kill();
+  for (const client of clients) client.given.length = 0;
+  await eachLimited(clients, 12, async (client, index) => {
+    for (let i = 0; i < 4; i++) await visit(client, index, `after/${i}`);
+  });
+  clients.forEach((client, i) => {
+    const after = client.seen.slice(4);
+    assert.equal(new Set(after).size, 1, `a client moved between targets after the kill: ${after}`);
+    if (before[i] === b.id) {
+      assert.notEqual(after[0], b.id);
+      assert.equal(client.given.length, 1, `the dead target's client is given a new cookie once: ${client.given}`);
+      assert.equal(values.get(STICKY_COOKIE.exec(client.given[0]!)![1]!), after[0], 'the new cookie names its new target');
+    } else {
+      assert.equal(after[0], before[i], 'a live target\'s client moved');
+      assert.deepEqual(client.given, [], 'a live target\'s client was given a cookie');
+    }
+  });
+}
+
+/**
+ * `round_robin` over `weighted` (targets and their weights, e.g. 1, 2, 5): 10,000 requests, 16 at
+ * a time over keep-alive connections (the proxies in turn), all answered 200, and each target's
+ * count within 5 % of its share.
+ */
+export async function weightedShares(t: TestContext, view: PoolGatewayView, weighted: ReadonlyArray<{ target: TargetProcess; weight: number }>): Promise<void> {
+  const proxies = view.clients.length;
+  const started = Date.now();
+  const replies = await runLoad({ concurrency: 16, total: 10_000, maxMs: 45_000, send: (n) => view.clients[n % proxies]!.send(`${view.prefix}/${n}`) });
+  t.diagnostic(`10,000 requests in ${Date.now() - started} ms`);
+  assert.equal(replies.length, 10_000);
+  assert.deepEqual(replies.filter((reply) => reply.status !== 200).slice(0, 3), [], 'failed requests');
+  const counts = countByTarget(replies);
+  t.diagnostic(`answered: ${JSON.stringify(Object.fromEntries(counts))}`);
+  const total = weighted.reduce((sum, { weight }) => sum + weight, 0);
+  for (const { target, weight } of weighted) {
+    const share = (10_000 * weight) / total;
+    const got = counts.get(target.id) ?? 0;
+    assert.ok(Math.abs(got - share) <= share * 0.05, `${target.id} (weight ${weight}) answered ${got}, its share is ${share}`);
+  }
+}
+
+/**
+ * `least_requests` over two fast targets and `slow`, which sends its response head only after
+ * 10 s: 24 clients at a time send up to 3,000 requests until the fast ones have answered 2,500
+ * (well before the slow one answers anything: what is counted is what the balancer chose), then
+ * the requests still waiting on it are aborted. The slow target gets a twentieth of what either
+ * fast one gets at most; the fast ones share the rest about evenly.
+ */
+export async function slowTargetUnderLeastRequests(t: TestContext, view: PoolGatewayView, fast: readonly [TargetProcess, TargetProcess], slow: TargetProcess): Promise<void> {
+  const proxies = view.clients.length;
+  const [fast1, fast2] = fast;
+  const stop = new AbortController();
+  const load = runLoad({
+    concurrency: 24,
+    total: 3_000,
+    maxMs: 8_000,
+    send: (n) => view.clients[n % proxies]!.send(`${view.prefix}/${n}`, { signal: stop.signal, timeoutMs: 15_000 }),
+  });
+  const fastBefore = fast1.arrivals.length + fast2.arrivals.length;
+  await eventually('the fast targets to have answered 2,500', () => fast1.arrivals.length + fast2.arrivals.length - fastBefore >= 2_500, 8_000, 10);
+  stop.abort();
+  const replies = await load;
+  // (not counting the request createPoolService made to see the service routed: `/ready`)
+  const loadArrivals = (target: TargetProcess): number => target.arrivals.filter((arrival) => arrival.path !== '/ready').length;
+  const [toFast1, toFast2, toSlow] = [loadArrivals(fast1), loadArrivals(fast2), loadArrivals(slow)];
+  t.diagnostic(`${fast1.id} ${toFast1}, ${fast2.id} ${toFast2}, ${slow.id} ${toSlow}; ${replies.length} replies`);
+  assert.deepEqual(replies.filter((reply) => reply.status !== 200 && reply.status !== 0), [], 'a request failed');
+  assert.equal(replies.filter((reply) => reply.target === slow.id).length, 0, 'the slow target answered within the load');
+  assert.ok(toSlow >= 1, 'the slow target was chosen at all');
+  assert.ok(toSlow * 20 < Math.min(toFast1, toFast2), `${slow.id} ${toSlow} vs ${toFast1}, ${toFast2}: not markedly fewer`);
+  assert.ok(Math.abs(toFast1 - toFast2) < 0.2 * (toFast1 + toFast2), `${fast1.id} ${toFast1}, ${fast2.id} ${toFast2}`);
 }

@@ -41,9 +41,12 @@ let lastRequestId = 0;
 
 /** A keep-alive client of one gateway origin with at most `connections` connections. */
 export class PoolClient {
+  /** `http://host:port`, as given. */
+  readonly origin: string;
   readonly #pool: Pool;
 
   constructor(origin: string, connections = 16) {
+    this.origin = origin;
     this.#pool = new Pool(origin, { connections, pipelining: 1, keepAliveTimeout: 10_000 });
   }
 
