@@ -5,6 +5,7 @@
  * - a GET, or a DELETE without a body, answered 503 is sent to another target, whose 200 the
  *   client gets; a POST, or a PUT with a body, answered 503 is not: the client gets the 503;
  * - likewise a connection reset before the response head: a GET is retried, a POST gets 502;
+ * - the access log keeps one record per client request, retried or not;
  * - each target is tried at most once per request: with every target failing, the client gets
  *   the last 503 after one attempt on each;
  * - `retries: 0` turns the retry after a request was sent off, but not the one after a refused
@@ -14,6 +15,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Service } from '../../shared/types.js';
 import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
+import { eventually } from '../support/eventually.js';
 import { PoolClient, runLoad, targetFigures, type Reply } from '../support/pool-traffic.js';
 import { service } from '../support/samples.js';
 import { startTargetProcess, type TargetProcess } from '../support/target-process.js';
@@ -109,6 +111,26 @@ describe('a target answering 503', () => {
       assert.equal(reply.status, 503);
       assert.deepEqual(attempts(reply.id, failing, failing2), [1, 1], `${reply.id}: attempts on each target`);
     }
+  });
+});
+
+describe('the access log', () => {
+  it('keeps one record per client request, retried or not, with the status the client got', async () => {
+    const svc = services.get('/retry')!;
+    const replies = await sequence(30, (n) => (n % 2 ? http.send(`/retry/logged/${n}`, { method: 'POST', body: 'x' }) : http.send(`/retry/logged/${n}`)));
+    assert.ok(replies.some((reply) => reply.method === 'GET' && failing.arrivedIds().has(reply.id)), 'a GET was retried');
+    const logged = () => plane.records.filter((record) => record.serviceId === svc.id && record.path.startsWith('/retry/logged/'));
+    await eventually('30 records', () => logged().length >= 30, 5_000);
+    const records = logged();
+    assert.equal(records.length, 30);
+    const byPath = new Map(records.map((record) => [record.path, record]));
+    assert.equal(byPath.size, 30, 'one record per request');
+    replies.forEach((reply, i) => {
+      const record = byPath.get(`/retry/logged/${i}`);
+      assert.ok(record, `request ${i} logged`);
+      assert.equal(record.statusCode, reply.status, `request ${i}: logged ${record.statusCode}, the client got ${reply.status}`);
+      assert.equal(record.method, reply.method);
+    });
   });
 });
 

@@ -8,7 +8,8 @@
  * else, as `arrived <method> <x-test-request or -> <path>`: stdout is a pipe, which Node writes
  * synchronously on Linux, so a line written before a SIGKILL is never lost. It is then answered
  * `behaviour.status` after `behaviour.delayMs` (a request body is read whole first) with JSON
- * `{ target, method, path, cookie }` (`cookie` the Cookie header as received, or null), or, while
+ * `{ target, method, path, cookie }` (`cookie` the Cookie header as received, or null) and
+ * `behaviour.setCookies` as `Set-Cookie`, or, while
  * `behaviour.reset`, its connection is reset (TCP RST) unanswered. `/healthz`
  * answers 200 while `behaviour.healthy`, else 503, and prints `probe <status>`. The parent changes
  * the behaviour over IPC (`{ seq, set }`, acknowledged with `{ ack: seq }`).
@@ -26,6 +27,8 @@ export interface TargetBehaviour {
   healthy: boolean;
   /** Every request but `/healthz`'s has its connection reset once it arrived, unanswered (default false). */
   reset: boolean;
+  /** `Set-Cookie` values every answer but `/healthz`'s carries (default none). */
+  setCookies: string[];
 }
 
 /** What a target answers with. */
@@ -36,7 +39,7 @@ export interface TargetAnswer {
   cookie: string | null;
 }
 
-export const DEFAULT_BEHAVIOUR: TargetBehaviour = { status: 200, delayMs: 0, healthy: true, reset: false };
+export const DEFAULT_BEHAVIOUR: TargetBehaviour = { status: 200, delayMs: 0, healthy: true, reset: false, setCookies: [] };
 
 function serve(id: string, port: number, behaviour: TargetBehaviour): void {
   const server = createServer((req, res) => {
@@ -52,13 +55,13 @@ function serve(id: string, port: number, behaviour: TargetBehaviour): void {
       req.socket.resetAndDestroy();
       return;
     }
-    const { status, delayMs } = behaviour;
+    const { status, delayMs, setCookies } = behaviour;
     req.resume();
     req.once('end', () => {
       const answer = () => {
         if (res.destroyed) return;
         const body: TargetAnswer = { target: id, method: req.method ?? '', path: req.url ?? '', cookie: req.headers.cookie ?? null };
-        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        res.writeHead(status, { 'content-type': 'application/json', ...(setCookies.length > 0 ? { 'set-cookie': setCookies } : {}) }).end(JSON.stringify(body));
       };
       if (delayMs > 0) setTimeout(answer, delayMs);
       else answer();
