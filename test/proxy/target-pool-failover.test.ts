@@ -5,7 +5,8 @@
  *   flight to the dead target, and every POST sent after the kill succeeds (a refused connection
  *   is retried for any method); the dead target is ejected and gets no more requests; once
  *   started again and passing its active check, it is back in rotation and gets traffic;
- * - requests one at a time: the dead target is tried exactly `maxFails` times, then never;
+ * - requests one at a time: the dead target is tried exactly `maxFails` times, then never; without
+ *   active checks it is back (and takes its share) once `ejectSeconds` have passed;
  * - every target dead: each request gets 503 `Service unavailable` at once, none hangs.
  */
 import assert from 'node:assert/strict';
@@ -13,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { HealthCheck, OutlierDetection, Service } from '../../shared/types.js';
 import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
 import { ALL_DOWN_POOL_SETTINGS, allTargetsDown, FAILOVER_POOL_SETTINGS, killOneUnderLoad, type PoolGatewayView } from '../support/pool-scenarios.js';
+import { eventually } from '../support/eventually.js';
 import { PoolClient, runLoad, targetFigures, type TargetFigures } from '../support/pool-traffic.js';
 import { service } from '../support/samples.js';
 import { startTargetProcesses, type TargetProcess } from '../support/target-process.js';
@@ -93,6 +95,24 @@ describe('a pool of three targets, one killed, requests one at a time', () => {
     assert.deepEqual(replies.filter((reply) => reply.status !== 200 || !['d', 'e'].includes(reply.target!)), [], 'every request answered by a live target');
     const after = await figures(svc.id, f);
     assert.deepEqual(after, { healthy: 0, requests: 13, errors: 3 }, 'f tried 3 times (maxFails), each a failure, then ejected');
+  });
+
+  it('without active checks, an ejected target is back once ejectSeconds have passed', async () => {
+    const pool = await targetsFor(['g', 'h', 'i']);
+    const [, , i] = pool as [TargetProcess, TargetProcess, TargetProcess];
+    const svc = await publishPool('/expire', pool, { outlierDetection: { maxFails: 3, windowSeconds: 10, ejectSeconds: 2 } });
+    const http = client(1);
+    await i.kill();
+    const failing = await runLoad({ concurrency: 1, total: 30, maxMs: 10_000, send: (n) => http.send(`/expire/down/${n}`) });
+    assert.deepEqual(failing.filter((reply) => reply.status !== 200), []);
+    assert.equal((await figures(svc.id, i)).healthy, 0, 'ejected');
+    const ejectedBy = failing.at(-1)!.endedAt;
+    await i.restart();
+    await eventually('i back in rotation', async () => (await figures(svc.id, i)).healthy === 1, 5_000, 20);
+    assert.ok(Date.now() - ejectedBy >= 1_000, `back ${Date.now() - ejectedBy} ms after the ejection, before ejectSeconds (2 s) had passed`);
+    const back = await runLoad({ concurrency: 1, total: 30, maxMs: 10_000, send: (n) => http.send(`/expire/back/${n}`) });
+    assert.deepEqual(back.filter((reply) => reply.status !== 200), []);
+    assert.equal(back.filter((reply) => reply.target === 'i').length, 10, 'i takes its share again');
   });
 });
 
