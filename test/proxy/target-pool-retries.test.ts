@@ -9,9 +9,11 @@
  * - each target is tried at most once per request: with every target failing, the client gets
  *   the last 503 after one attempt on each;
  * - `retries: 0` turns the retry after a request was sent off, but not the one after a refused
- *   connection (a killed target), for any method.
+ *   connection (a killed target), for any method (todo: not for a chunked body with trailer
+ *   fields, which goes through trailer-dispatch.ts).
  */
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Service } from '../../shared/types.js';
 import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
@@ -67,6 +69,28 @@ after(async () => {
 /** `count` requests one at a time (round robin over three: every third goes first to `failing`). */
 function sequence(count: number, send: (n: number) => Promise<Reply>): Promise<Reply[]> {
   return runLoad({ concurrency: 1, total: count, maxMs: 10_000, send });
+}
+
+/**
+ * A POST through the data plane with a chunked body in two chunks, announcing and sending the
+ * trailer field `x-digest` when `withTrailers` (node:http: undici cannot send trailers).
+ */
+function chunkedPost(path: string, withTrailers: boolean): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { 'transfer-encoding': 'chunked', ...(withTrailers ? { trailer: 'x-digest' } : {}) };
+    const req = httpRequest({ host: '127.0.0.1', port: plane.port, path, method: 'POST', agent: false, headers, timeout: 5_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
+    req.on('error', reject);
+    req.write('hello ');
+    req.write('world');
+    if (withTrailers) req.addTrailers({ 'x-digest': 'sha-256=abc' });
+    req.end();
+  });
 }
 
 /** How many times each of `targets` saw request `id`. */
@@ -173,5 +197,19 @@ describe('retries: 0', () => {
     assert.equal(after.requests! - (before.requests ?? 0), 10, 'every third request was tried on the dead target first');
     assert.equal(after.errors! - (before.errors ?? 0), 10);
     assert.equal(after.healthy, 1, 'kept in rotation (maxFails 100)');
+  });
+
+  it('still retries a refused connection for a chunked POST', async () => {
+    for (let n = 0; n < 6; n++) {
+      const reply = await chunkedPost(`/refused/chunked/${n}`, false);
+      assert.equal(reply.status, 200, `POST ${n}: ${reply.status} ${reply.body}`);
+    }
+  });
+
+  it('still retries a refused connection for a chunked POST that announces trailer fields', { todo: 'trailer-dispatch.ts:57-58 reports the request started and pipes its body before the connection exists: a refusal counts as sent, the POST gets 503' }, async () => {
+    for (let n = 0; n < 6; n++) {
+      const reply = await chunkedPost(`/refused/trailers/${n}`, true);
+      assert.equal(reply.status, 200, `POST ${n}: ${reply.status} ${reply.body}`);
+    }
   });
 });
