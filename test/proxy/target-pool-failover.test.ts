@@ -7,6 +7,8 @@
  *   started again and passing its active check, it is back in rotation and gets traffic;
  * - requests one at a time: the dead target is tried exactly `maxFails` times, then never; without
  *   active checks it is back (and takes its share) once `ejectSeconds` have passed;
+ * - a running target failing its active check (`/healthz` 503) gets no requests until it passes
+ *   `healthyThreshold` checks again;
  * - every target dead: each request gets 503 `Service unavailable` at once, none hangs.
  */
 import assert from 'node:assert/strict';
@@ -113,6 +115,34 @@ describe('a pool of three targets, one killed, requests one at a time', () => {
     const back = await runLoad({ concurrency: 1, total: 30, maxMs: 10_000, send: (n) => http.send(`/expire/back/${n}`) });
     assert.deepEqual(back.filter((reply) => reply.status !== 200), []);
     assert.equal(back.filter((reply) => reply.target === 'i').length, 10, 'i takes its share again');
+  });
+});
+
+describe('active health checks of a running target', () => {
+  it('a target whose /healthz fails is taken out of rotation (it gets no requests) and comes back after healthyThreshold passing checks', async () => {
+    const pool = await targetsFor(['j', 'k', 'l']);
+    const [, k] = pool as [TargetProcess, TargetProcess, TargetProcess];
+    const svc = await publishPool('/checked', pool, {
+      healthCheck: { path: '/healthz', intervalSeconds: 1, timeoutMs: 500, healthyThreshold: 2, unhealthyThreshold: 2, expectStatus: '2xx' },
+    });
+    const http = client(3);
+    await eventually('k checked once', () => k.probes >= 1, 5_000);
+    await k.set({ healthy: false });
+    const failedProbes = k.probes;
+    await eventually('k out of rotation', async () => (await figures(svc.id, k)).healthy === 0, 6_000);
+    assert.ok(k.probes - failedProbes >= 2, `out after ${k.probes - failedProbes} failing probes (unhealthyThreshold 2)`);
+    const arrived = k.arrivals.length;
+    const meanwhile = await runLoad({ concurrency: 3, total: 60, maxMs: 10_000, send: (n) => http.send(`/checked/out/${n}`) });
+    assert.deepEqual(meanwhile.filter((reply) => reply.status !== 200 || reply.target === 'k'), [], 'answered by the others only');
+    assert.equal(k.arrivals.length, arrived, 'requests reached k while out of rotation');
+
+    await k.set({ healthy: true });
+    const passingFrom = k.probes;
+    await eventually('k back in rotation', async () => (await figures(svc.id, k)).healthy === 1, 6_000);
+    assert.ok(k.probes - passingFrom >= 2, `back after ${k.probes - passingFrom} passing probes (healthyThreshold 2)`);
+    const back = await runLoad({ concurrency: 3, total: 60, maxMs: 10_000, send: (n) => http.send(`/checked/back/${n}`) });
+    assert.deepEqual(back.filter((reply) => reply.status !== 200), []);
+    assert.ok(back.filter((reply) => reply.target === 'k').length >= 15, 'k takes its share again');
   });
 });
 
