@@ -295,7 +295,7 @@ class UpstreamExchange {
     this.#answer();
     const mapped = this.#responseHeaders(headers, target);
     const sticky = this.#request.extras?.sticky;
-    if (sticky !== undefined && target !== undefined && target.stickyId !== this.#balancing.stickyId) {
+    if (sticky !== undefined && target !== undefined && this.#rebinds(target)) {
       mapped.push('set-cookie', stickyCookie(sticky.name, target.stickyId, target.prefix, sticky.secure));
     }
     const trailer = trailerToAnnounce(this.#res, statusCode, headers);
@@ -412,6 +412,18 @@ class UpstreamExchange {
     this.#forwarder.options.logger.debug({ serviceId: route.service.id, target: next.url }, 'retrying on another target');
     this.#sendTo(next, remainingMs);
     return true;
+  }
+
+  /**
+   * Whether the sticky cookie should name `target`, which answers: when the client's cookie names
+   * no target of the pool, or one out of rotation. A target in rotation that failed once (the
+   * request retried elsewhere) keeps its client.
+   */
+  #rebinds(target: RouteTarget): boolean {
+    const { stickyId } = this.#balancing;
+    if (target.stickyId === stickyId) return false;
+    const named = (this.#request.target as Route).pool.targets.find((each) => each.stickyId === stickyId);
+    return named === undefined || !named.health.available;
   }
 
   get #balancing(): BalancingInput {

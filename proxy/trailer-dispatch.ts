@@ -54,8 +54,18 @@ export class TrailerDispatcher {
     });
     const exchange = new NodeExchange(outgoing, handler);
     exchange.timeConnect(this.#connectTimeoutMs);
-    handler.onRequestStart?.(exchange, {});
-    sendBody(request.body, outgoing, request.trailerNames);
+    // As undici does: the handler hears of the start, and the body is read, only once a connection
+    // is there (TLS: its handshake done), so a refused or failed connect leaves the body untouched
+    // and the request may go to another target (retry-policy.ts).
+    const start = (): void => {
+      if (exchange.aborted) return;
+      handler.onRequestStart?.(exchange, {});
+      if (!exchange.aborted) sendBody(request.body, outgoing, request.trailerNames);
+    };
+    outgoing.once('socket', (socket) => {
+      if (socket.connecting) socket.once(secure ? 'secureConnect' : 'connect', start);
+      else start();
+    });
   }
 
   /** Closes every kept-alive connection. */
