@@ -3,18 +3,16 @@
  * versions and conditional writes (the check and the write in one transaction).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { AuditLog, type Actor } from '../../admin/audit-log.js';
-import BetterSqlite3 from 'better-sqlite3';
-import { openDatabase, type Database } from '../../admin/database.js';
+import { openDatabase } from '../../admin/database.js';
 import { MIGRATIONS } from '../../admin/migrations.js';
 import { ifMatchHolds, parseIfMatch } from '../../admin/preconditions.js';
 import { ServiceRegistry } from '../../admin/service-registry.js';
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import { GatewayError, type ErrorCode } from '../../shared/errors.js';
+import { databaseAtVersion, tempRegistry, type TempRegistry } from '../support/temp-registry.js';
 
 const actor: Actor = { userId: 'admin-sub', ipAddress: '203.0.113.7' };
 
@@ -57,76 +55,62 @@ describe('parseIfMatch', () => {
 });
 
 describe('the registry: versions and conditional writes', () => {
-  let dir: string;
-  let db: Database;
-  let registry: ServiceRegistry;
+  let t: TempRegistry;
   let id: string;
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'gatehouse-preconditions-'));
-    db = openDatabase(join(dir, 'gateway.db'));
-    registry = new ServiceRegistry(db, new AuditLog(db), new MemoryEventBus());
-    id = (await registry.create({ name: 'Orders', path: '/orders', targetUrl: 'http://orders:1' }, actor)).id;
+    t = tempRegistry('gatehouse-preconditions-');
+    id = (await t.registry.create({ name: 'Orders', path: '/orders', targetUrl: 'http://orders:1' }, actor)).id;
   });
-  afterEach(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => t.close());
 
-  const etag = () => registry.getTagged(id).etag;
-  const auditCount = () => db.prepare('SELECT count(*) AS n FROM audit_logs').pluck().get();
+  const etag = () => t.registry.getTagged(id).etag;
+  const auditCount = () => t.db.prepare('SELECT count(*) AS n FROM audit_logs').pluck().get();
   const rejectsWith = (promise: Promise<unknown>, code: ErrorCode) =>
     assert.rejects(promise, (error) => error instanceof GatewayError && error.code === code);
 
   it('a service starts at "1" and every change adds one: an edit, a toggle; a write that changes nothing does not', async () => {
     assert.equal(etag(), '"1"');
-    await registry.update(id, { description: 'v2' }, actor);
+    await t.registry.update(id, { description: 'v2' }, actor);
     assert.equal(etag(), '"2"');
-    await registry.setEnabled(id, { enabled: false }, actor);
+    await t.registry.setEnabled(id, { enabled: false }, actor);
     assert.equal(etag(), '"3"');
-    await registry.update(id, { description: 'v2' }, actor);
-    await registry.setEnabled(id, { enabled: false }, actor);
+    await t.registry.update(id, { description: 'v2' }, actor);
+    await t.registry.setEnabled(id, { enabled: false }, actor);
     assert.equal(etag(), '"3"');
-    assert.deepEqual(registry.etags(), new Map([[id, '"3"']]));
+    assert.deepEqual(t.registry.etags(), new Map([[id, '"3"']]));
   });
 
   it('PUT, toggle and DELETE with a stale ETag: 412, nothing changed or audited; with the current one, *, or a list holding it: done', async () => {
     const stale = parseIfMatch('"1"');
-    await registry.update(id, { description: 'changed by someone else' }, actor);
-    const service = registry.get(id);
+    await t.registry.update(id, { description: 'changed by someone else' }, actor);
+    const service = t.registry.get(id);
     const audited = auditCount();
-    await rejectsWith(registry.update(id, { name: 'Mine' }, actor, stale), 'PRECONDITION_FAILED');
-    await rejectsWith(registry.setEnabled(id, { enabled: false }, actor, stale), 'PRECONDITION_FAILED');
-    await rejectsWith(registry.remove(id, actor, stale), 'PRECONDITION_FAILED');
-    await rejectsWith(registry.update(id, { name: 'Mine' }, actor, parseIfMatch('W/"2"')), 'PRECONDITION_FAILED');
-    assert.deepEqual(registry.get(id), service);
+    await rejectsWith(t.registry.update(id, { name: 'Mine' }, actor, stale), 'PRECONDITION_FAILED');
+    await rejectsWith(t.registry.setEnabled(id, { enabled: false }, actor, stale), 'PRECONDITION_FAILED');
+    await rejectsWith(t.registry.remove(id, actor, stale), 'PRECONDITION_FAILED');
+    await rejectsWith(t.registry.update(id, { name: 'Mine' }, actor, parseIfMatch('W/"2"')), 'PRECONDITION_FAILED');
+    assert.deepEqual(t.registry.get(id), service);
     assert.equal(auditCount(), audited);
 
-    await registry.update(id, { name: 'Mine' }, actor, parseIfMatch('"2"'));
-    await registry.setEnabled(id, { enabled: false }, actor, parseIfMatch('"1", "3"'));
-    await registry.setEnabled(id, { enabled: true }, actor, parseIfMatch('*'));
+    await t.registry.update(id, { name: 'Mine' }, actor, parseIfMatch('"2"'));
+    await t.registry.setEnabled(id, { enabled: false }, actor, parseIfMatch('"1", "3"'));
+    await t.registry.setEnabled(id, { enabled: true }, actor, parseIfMatch('*'));
     assert.equal(etag(), '"5"');
-    await registry.remove(id, actor, parseIfMatch(etag()));
-    assert.deepEqual(registry.list(), []);
+    await t.registry.remove(id, actor, parseIfMatch(etag()));
+    assert.deepEqual(t.registry.list(), []);
   });
 
   it('a missing service is 404 before any condition; the condition comes before the body is validated', async () => {
-    await rejectsWith(registry.update(crypto.randomUUID(), { name: 'x' }, actor, parseIfMatch('"1"')), 'SERVICE_NOT_FOUND');
-    await rejectsWith(registry.remove('not-a-uuid', actor, '*'), 'SERVICE_NOT_FOUND');
-    await rejectsWith(registry.update(id, { name: '' }, actor, parseIfMatch('"9"')), 'PRECONDITION_FAILED');
-    await rejectsWith(registry.update(id, { name: '' }, actor, parseIfMatch('"1"')), 'BAD_REQUEST');
+    await rejectsWith(t.registry.update(crypto.randomUUID(), { name: 'x' }, actor, parseIfMatch('"1"')), 'SERVICE_NOT_FOUND');
+    await rejectsWith(t.registry.remove('not-a-uuid', actor, '*'), 'SERVICE_NOT_FOUND');
+    await rejectsWith(t.registry.update(id, { name: '' }, actor, parseIfMatch('"9"')), 'PRECONDITION_FAILED');
+    await rejectsWith(t.registry.update(id, { name: '' }, actor, parseIfMatch('"1"')), 'BAD_REQUEST');
   });
 
   it('a database made before versions: its services start at "1"', () => {
-    const old = join(dir, 'old.db');
-    const legacy = new BetterSqlite3(old);
+    const old = join(t.dir, 'old.db');
     const beforeVersions = MIGRATIONS.findIndex((migration) => migration.includes('ADD COLUMN version'));
-    for (const migration of MIGRATIONS.slice(0, beforeVersions)) legacy.exec(migration);
-    legacy.pragma(`user_version = ${beforeVersions}`);
-    const legacyId = crypto.randomUUID();
-    legacy
-      .prepare(`INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at) VALUES (?, 'Old', '/old', 'http://localhost:1', 1, '', 1, ?, ?)`)
-      .run(legacyId, '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
-    legacy.close();
+    const legacyId = databaseAtVersion(old, beforeVersions, 'http://localhost:1');
     const migrated = openDatabase(old);
     try {
       assert.equal(new ServiceRegistry(migrated, new AuditLog(migrated), new MemoryEventBus()).getTagged(legacyId).etag, '"1"');

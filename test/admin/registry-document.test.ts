@@ -5,54 +5,34 @@
  * documents refused whole.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { AuditLog, type Actor } from '../../admin/audit-log.js';
-import { openDatabase, type Database } from '../../admin/database.js';
-import { ServiceRegistry } from '../../admin/service-registry.js';
-import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
+import type { Actor } from '../../admin/audit-log.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { Service } from '../../shared/types.js';
 import { defaultPool } from './pool-fields.js';
+import { tempRegistry, type TempRegistry } from '../support/temp-registry.js';
 
 const actor: Actor = { userId: 'token:1234', ipAddress: '203.0.113.9' };
 const policy = { groups: ['payroll'], emails: [], emailDomains: [], subjects: [] };
 
-let dir: string;
-let db: Database;
-let audit: AuditLog;
-let registry: ServiceRegistry;
-let snapshots: (readonly Service[])[];
-
+let t: TempRegistry;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'gatehouse-document-'));
-  db = openDatabase(join(dir, 'gateway.db'));
-  audit = new AuditLog(db);
-  const bus = new MemoryEventBus();
-  registry = new ServiceRegistry(db, audit, bus);
-  snapshots = [];
-  bus.onRegistry((services) => snapshots.push(services));
+  t = tempRegistry('gatehouse-document-');
 });
-
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => t.close());
 
 /** Every row of the tables an apply may touch, to compare before and after. */
-const dump = () => JSON.stringify([db.prepare('SELECT * FROM services ORDER BY id').all(), db.prepare('SELECT * FROM audit_logs ORDER BY id').all()]);
-const apply = (document: unknown) => registry.apply(document, actor, { dryRun: false });
-const plan = (document: unknown) => registry.apply(document, actor, { dryRun: true });
+const dump = () => JSON.stringify([t.db.prepare('SELECT * FROM services ORDER BY id').all(), t.db.prepare('SELECT * FROM audit_logs ORDER BY id').all()]);
+const apply = (document: unknown) => t.registry.apply(document, actor, { dryRun: false });
+const plan = (document: unknown) => t.registry.apply(document, actor, { dryRun: true });
 
 /** Three services: /orders (with a policy), /legacy (disabled), /shop. */
 async function seed(): Promise<Record<'orders' | 'legacy' | 'shop', Service>> {
-  const orders = await registry.create({ name: 'Orders', path: '/orders', targetUrl: 'http://orders:8080', access: policy }, actor);
-  const legacyId = (await registry.create({ name: 'Legacy', path: '/legacy', targetUrl: 'http://legacy:80', requireAuth: false }, actor)).id;
-  const legacy = await registry.setEnabled(legacyId, { enabled: false }, actor);
-  const shop = await registry.create({ name: 'Shop', path: '/shop', targetUrl: 'https://shop.internal/base', description: 'The shop' }, actor);
-  snapshots.length = 0;
+  const orders = await t.registry.create({ name: 'Orders', path: '/orders', targetUrl: 'http://orders:8080', access: policy }, actor);
+  const legacyId = (await t.registry.create({ name: 'Legacy', path: '/legacy', targetUrl: 'http://legacy:80', requireAuth: false }, actor)).id;
+  const legacy = await t.registry.setEnabled(legacyId, { enabled: false }, actor);
+  const shop = await t.registry.create({ name: 'Shop', path: '/shop', targetUrl: 'https://shop.internal/base', description: 'The shop' }, actor);
+  t.snapshots.length = 0;
   return { orders, legacy, shop };
 }
 
@@ -82,7 +62,7 @@ describe('the exported document', () => {
       forwardAuthorization: s.forwardAuthorization,
       ...defaultPool(s.targetUrl),
     });
-    assert.deepEqual(registry.exportDocument(), { version: 1, services: [entry(legacy), entry(orders), entry(shop)] });
+    assert.deepEqual(t.registry.exportDocument(), { version: 1, services: [entry(legacy), entry(orders), entry(shop)] });
     assert.equal(legacy.enabled, false);
     assert.deepEqual(orders.access, policy);
   });
@@ -90,10 +70,10 @@ describe('the exported document', () => {
   it('applied again changes nothing: all unchanged, no write, no audit entry, no publication', async () => {
     await seed();
     const before = dump();
-    const result = await apply(registry.exportDocument());
+    const result = await apply(t.registry.exportDocument());
     assert.deepEqual(result, { create: [], update: [], delete: [], unchanged: ['/legacy', '/orders', '/shop'] });
     assert.equal(dump(), before);
-    assert.equal(snapshots.length, 0);
+    assert.equal(t.snapshots.length, 0);
     assert.deepEqual(await apply({ version: 1, services: [] }).then(() => apply({ version: 1, services: [] })), { create: [], update: [], delete: [], unchanged: [] });
   });
 });
@@ -105,7 +85,7 @@ describe('a plan and its application', () => {
       version: 1,
       services: [
         { name: 'Wiki', path: '/wiki', targetUrl: 'http://wiki:3000', requireAuth: false, description: 'new' },
-        { ...registry.exportDocument().services[2]!, id: 'anything: ids are not matched' },
+        { ...t.registry.exportDocument().services[2]!, id: 'anything: ids are not matched' },
         { name: 'Orders API', path: '/orders', targetUrl: 'http://orders:9090', access: { groups: ['payroll', 'finance'] }, enabled: false },
       ],
     };
@@ -133,25 +113,25 @@ describe('a plan and its application', () => {
     };
     assert.deepEqual(planned, expectedPlan);
     assert.equal(dump(), before, 'a dry run writes nothing');
-    assert.equal(snapshots.length, 0, 'a dry run publishes nothing');
+    assert.equal(t.snapshots.length, 0, 'a dry run publishes nothing');
 
     const applied = await apply(document);
-    const wiki = registry.list().find((s) => s.path === '/wiki')!;
+    const wiki = t.registry.list().find((s) => s.path === '/wiki')!;
     assert.deepEqual(applied, { ...expectedPlan, create: [{ ...expectedPlan.create[0]!, id: wiki.id }] });
-    assert.deepEqual(registry.list().map((s) => s.path), ['/orders', '/shop', '/wiki']);
-    const updated = registry.get(orders.id);
+    assert.deepEqual(t.registry.list().map((s) => s.path), ['/orders', '/shop', '/wiki']);
+    const updated = t.registry.get(orders.id);
     assert.equal(updated.name, 'Orders API');
     assert.equal(updated.enabled, false);
     assert.equal(updated.createdAt, orders.createdAt);
     assert.ok(updated.updatedAt >= orders.updatedAt);
     assert.equal(wiki.createdAt, updated.updatedAt, 'one time for the whole apply');
-    assert.deepEqual(registry.get(shop.id), shop, 'unchanged, updatedAt included');
-    assert.equal(registry.getTagged(orders.id).etag, '"2"', 'an update adds one to the version');
-    assert.equal(registry.getTagged(shop.id).etag, '"1"');
+    assert.deepEqual(t.registry.get(shop.id), shop, 'unchanged, updatedAt included');
+    assert.equal(t.registry.getTagged(orders.id).etag, '"2"', 'an update adds one to the version');
+    assert.equal(t.registry.getTagged(shop.id).etag, '"1"');
 
-    assert.equal(snapshots.length, 1, 'published once');
-    assert.deepEqual(snapshots[0], registry.list());
-    const entries = audit.list(3, 0).logs.reverse();
+    assert.equal(t.snapshots.length, 1, 'published once');
+    assert.deepEqual(t.snapshots[0], t.registry.list());
+    const entries = t.audit.list(3, 0).logs.reverse();
     assert.deepEqual(entries.map((e) => [e.action, e.service_id, e.user_id, e.ip_address]), [
       ['SERVICE_DELETED', legacy.id, 'token:1234', '203.0.113.9'],
       ['SERVICE_UPDATED', orders.id, 'token:1234', '203.0.113.9'],
@@ -167,31 +147,31 @@ describe('a plan and its application', () => {
 
   it('matches paths ignoring case; a changed spelling is an update of the path', async () => {
     const { orders } = await seed();
-    const document = registry.exportDocument();
+    const document = t.registry.exportDocument();
     document.services[1]!.path = '/ORDERS';
     const planned = await apply(document);
     assert.deepEqual(planned.update, [{ path: '/ORDERS', id: orders.id, name: 'Orders', changes: { path: { before: '/orders', after: '/ORDERS' } } }]);
-    assert.equal(registry.get(orders.id).path, '/ORDERS');
+    assert.equal(t.registry.get(orders.id).path, '/ORDERS');
   });
 
   it('in a legacy registry with paths differing only in case: matches the exact spelling, else the first, and deletes the others', async () => {
     await seed();
     // A legacy database may hold such paths (service-registry.ts); the table's unique index is case-sensitive.
-    const insert = db.prepare(`INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at, forward_authorization)
+    const insert = t.db.prepare(`INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at, forward_authorization)
       VALUES (?, ?, ?, 'http://twin:1', 1, '', 1, '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z', 0)`);
     const twins = ['/Twin', '/twin', '/TWIN'].map((path) => {
       const id = crypto.randomUUID();
       insert.run(id, `Twin ${path}`, path);
       return { id, path };
     });
-    const document = registry.exportDocument();
+    const document = t.registry.exportDocument();
     const exact = (await plan({ version: 1, services: [...document.services.filter((s) => !/twin/i.test(s.path)), { name: 'Twin /twin', path: '/twin', targetUrl: 'http://twin:1' }] }));
     assert.deepEqual(exact.unchanged, ['/legacy', '/orders', '/shop', '/twin']);
     assert.deepEqual(exact.delete.map((d) => d.path), ['/TWIN', '/Twin']);
     const first = await apply({ version: 1, services: [...document.services.filter((s) => !/twin/i.test(s.path)), { name: 'Twin', path: '/tWin', targetUrl: 'http://twin:1' }] });
     assert.deepEqual(first.update.map((u) => [u.id, u.changes.path]), [[twins[2]!.id, { before: '/TWIN', after: '/tWin' }]], '/TWIN sorts first');
     assert.deepEqual(first.delete.map((d) => d.path), ['/Twin', '/twin']);
-    assert.deepEqual(registry.list().map((s) => s.path), ['/legacy', '/orders', '/shop', '/tWin']);
+    assert.deepEqual(t.registry.list().map((s) => s.path), ['/legacy', '/orders', '/shop', '/tWin']);
   });
 
   it('takes an entry\'s omitted fields at their defaults: the document alone says what the registry becomes', async () => {
@@ -203,7 +183,7 @@ describe('a plan and its application', () => {
 
   it('validates entries as the create body, normalised: an entry equal to the stored service once normalised is unchanged', async () => {
     await seed();
-    const document = registry.exportDocument();
+    const document = t.registry.exportDocument();
     const orders = document.services[1]!;
     document.services[1] = { ...orders, name: ` ${orders.name} `, access: { groups: ['payroll', 'payroll'], emails: [], emailDomains: [], subjects: [] } };
     assert.deepEqual((await plan(document)).unchanged, ['/legacy', '/orders', '/shop']);
@@ -237,9 +217,9 @@ describe('a document refused whole', () => {
       'services[6].enabled': 'must be a boolean',
       'services[7].path': 'must not be or sit under a gateway path (/auth, /api, /dashboard, /.well-known/jwks.json)',
     };
-    for (const dryRun of [true, false]) await refused(registry.apply(document, actor, { dryRun }), fields);
+    for (const dryRun of [true, false]) await refused(t.registry.apply(document, actor, { dryRun }), fields);
     assert.equal(dump(), before);
-    assert.equal(snapshots.length, 0);
+    assert.equal(t.snapshots.length, 0);
   });
 
   it('a path twice, in any case: the later entry is named', async () => {
@@ -257,18 +237,18 @@ describe('a document refused whole', () => {
     for (const body of [[], null, 'x', 1]) {
       await assert.rejects(apply(body), (error) => error instanceof GatewayError && error.status === 400 && error.message === 'Body must be a JSON object');
     }
-    assert.deepEqual(registry.list(), []);
+    assert.deepEqual(t.registry.list(), []);
   });
 
   it('a write failing inside the transaction (here the audit log) rolls the whole apply back', async () => {
     const { orders } = await seed();
     const before = dump();
-    db.exec("CREATE TRIGGER audit_down BEFORE INSERT ON audit_logs WHEN NEW.action = 'SERVICE_CREATED' BEGIN SELECT RAISE(ABORT, 'audit down'); END");
-    const document = registry.exportDocument();
+    t.db.exec("CREATE TRIGGER audit_down BEFORE INSERT ON audit_logs WHEN NEW.action = 'SERVICE_CREATED' BEGIN SELECT RAISE(ABORT, 'audit down'); END");
+    const document = t.registry.exportDocument();
     document.services = [{ ...document.services[1]!, name: 'Renamed' }, { ...document.services[1]!, path: '/new', id: '' }];
     await assert.rejects(apply(document), /audit down/);
     assert.equal(dump(), before, 'the deletions and the update before the failing creation are rolled back');
-    assert.equal(registry.get(orders.id).name, 'Orders');
-    assert.equal(snapshots.length, 0);
+    assert.equal(t.registry.get(orders.id).name, 'Orders');
+    assert.equal(t.snapshots.length, 0);
   });
 });

@@ -5,20 +5,17 @@
  * plan, apply, the CLI's plan table, a document from before pools).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import BetterSqlite3 from 'better-sqlite3';
 import { AuditLog, type Actor, type AuditRecord } from '../../admin/audit-log.js';
 import { planTable } from '../../admin/cli/plan-table.js';
-import { openDatabase, type Database } from '../../admin/database.js';
+import { openDatabase } from '../../admin/database.js';
 import { MIGRATIONS } from '../../admin/migrations.js';
 import { ServiceRegistry } from '../../admin/service-registry.js';
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import { GatewayError } from '../../shared/errors.js';
-import type { Service } from '../../shared/types.js';
 import { DEFAULT_HEALTH_CHECK, defaultPool } from './pool-fields.js';
+import { databaseAtVersion, tempRegistry, type TempRegistry } from '../support/temp-registry.js';
 
 const actor: Actor = { userId: 'admin-sub', ipAddress: '203.0.113.7' };
 const pool = [
@@ -45,36 +42,21 @@ const ordersPool = {
   retries: 2,
 };
 
-let dir: string;
-let db: Database;
-let audit: AuditLog;
-let registry: ServiceRegistry;
-let snapshots: (readonly Service[])[];
-
+let t: TempRegistry;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'gatehouse-pool-'));
-  db = openDatabase(join(dir, 'gateway.db'));
-  audit = new AuditLog(db);
-  const bus = new MemoryEventBus();
-  registry = new ServiceRegistry(db, audit, bus);
-  snapshots = [];
-  bus.onRegistry((services) => snapshots.push(services));
+  t = tempRegistry('gatehouse-pool-');
 });
-
-afterEach(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => t.close());
 
 /** The newest audit record. */
-const lastAudit = (): AuditRecord => audit.list(1, 0).logs[0]!;
+const lastAudit = (): AuditRecord => t.audit.list(1, 0).logs[0]!;
 /** The pool's columns of service `id`'s row. */
 const columns = (id: string) =>
-  db.prepare('SELECT target_url, targets, load_balancing, health_check, outlier_detection, retries FROM services WHERE id = ?').get(id);
+  t.db.prepare('SELECT target_url, targets, load_balancing, health_check, outlier_detection, retries FROM services WHERE id = ?').get(id);
 
 describe('stored and read back', () => {
   it('a service created with a pool answers it, keeps it in its row (target_url the first url), and publishes it', async () => {
-    const created = await registry.create(orders, actor);
+    const created = await t.registry.create(orders, actor);
     assert.deepEqual({ ...created, ...ordersPool }, created, 'the answer carries the pool');
     assert.deepEqual(columns(created.id), {
       target_url: 'http://orders-1:8080',
@@ -84,14 +66,14 @@ describe('stored and read back', () => {
       outlier_detection: JSON.stringify(ordersPool.outlierDetection),
       retries: 2,
     });
-    const reopened = new ServiceRegistry(db, audit, new MemoryEventBus());
+    const reopened = new ServiceRegistry(t.db, t.audit, new MemoryEventBus());
     assert.deepEqual(reopened.get(created.id), created);
-    assert.deepEqual(snapshots.at(-1), [created]);
+    assert.deepEqual(t.snapshots.at(-1), [created]);
     assert.deepEqual(JSON.parse(lastAudit().details), { service: created });
   });
 
   it('a service created with targetUrl only has every default, stored as such (no active checks: NULL)', async () => {
-    const created = await registry.create({ name: 'Shop', path: '/shop', targetUrl: 'http://shop' }, actor);
+    const created = await t.registry.create({ name: 'Shop', path: '/shop', targetUrl: 'http://shop' }, actor);
     assert.deepEqual({ ...created, ...defaultPool('http://shop') }, created);
     assert.deepEqual(columns(created.id), {
       target_url: 'http://shop',
@@ -104,24 +86,17 @@ describe('stored and read back', () => {
   });
 
   it('a toggle answers and publishes the pool as it is', async () => {
-    const created = await registry.create(orders, actor);
-    const disabled = await registry.setEnabled(created.id, { enabled: false }, actor);
+    const created = await t.registry.create(orders, actor);
+    const disabled = await t.registry.setEnabled(created.id, { enabled: false }, actor);
     assert.deepEqual(disabled, { ...created, enabled: false, updatedAt: disabled.updatedAt });
-    assert.deepEqual(snapshots.at(-1), [disabled]);
+    assert.deepEqual(t.snapshots.at(-1), [disabled]);
   });
 });
 
 describe('a database from before pools', () => {
   it('is migrated: each existing row is the one target target_url (weight 1) with the defaults, and keeps being so once changed', async () => {
-    const old = join(dir, 'old.db');
-    const legacy = new BetterSqlite3(old);
-    for (const migration of MIGRATIONS.slice(0, -1)) legacy.exec(migration);
-    legacy.pragma(`user_version = ${MIGRATIONS.length - 1}`);
-    const id = crypto.randomUUID();
-    legacy
-      .prepare(`INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at) VALUES (?, 'Old', '/old', 'http://old:81/app', 1, '', 1, ?, ?)`)
-      .run(id, '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z');
-    legacy.close();
+    const old = join(t.dir, 'old.db');
+    const id = databaseAtVersion(old, MIGRATIONS.length - 1, 'http://old:81/app');
 
     const migrated = openDatabase(old);
     try {
@@ -154,8 +129,8 @@ describe('a database from before pools', () => {
 
 describe('changes and their audit diff', () => {
   it('a PUT of targetUrl alone replaces the pool with that one target: targetUrl and targets both in the diff', async () => {
-    const created = await registry.create(orders, actor);
-    const updated = await registry.update(created.id, { targetUrl: 'http://orders-9:8080' }, actor);
+    const created = await t.registry.create(orders, actor);
+    const updated = await t.registry.update(created.id, { targetUrl: 'http://orders-9:8080' }, actor);
     assert.deepEqual(updated.targets, [{ url: 'http://orders-9:8080', weight: 1 }]);
     assert.deepEqual(JSON.parse(lastAudit().details), {
       name: 'Orders',
@@ -169,15 +144,15 @@ describe('changes and their audit diff', () => {
   });
 
   it('the first target\'s url given again as targetUrl still makes the pool that one target', async () => {
-    const created = await registry.create(orders, actor);
-    await registry.update(created.id, { targetUrl: 'http://orders-1:8080' }, actor);
+    const created = await t.registry.create(orders, actor);
+    await t.registry.update(created.id, { targetUrl: 'http://orders-1:8080' }, actor);
     assert.deepEqual(JSON.parse(lastAudit().details).changes, { targets: { before: pool, after: [{ url: 'http://orders-1:8080', weight: 1 }] } });
   });
 
   it('a PUT of targets alone moves targetUrl to their first url; new weights alone change only targets', async () => {
-    const created = await registry.create(orders, actor);
+    const created = await t.registry.create(orders, actor);
     const reordered = [pool[1]!, pool[0]!];
-    const updated = await registry.update(created.id, { targets: reordered }, actor);
+    const updated = await t.registry.update(created.id, { targets: reordered }, actor);
     assert.equal(updated.targetUrl, 'http://orders-2:8080');
     assert.equal((columns(created.id) as { target_url: string }).target_url, 'http://orders-2:8080');
     assert.deepEqual(JSON.parse(lastAudit().details).changes, {
@@ -185,51 +160,51 @@ describe('changes and their audit diff', () => {
       targets: { before: pool, after: reordered },
     });
     const reweighted = reordered.map((target) => ({ ...target, weight: 7 }));
-    await registry.update(created.id, { targets: reweighted }, actor);
+    await t.registry.update(created.id, { targets: reweighted }, actor);
     assert.deepEqual(JSON.parse(lastAudit().details).changes, { targets: { before: reordered, after: reweighted } });
   });
 
   it('the other pool fields, each with before and after; the same values again are no change (no audit entry, updatedAt kept)', async () => {
-    const created = await registry.create(orders, actor);
-    const updated = await registry.update(created.id, { loadBalancing: 'cookie', healthCheck: null, outlierDetection: { ejectSeconds: 120 }, retries: 0 }, actor);
+    const created = await t.registry.create(orders, actor);
+    const updated = await t.registry.update(created.id, { loadBalancing: 'cookie', healthCheck: null, outlierDetection: { ejectSeconds: 120 }, retries: 0 }, actor);
     assert.deepEqual(JSON.parse(lastAudit().details).changes, {
       loadBalancing: { before: 'least_requests', after: 'cookie' },
       healthCheck: { before: ordersPool.healthCheck, after: null },
       outlierDetection: { before: ordersPool.outlierDetection, after: { maxFails: 3, windowSeconds: 10, ejectSeconds: 120 } },
       retries: { before: 2, after: 0 },
     });
-    const entries = audit.list(1, 0).total;
-    const same = await registry.update(created.id, { targets: pool, loadBalancing: 'cookie', outlierDetection: { maxFails: 3, ejectSeconds: 120 }, retries: 0 }, actor);
+    const entries = t.audit.list(1, 0).total;
+    const same = await t.registry.update(created.id, { targets: pool, loadBalancing: 'cookie', outlierDetection: { maxFails: 3, ejectSeconds: 120 }, retries: 0 }, actor);
     assert.deepEqual(same, updated);
-    assert.equal(audit.list(1, 0).total, entries);
+    assert.equal(t.audit.list(1, 0).total, entries);
   });
 
   it('a refused change writes nothing: targetUrl disagreeing with targets, an audit entry that cannot be written', async () => {
-    const created = await registry.create(orders, actor);
-    const before = JSON.stringify(db.prepare('SELECT * FROM services').all());
-    await assert.rejects(registry.update(created.id, { targetUrl: 'http://orders-2:8080', targets: pool }, actor), (error: unknown) => {
+    const created = await t.registry.create(orders, actor);
+    const before = JSON.stringify(t.db.prepare('SELECT * FROM services').all());
+    await assert.rejects(t.registry.update(created.id, { targetUrl: 'http://orders-2:8080', targets: pool }, actor), (error: unknown) => {
       assert.ok(error instanceof GatewayError);
       assert.deepEqual(error.fields, { targetUrl: 'must be the first target\'s url ("http://orders-1:8080")' });
       return true;
     });
-    db.exec("CREATE TRIGGER audit_down BEFORE INSERT ON audit_logs BEGIN SELECT RAISE(ABORT, 'audit down'); END");
-    await assert.rejects(registry.update(created.id, { targets: [pool[2]!], retries: 5 }, actor), /audit down/);
-    assert.equal(JSON.stringify(db.prepare('SELECT * FROM services').all()), before);
-    assert.deepEqual(registry.get(created.id), created);
+    t.db.exec("CREATE TRIGGER audit_down BEFORE INSERT ON audit_logs BEGIN SELECT RAISE(ABORT, 'audit down'); END");
+    await assert.rejects(t.registry.update(created.id, { targets: [pool[2]!], retries: 5 }, actor), /audit down/);
+    assert.equal(JSON.stringify(t.db.prepare('SELECT * FROM services').all()), before);
+    assert.deepEqual(t.registry.get(created.id), created);
   });
 });
 
 describe('the registry document', () => {
   it('exports the pool of each service; applied again it changes nothing', async () => {
-    const created = await registry.create(orders, actor);
-    const { services } = registry.exportDocument();
+    const created = await t.registry.create(orders, actor);
+    const { services } = t.registry.exportDocument();
     const { createdAt: _c, updatedAt: _u, ...entry } = created;
     assert.deepEqual(services, [entry]);
-    assert.deepEqual(await registry.apply({ version: 1, services }, actor, { dryRun: false }), { create: [], update: [], delete: [], unchanged: ['/orders'] });
+    assert.deepEqual(await t.registry.apply({ version: 1, services }, actor, { dryRun: false }), { create: [], update: [], delete: [], unchanged: ['/orders'] });
   });
 
   it('a document from before pools (targetUrl only) still applies: a new service is one target, a pooled one becomes one target', async () => {
-    const pooled = await registry.create(orders, actor);
+    const pooled = await t.registry.create(orders, actor);
     const document = {
       version: 1,
       services: [
@@ -237,7 +212,7 @@ describe('the registry document', () => {
         { name: 'Wiki', path: '/wiki', targetUrl: 'http://wiki:3000', requireAuth: false },
       ],
     };
-    const planned = await registry.apply(document, actor, { dryRun: true });
+    const planned = await t.registry.apply(document, actor, { dryRun: true });
     const wiki = { name: 'Wiki', path: '/wiki', targetUrl: 'http://wiki:3000', requireAuth: false, description: '', enabled: true, access: null, forwardAuthorization: false, ...defaultPool('http://wiki:3000') };
     const changes = {
       targets: { before: pool, after: [{ url: 'http://orders-1:8080', weight: 1 }] },
@@ -252,21 +227,21 @@ describe('the registry document', () => {
       delete: [],
       unchanged: [],
     });
-    assert.deepEqual(registry.get(pooled.id), pooled, 'a dry run changes nothing');
+    assert.deepEqual(t.registry.get(pooled.id), pooled, 'a dry run changes nothing');
 
-    await registry.apply(document, actor, { dryRun: false });
-    assert.deepEqual(registry.list().map((s) => [s.path, s.targets]), [
+    await t.registry.apply(document, actor, { dryRun: false });
+    assert.deepEqual(t.registry.list().map((s) => [s.path, s.targets]), [
       ['/orders', [{ url: 'http://orders-1:8080', weight: 1 }]],
       ['/wiki', [{ url: 'http://wiki:3000', weight: 1 }]],
     ]);
-    const updated = audit.list(2, 0).logs.find((e) => e.action === 'SERVICE_UPDATED')!;
+    const updated = t.audit.list(2, 0).logs.find((e) => e.action === 'SERVICE_UPDATED')!;
     assert.deepEqual(JSON.parse(updated.details).changes, changes);
   });
 
   it('the CLI\'s plan table shows each pool field that changes, values as JSON', async () => {
-    await registry.create({ name: 'Orders', path: '/orders', targetUrl: 'http://orders-1:8080' }, actor);
+    await t.registry.create({ name: 'Orders', path: '/orders', targetUrl: 'http://orders-1:8080' }, actor);
     const document = { version: 1, services: [{ name: 'Orders', path: '/orders', targets: pool.slice(0, 2), loadBalancing: 'cookie', healthCheck: { expectStatus: 204 } }] };
-    const planned = await registry.apply(document, actor, { dryRun: true });
+    const planned = await t.registry.apply(document, actor, { dryRun: true });
     assert.equal(
       planTable(planned, false),
       [
@@ -289,7 +264,7 @@ describe('the registry document', () => {
         { name: 'B', path: '/b', targets: [{ url: 'http://b', weight: 0 }], healthCheck: { intervalSeconds: 0 }, retries: 6 },
       ],
     };
-    await assert.rejects(registry.apply(document, actor, { dryRun: true }), (error: unknown) => {
+    await assert.rejects(t.registry.apply(document, actor, { dryRun: true }), (error: unknown) => {
       assert.ok(error instanceof GatewayError);
       assert.deepEqual(error.fields, {
         'services[0].targetUrl': 'must be the first target\'s url ("http://b")',
