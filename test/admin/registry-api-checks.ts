@@ -12,7 +12,7 @@ import { eventually } from '../support/eventually.js';
 import { statusOf } from '../support/gatehouse-process.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { assertError, bearer, createToken, type CreatedToken } from './api-token-checks.js';
-import { defaultPool } from './pool-fields.js';
+import { defaultPool, documentEntry } from './pool-fields.js';
 
 /** A session cookie and its CSRF token. */
 type Credentials = { cookie: string; csrfToken: string };
@@ -79,19 +79,7 @@ export function checkRegistryApi(start: () => Promise<RegistryTarget>): void {
       const exported = await call('GET', '/api/services/export', asRead());
       assert.equal(exported.status, 200, exported.text);
       const exportedServices: { path: string }[] = exported.json.services;
-      const entry = (s: Record<string, unknown>) => ({
-        id: s.id,
-        name: s.name,
-        path: s.path,
-        targetUrl: s.targetUrl,
-        requireAuth: s.requireAuth,
-        description: s.description,
-        enabled: s.enabled,
-        access: s.access,
-        forwardAuthorization: s.forwardAuthorization,
-        ...defaultPool(s.targetUrl as string),
-      });
-      assert.deepEqual(exported.json, { version: 1, services: [changed, kept, removed].map(entry) });
+      assert.deepEqual(exported.json, { version: 1, services: [changed, kept, removed].map(documentEntry) });
 
       const document = {
         version: 1,

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Actor } from '../../admin/audit-log.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { Service } from '../../shared/types.js';
-import { defaultPool } from './pool-fields.js';
+import { defaultPool, documentEntry } from './pool-fields.js';
 import { tempRegistry, type TempRegistry } from '../support/temp-registry.js';
 
 const actor: Actor = { userId: 'token:1234', ipAddress: '203.0.113.9' };
@@ -50,19 +50,7 @@ async function refused(run: Promise<unknown>, fields: Record<string, string>, me
 describe('the exported document', () => {
   it('is { version: 1, services } with every service by path: id and every writable field, no timestamps', async () => {
     const { orders, legacy, shop } = await seed();
-    const entry = (s: Service) => ({
-      id: s.id,
-      name: s.name,
-      path: s.path,
-      targetUrl: s.targetUrl,
-      requireAuth: s.requireAuth,
-      description: s.description,
-      enabled: s.enabled,
-      access: s.access,
-      forwardAuthorization: s.forwardAuthorization,
-      ...defaultPool(s.targetUrl),
-    });
-    assert.deepEqual(t.registry.exportDocument(), { version: 1, services: [entry(legacy), entry(orders), entry(shop)] });
+    assert.deepEqual(t.registry.exportDocument(), { version: 1, services: [legacy, orders, shop].map(documentEntry) });
     assert.equal(legacy.enabled, false);
     assert.deepEqual(orders.access, policy);
   });
