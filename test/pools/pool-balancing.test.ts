@@ -10,51 +10,21 @@
  *   connection (a killed target) is still retried, for GET and POST alike.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { apiPoolView, createPoolService } from '../support/pool-gateways.js';
+import { describe, it } from 'node:test';
+import { apiPools, startEmbeddedPoolGateway } from '../support/pool-gateways.js';
 import { slowTargetUnderLeastRequests, weightedShares, type PoolGatewayView } from '../support/pool-scenarios.js';
 import { runLoad, type Reply } from '../support/pool-traffic.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
-import { startTargetProcess, type TargetBehaviour, type TargetProcess } from '../support/target-process.js';
 
-let gw: TestGateway;
-let admin: SignedIn;
-const targets: TargetProcess[] = [];
-const closers: Array<() => Promise<void>> = [];
-
-before(async () => {
-  gw = await startTestGateway();
-  admin = await signIn(gw);
-});
-after(async () => {
-  for (const close of closers) await close();
-  await Promise.all(targets.map((target) => target.close()));
-  await gw?.close();
-});
-
-async function target(id: string, behaviour: Partial<TargetBehaviour> = {}): Promise<TargetProcess> {
-  const started = await startTargetProcess(id, behaviour);
-  targets.push(started);
-  return started;
-}
-
-/** A service at `path` over `pool` made through the API with `fields` (`targets` given weight 1 unless set), and the gateway as the scenarios see it. */
-async function poolOf(path: string, pool: TargetProcess[], fields: Record<string, unknown>): Promise<PoolGatewayView> {
-  const service = await createPoolService(gw.origin, admin, [gw.origin], path, pool, fields);
-  const view = apiPoolView({ publicUrls: [gw.origin], metricsUrls: [`${gw.adminUrl}/metrics`], apiUrl: gw.origin, admin, service, pool, connections: 24 });
-  closers.push(view.close);
-  return view;
-}
+const pools = apiPools(() => startEmbeddedPoolGateway(), { connections: 24 });
 
 describe('embedded: round_robin with weights 1, 2 and 5', () => {
   it('gives each target its share of 10,000 requests within 5 %', async (t) => {
     const weighted = [
-      { target: await target('w1'), weight: 1 },
-      { target: await target('w2'), weight: 2 },
-      { target: await target('w5'), weight: 5 },
+      { target: await pools.target('w1'), weight: 1 },
+      { target: await pools.target('w2'), weight: 2 },
+      { target: await pools.target('w5'), weight: 5 },
     ];
-    const view = await poolOf('/weighted', weighted.map(({ target }) => target), {
+    const view = await pools.service('/weighted', weighted.map(({ target }) => target), {
       targets: weighted.map(({ target, weight }) => ({ url: target.url, weight })),
       loadBalancing: 'round_robin',
     });
@@ -64,8 +34,8 @@ describe('embedded: round_robin with weights 1, 2 and 5', () => {
 
 describe('embedded: least_requests with a slow target (response head after 10 s)', () => {
   it('sends the slow target a small fraction of what each fast one gets', async (t) => {
-    const [fast1, slow, fast2] = [await target('fast1'), await target('slow', { delayMs: 10_000 }), await target('fast2')];
-    const view = await poolOf('/least', [fast1, slow, fast2], { loadBalancing: 'least_requests' });
+    const [fast1, slow, fast2] = [await pools.target('fast1'), await pools.target('slow', { delayMs: 10_000 }), await pools.target('fast2')];
+    const view = await pools.service('/least', [fast1, slow, fast2], { loadBalancing: 'least_requests' });
     await slowTargetUnderLeastRequests(t, view, [fast1, fast2], slow);
   });
 });
@@ -79,11 +49,11 @@ describe('embedded: retries', () => {
     runLoad({ concurrency: 1, total: count, maxMs: 15_000, send: (n) => view.clients[0]!.send(...send(n)) });
 
   it('a 503 on a GET is retried on another target, on a POST it is not; retries: 0 passes the GET\'s 503 on but still retries a refused connection', async () => {
-    const failing = await target('failing', { status: 503 });
-    const [ok1, ok2, dead] = [await target('ok1'), await target('ok2'), await target('dead')];
-    const retrying = await poolOf('/retry', [failing, ok1, ok2], { outlierDetection: LENIENT, retries: 1 });
-    const noRetry = await poolOf('/no-retry', [failing, ok1, ok2], { outlierDetection: LENIENT, retries: 0 });
-    const refused = await poolOf('/refused', [dead, ok1, ok2], { outlierDetection: LENIENT, retries: 0 });
+    const failing = await pools.target('failing', { status: 503 });
+    const [ok1, ok2, dead] = [await pools.target('ok1'), await pools.target('ok2'), await pools.target('dead')];
+    const retrying = await pools.service('/retry', [failing, ok1, ok2], { outlierDetection: LENIENT, retries: 1 });
+    const noRetry = await pools.service('/no-retry', [failing, ok1, ok2], { outlierDetection: LENIENT, retries: 0 });
+    const refused = await pools.service('/refused', [dead, ok1, ok2], { outlierDetection: LENIENT, retries: 0 });
     await dead.kill();
 
     const gets = await sequence(retrying, 30, (n) => [`/retry/get/${n}`]);

@@ -8,39 +8,15 @@
  * - `cookie`: the sticky cookie one proxy sets is honoured by the other (the key is shared), is
  *   opaque, scoped to the prefix, HttpOnly and never forwarded; only a dead target's clients move.
  */
-import { after, before, describe, it } from 'node:test';
-import { apiPoolView, createPoolService } from '../support/pool-gateways.js';
+import { describe, it } from 'node:test';
+import { apiPools, startSplitPoolGateway } from '../support/pool-gateways.js';
 import { clientIpAffinity, cookieAffinity } from '../support/pool-scenarios.js';
-import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
-import { startTargetProcesses, type TargetProcess } from '../support/target-process.js';
 
-let split: SplitGateway;
-let admin: { cookie: string; csrfToken: string };
-const targets: TargetProcess[] = [];
-const closers: Array<() => Promise<void>> = [];
+const pools = apiPools(() => startSplitPoolGateway({ TRUST_PROXY: 'loopback' }), { connections: 8 });
 
-before(async () => {
-  split = await startSplitGateway({ TRUST_PROXY: 'loopback' });
-  admin = await split.signIn();
-});
-after(async () => {
-  for (const close of closers) await close();
-  await Promise.all(targets.map((target) => target.close()));
-  await split?.close();
-});
-
-async function poolOf(path: string, ids: string[], loadBalancing: string) {
-  const pool = await startTargetProcesses(ids);
-  targets.push(...pool);
-  const publicUrls = split.proxies.map((proxy) => proxy.url);
-  const service = await createPoolService(split.adminUrl, admin, publicUrls, path, pool, {
-    loadBalancing,
-    outlierDetection: { maxFails: 3, windowSeconds: 10, ejectSeconds: 60 },
-  });
-  const view = apiPoolView({ publicUrls, metricsUrls: split.proxies.map((proxy) => `${proxy.internalUrl}/metrics`), apiUrl: split.adminUrl, admin, service, pool, connections: 8 });
-  closers.push(view.close);
-  return { pool, view };
-}
+/** A service at `path` balancing by `loadBalancing` over new targets `ids`, and the split gateway as the scenarios see it. */
+const poolOf = (path: string, ids: string[], loadBalancing: string) =>
+  pools.pool(path, ids, {}, { loadBalancing, outlierDetection: { maxFails: 3, windowSeconds: 10, ejectSeconds: 60 } });
 
 describe('split: client_ip balancing over two proxy processes', () => {
   it('keeps each client on its target on both proxies, and moves only the clients of a killed target', async (t) => {

@@ -10,44 +10,23 @@
  *   only a dead target's clients are moved (and given a new cookie); a target cannot set it.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { LoadBalancing, Service } from '../../shared/types.js';
-import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
+import { describe, it } from 'node:test';
+import type { LoadBalancing } from '../../shared/types.js';
+import { dataPlanePools } from '../support/pool-gateways.js';
 import { clientIpAffinity, cookieAffinity, type PoolGatewayView } from '../support/pool-scenarios.js';
-import { PoolClient, type Reply } from '../support/pool-traffic.js';
-import { service } from '../support/samples.js';
-import { startTargetProcesses, type TargetBehaviour, type TargetProcess } from '../support/target-process.js';
+import type { PoolClient, Reply } from '../support/pool-traffic.js';
+import type { TargetBehaviour, TargetProcess } from '../support/target-process.js';
 
-let plane: TestDataPlane;
-let http: PoolClient;
-const targets: TargetProcess[] = [];
-const published: Service[] = [];
-
-before(async () => {
-  plane = await startDataPlane({ env: { TRUST_PROXY: 'loopback' } });
-  http = new PoolClient(plane.origin, 16);
-});
-after(async () => {
-  await http?.close();
-  await Promise.all(targets.map((target) => target.close()));
-  await plane?.close();
-});
+const pools = dataPlanePools({ env: { TRUST_PROXY: 'loopback' } });
+let shared: PoolClient | undefined;
+/** The one client of every test here, made at its first use (the data plane is up by then). */
+const http = (): PoolClient => (shared ??= pools.client(16));
 
 /** A service at `path` balancing by `loadBalancing` over new targets `ids`, and the data plane as the scenarios see it. */
 async function poolOf(path: string, ids: string[], loadBalancing: LoadBalancing): Promise<{ pool: TargetProcess[]; view: PoolGatewayView }> {
-  const pool = await startTargetProcesses(ids);
-  targets.push(...pool);
-  published.push(
-    service({
-      path,
-      targetUrl: pool[0]!.url,
-      targets: pool.map((target) => ({ url: target.url, weight: 1 })),
-      loadBalancing,
-      outlierDetection: { maxFails: 3, windowSeconds: 10, ejectSeconds: 60 },
-    }),
-  );
-  await plane.publish(published);
-  return { pool, view: { clients: [http], prefix: path, figures: async () => [] } };
+  const pool = await pools.targets(ids);
+  const svc = await pools.publish(path, pool, { loadBalancing, outlierDetection: { maxFails: 3, windowSeconds: 10, ejectSeconds: 60 } });
+  return { pool, view: pools.view(svc, http()) };
 }
 
 describe('client_ip balancing', () => {
@@ -69,17 +48,15 @@ describe('cookie balancing and the targets\' own cookies', () => {
 
   /** A cookie-balanced service at `path` over new targets `ids` answering as `behaviour` says. */
   async function stickyPool(path: string, ids: string[], behaviour: Partial<TargetBehaviour>): Promise<TargetProcess[]> {
-    const pool = await startTargetProcesses(ids, behaviour);
-    targets.push(...pool);
-    published.push(service({ path, targetUrl: pool[0]!.url, targets: pool.map((target) => ({ url: target.url, weight: 1 })), loadBalancing: 'cookie', outlierDetection: outlier }));
-    await plane.publish(published);
+    const pool = await pools.targets(ids, behaviour);
+    await pools.publish(path, pool, { loadBalancing: 'cookie', outlierDetection: outlier });
     return pool;
   }
   const setCookies = (reply: Reply): string[] => [reply.headers['set-cookie'] ?? []].flat();
 
   it('a target cannot set gw_target; its own cookies reach the client beside the gateway\'s', async () => {
     await stickyPool('/own-cookies', ['own-a', 'own-b'], { setCookies: ['gw_target=set-by-the-target; Path=/', 'app=1; Path=/'] });
-    const first = await http.send('/own-cookies/1');
+    const first = await http().send('/own-cookies/1');
     assert.equal(first.status, 200);
     const given = setCookies(first);
     assert.equal(given.filter((value) => value.startsWith('gw_target=')).length, 1, `one gw_target: ${given}`);
@@ -87,7 +64,7 @@ describe('cookie balancing and the targets\' own cookies', () => {
     assert.ok(given.includes('app=1; Path=/own-cookies'), `the target's own cookie, its path mapped to the prefix: ${given}`);
     const sticky = given.find((value) => value.startsWith('gw_target='))!.split(';')[0]!;
     for (let i = 0; i < 4; i++) {
-      const next = await http.send(`/own-cookies/next/${i}`, { headers: { cookie: `${sticky}; app=1` } });
+      const next = await http().send(`/own-cookies/next/${i}`, { headers: { cookie: `${sticky}; app=1` } });
       assert.equal(next.target, first.target, 'kept on its target');
       assert.deepEqual(setCookies(next), ['app=1; Path=/own-cookies'], 'only the target\'s own cookie');
       assert.equal(next.answer!.cookie, 'app=1');
@@ -96,11 +73,11 @@ describe('cookie balancing and the targets\' own cookies', () => {
 
   it('a single 503 from a client\'s target, retried on another, does not move the client while its target is in rotation', async () => {
     const pool = await stickyPool('/one-503', ['one-a', 'one-b'], {});
-    const first = await http.send('/one-503/1');
+    const first = await http().send('/one-503/1');
     const sticky = setCookies(first).find((value) => value.startsWith('gw_target='))!.split(';')[0]!;
     const own = pool.find((target) => target.id === first.target)!;
     await own.set({ status: 503 });
-    const retried = await http.send('/one-503/2', { headers: { cookie: sticky } });
+    const retried = await http().send('/one-503/2', { headers: { cookie: sticky } });
     await own.set({ status: 200 });
     assert.equal(retried.status, 200, 'the GET was retried on the other target');
     assert.notEqual(retried.target, own.id);

@@ -12,105 +12,64 @@
  * - every target dead: each request gets 503 `Service unavailable` at once, none hangs.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { HealthCheck, OutlierDetection, Service } from '../../shared/types.js';
-import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
-import { ALL_DOWN_POOL_SETTINGS, allTargetsDown, FAILOVER_POOL_SETTINGS, killOneUnderLoad, type PoolGatewayView } from '../support/pool-scenarios.js';
+import { dataPlanePools } from '../support/pool-gateways.js';
+import { ALL_DOWN_POOL_SETTINGS, allTargetsDown, FAILOVER_POOL_SETTINGS, killOneUnderLoad } from '../support/pool-scenarios.js';
 import { eventually } from '../support/eventually.js';
-import { PoolClient, runLoad, targetFigures, type TargetFigures } from '../support/pool-traffic.js';
-import { service } from '../support/samples.js';
-import { startTargetProcesses, type TargetProcess } from '../support/target-process.js';
+import { runLoad } from '../support/pool-traffic.js';
+import type { TargetProcess } from '../support/target-process.js';
 
-let plane: TestDataPlane;
-const targets: TargetProcess[] = [];
-const clients: PoolClient[] = [];
+const pools = dataPlanePools();
 
-before(async () => {
-  plane = await startDataPlane();
-});
-after(async () => {
-  await Promise.all(clients.map((client) => client.close()));
-  await Promise.all(targets.map((target) => target.close()));
-  await plane?.close();
-});
-
-/** Starts targets `ids` for this file (closed after it). */
-async function targetsFor(ids: string[], delayMs = 0): Promise<TargetProcess[]> {
-  const started = await startTargetProcesses(ids, { delayMs });
-  targets.push(...started);
-  return started;
-}
-
-function client(connections: number): PoolClient {
-  const made = new PoolClient(plane.origin, connections);
-  clients.push(made);
-  return made;
-}
-
-/** A pool service at `path` over `pool`, published with the others made so far. */
-const published: Service[] = [];
-async function publishPool(path: string, pool: TargetProcess[], settings: { readonly healthCheck?: HealthCheck | null; readonly outlierDetection?: OutlierDetection; readonly retries?: number }): Promise<Service> {
-  const made = service({
-    path,
-    targetUrl: pool[0]!.url,
-    targets: pool.map((target) => ({ url: target.url, weight: 1 })),
+/** A `round_robin` pool service at `path` over `pool` with `settings`, the defaults otherwise (no active checks, 3 fails in 10 s eject for 30 s, 1 retry). */
+function publishPool(path: string, pool: TargetProcess[], settings: { readonly healthCheck?: HealthCheck | null; readonly outlierDetection?: OutlierDetection; readonly retries?: number }): Promise<Service> {
+  return pools.publish(path, pool, {
     loadBalancing: 'round_robin',
     healthCheck: settings.healthCheck ?? null,
     outlierDetection: settings.outlierDetection ?? { maxFails: 3, windowSeconds: 10, ejectSeconds: 30 },
     retries: settings.retries ?? 1,
   });
-  published.push(made);
-  await plane.publish(published);
-  return made;
-}
-
-async function figures(serviceId: string, target: TargetProcess): Promise<TargetFigures> {
-  return targetFigures(await plane.metrics.registry.metrics(), serviceId, target.url);
-}
-
-/** The data plane as the scenarios of pool-scenarios.ts see it: one proxy, its metrics, no admin API. */
-function view(prefix: string, svc: Service, connections: number): PoolGatewayView {
-  return { clients: [client(connections)], prefix, figures: async (target) => [await figures(svc.id, target)] };
 }
 
 describe('a pool of three targets, one killed (SIGKILL) under load', () => {
   it('fails no GET, fails only POSTs in flight to the dead target, ejects it, and takes it back once its active check passes', async (t) => {
-    const pool = await targetsFor(['a', 'b', 'c'], 15);
+    const pool = await pools.targets(['a', 'b', 'c'], { delayMs: 15 });
     const svc = await publishPool('/failover', pool, FAILOVER_POOL_SETTINGS);
-    await killOneUnderLoad(t, view('/failover', svc, 12), pool);
+    await killOneUnderLoad(t, pools.view(svc, pools.client(12)), pool);
   });
 });
 
 describe('a pool of three targets, one killed, requests one at a time', () => {
   it('tries the dead target exactly maxFails times (each retried on a live one), then never again', async () => {
-    const pool = await targetsFor(['d', 'e', 'f']);
+    const pool = await pools.targets(['d', 'e', 'f']);
     const [, , f] = pool as [TargetProcess, TargetProcess, TargetProcess];
     const svc = await publishPool('/eject', pool, { outlierDetection: { maxFails: 3, windowSeconds: 10, ejectSeconds: 60 } });
-    const http = client(1);
+    const http = pools.client(1);
     const warm = await runLoad({ concurrency: 1, total: 30, maxMs: 10_000, send: (n) => http.send(`/eject/warm/${n}`) });
     assert.deepEqual(warm.map((reply) => reply.target).sort(), [...'d'.repeat(10), ...'e'.repeat(10), ...'f'.repeat(10)], 'round robin over three');
-    const before = await figures(svc.id, f);
+    const before = await pools.figures(svc, f);
     assert.deepEqual(before, { healthy: 1, requests: 10, errors: 0 });
 
     await f.kill();
     const replies = await runLoad({ concurrency: 1, total: 60, maxMs: 10_000, send: (n) => http.send(`/eject/after/${n}`) });
     assert.deepEqual(replies.filter((reply) => reply.status !== 200 || !['d', 'e'].includes(reply.target!)), [], 'every request answered by a live target');
-    const after = await figures(svc.id, f);
+    const after = await pools.figures(svc, f);
     assert.deepEqual(after, { healthy: 0, requests: 13, errors: 3 }, 'f tried 3 times (maxFails), each a failure, then ejected');
   });
 
   it('without active checks, an ejected target is back once ejectSeconds have passed', async () => {
-    const pool = await targetsFor(['g', 'h', 'i']);
+    const pool = await pools.targets(['g', 'h', 'i']);
     const [, , i] = pool as [TargetProcess, TargetProcess, TargetProcess];
     const svc = await publishPool('/expire', pool, { outlierDetection: { maxFails: 3, windowSeconds: 10, ejectSeconds: 2 } });
-    const http = client(1);
+    const http = pools.client(1);
     await i.kill();
     const failing = await runLoad({ concurrency: 1, total: 30, maxMs: 10_000, send: (n) => http.send(`/expire/down/${n}`) });
     assert.deepEqual(failing.filter((reply) => reply.status !== 200), []);
-    assert.equal((await figures(svc.id, i)).healthy, 0, 'ejected');
+    assert.equal((await pools.figures(svc, i)).healthy, 0, 'ejected');
     const ejectedBy = failing.at(-1)!.endedAt;
     await i.restart();
-    await eventually('i back in rotation', async () => (await figures(svc.id, i)).healthy === 1, 5_000, 20);
+    await eventually('i back in rotation', async () => (await pools.figures(svc, i)).healthy === 1, 5_000, 20);
     assert.ok(Date.now() - ejectedBy >= 1_000, `back ${Date.now() - ejectedBy} ms after the ejection, before ejectSeconds (2 s) had passed`);
     const back = await runLoad({ concurrency: 1, total: 30, maxMs: 10_000, send: (n) => http.send(`/expire/back/${n}`) });
     assert.deepEqual(back.filter((reply) => reply.status !== 200), []);
@@ -120,16 +79,16 @@ describe('a pool of three targets, one killed, requests one at a time', () => {
 
 describe('active health checks of a running target', () => {
   it('a target whose /healthz fails is taken out of rotation (it gets no requests) and comes back after healthyThreshold passing checks', async () => {
-    const pool = await targetsFor(['j', 'k', 'l']);
+    const pool = await pools.targets(['j', 'k', 'l']);
     const [, k] = pool as [TargetProcess, TargetProcess, TargetProcess];
     const svc = await publishPool('/checked', pool, {
       healthCheck: { path: '/healthz', intervalSeconds: 1, timeoutMs: 500, healthyThreshold: 2, unhealthyThreshold: 2, expectStatus: '2xx' },
     });
-    const http = client(3);
+    const http = pools.client(3);
     await eventually('k checked once', () => k.probes >= 1, 5_000);
     await k.set({ healthy: false });
     const failedProbes = k.probes;
-    await eventually('k out of rotation', async () => (await figures(svc.id, k)).healthy === 0, 6_000);
+    await eventually('k out of rotation', async () => (await pools.figures(svc, k)).healthy === 0, 6_000);
     assert.ok(k.probes - failedProbes >= 2, `out after ${k.probes - failedProbes} failing probes (unhealthyThreshold 2)`);
     const arrived = k.arrivals.length;
     const meanwhile = await runLoad({ concurrency: 3, total: 60, maxMs: 10_000, send: (n) => http.send(`/checked/out/${n}`) });
@@ -138,7 +97,7 @@ describe('active health checks of a running target', () => {
 
     await k.set({ healthy: true });
     const passingFrom = k.probes;
-    await eventually('k back in rotation', async () => (await figures(svc.id, k)).healthy === 1, 6_000);
+    await eventually('k back in rotation', async () => (await pools.figures(svc, k)).healthy === 1, 6_000);
     assert.ok(k.probes - passingFrom >= 2, `back after ${k.probes - passingFrom} passing probes (healthyThreshold 2)`);
     const back = await runLoad({ concurrency: 3, total: 60, maxMs: 10_000, send: (n) => http.send(`/checked/back/${n}`) });
     assert.deepEqual(back.filter((reply) => reply.status !== 200), []);
@@ -148,8 +107,8 @@ describe('active health checks of a running target', () => {
 
 describe('a pool whose every target is down', () => {
   it('answers 503 Service unavailable to each request at once (GET and POST, one at a time and concurrently)', async () => {
-    const pool = await targetsFor(['x', 'y', 'z']);
+    const pool = await pools.targets(['x', 'y', 'z']);
     const svc = await publishPool('/alldown', pool, ALL_DOWN_POOL_SETTINGS);
-    await allTargetsDown(view('/alldown', svc, 10), pool);
+    await allTargetsDown(pools.view(svc, pools.client(10)), pool);
   });
 });

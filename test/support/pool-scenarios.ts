@@ -35,8 +35,9 @@ const inRotation = (figures: readonly TargetFigures[]): boolean => figures.lengt
 const summary = (replies: readonly Reply[]): string =>
   JSON.stringify(replies.slice(0, 5).map(({ id, method, status, target, error, text }) => ({ id, method, status, target, error, text: text.slice(0, 80) })));
 
-/** The active check the kill scenario's service must have (and its outlier detection). */
+/** The balancing and active check the kill scenario's service must have (and its outlier detection). */
 export const FAILOVER_POOL_SETTINGS = {
+  loadBalancing: 'round_robin',
   // Checks every second, but 10 failing ones before `unhealthy`: what takes the dead target out
   // is outlier detection, and what brings it back is a passing check (the ejection itself lasts a
   // minute).
@@ -46,7 +47,7 @@ export const FAILOVER_POOL_SETTINGS = {
 } as const;
 
 /**
- * Three targets `pool` (`round_robin`, weight 1 each, {@link FAILOVER_POOL_SETTINGS}) under
+ * Three targets `pool` (weight 1 each, {@link FAILOVER_POOL_SETTINGS}: `round_robin`) under
  * concurrent GETs and POSTs, the second one SIGKILLed mid-load:
  * - no GET fails: each is answered 200 by a live target (one in flight to the dead target is
  *   retried on another);
@@ -154,8 +155,9 @@ export async function killOneUnderLoad(t: TestContext, view: PoolGatewayView, po
   assert.ok(b.arrivals.some((arrival) => arrival.run === 1), 'the restarted b got requests');
 }
 
-/** Active checks for {@link allTargetsDown}'s service: a target is unhealthy at its first failed probe. */
+/** Balancing and active checks for {@link allTargetsDown}'s service: round robin, a target unhealthy at its first failed probe. */
 export const ALL_DOWN_POOL_SETTINGS = {
+  loadBalancing: 'round_robin',
   healthCheck: { path: '/healthz', intervalSeconds: 1, timeoutMs: 500, healthyThreshold: 1, unhealthyThreshold: 1, expectStatus: '2xx' },
   outlierDetection: { maxFails: 2, windowSeconds: 10, ejectSeconds: 30 },
   retries: 1,
