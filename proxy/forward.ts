@@ -229,6 +229,8 @@ class UpstreamExchange {
   /** Targets tried so far, once a second one is wanted. */
   #tried: RouteTarget[] | undefined;
   #retriesLeft: number;
+  /** The target the sticky cookie names failed this request without answering (dead, or resetting). */
+  #stickyTargetLost = false;
   #clientGone = false;
   /** Set once the response (or its failure) has begun: no timeout applies any more. */
   #answered = false;
@@ -353,6 +355,7 @@ class UpstreamExchange {
     const kind = failureKind(error);
     const target = attempt.target;
     target?.health.failed(errorCode(error) ?? kind, () => (this.#request.target as Route).pool.mayEject(target));
+    if (target !== undefined && target.stickyId === this.#balancing.stickyId) this.#stickyTargetLost = true;
     if (!this.#res.headersSent && kind !== 'timeout' && this.#retry(attempt, attempt.started ? 'sent' : 'not-sent')) return;
     this.#answer();
     this.#report(kind, errorCode(error));
@@ -416,12 +419,14 @@ class UpstreamExchange {
 
   /**
    * Whether the sticky cookie should name `target`, which answers: when the client's cookie names
-   * no target of the pool, or one out of rotation. A target in rotation that failed once (the
-   * request retried elsewhere) keeps its client.
+   * no target of the pool, one out of rotation, or one that failed this request without an answer
+   * (refused, reset: most likely gone, and outlier detection has not caught up yet). A target that
+   * answered 502/503/504 once, the request retried elsewhere, keeps its client.
    */
   #rebinds(target: RouteTarget): boolean {
     const { stickyId } = this.#balancing;
     if (target.stickyId === stickyId) return false;
+    if (this.#stickyTargetLost) return true;
     const named = (this.#request.target as Route).pool.targets.find((each) => each.stickyId === stickyId);
     return named === undefined || !named.health.available;
   }
