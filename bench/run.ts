@@ -232,7 +232,8 @@ async function finishStack(stack: GatewayStack, ledger: ClientLedger): Promise<A
   await new Promise((resolve) => setTimeout(resolve, 1_000)); // records of cut-off requests are written on close
   const served = await stack.servedByService().catch((error: unknown) => ({ error: `${stack.name} /metrics: ${error instanceof Error ? error.message : String(error)}` }));
   const stored = await stack.stop();
-  const checks = [stack.routes.publicService, stack.routes.protectedService, stack.routes.policyService]
+  const { publicService, protectedService, policyService, poolService } = stack.routes;
+  const checks = [publicService, protectedService, policyService, ...(poolService ? [poolService] : [])]
     .map((service) => checkAccessLog(stack.name, service, ledger.get(stack.name, service.id), served instanceof Map ? (served.get(service.id) ?? 0) : served, stored.get(service.id) ?? 0))
     .filter((check) => check.responses > 0);
   for (const check of checks) {
