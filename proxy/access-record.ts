@@ -21,6 +21,8 @@ type RecordCarrier = ServerResponse & { [kRecord]?: AccessRecord };
 export class AccessRecord {
   /** The session's subject, once known; null for an anonymous request. */
   userId: string | null = null;
+  /** The url of the target that answered, once one has (forward.ts); null while none has. */
+  target: string | null = null;
   readonly #sink: AccessLogSink;
   readonly #serviceId: string;
   readonly #method: string;
@@ -57,6 +59,7 @@ export class AccessRecord {
       responseTimeMs: Math.round(performance.now() - this.#started),
       ipAddress: this.#ipAddress,
       timestamp: this.#timestamp,
+      target: this.target,
     });
   }
 }

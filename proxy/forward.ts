@@ -5,6 +5,7 @@ import { GatewayError } from '../shared/errors.js';
 import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
 import { mapResponseHeaders } from './response-headers.js';
+import type { AccessRecord } from './access-record.js';
 import type { BalancingInput } from './balancing/balancer.js';
 import { joinPath } from './path-mapping.js';
 import { isGatewayFailure, mayRetry } from './retry-policy.js';
@@ -59,6 +60,8 @@ export interface ForwardExtras {
   trailerNames?: string[] | undefined;
   /** The sticky cookie's name and whether it is Secure, when the pool balances by cookie. */
   sticky?: { name: string; secure: boolean } | undefined;
+  /** The request's access-log record: told which target answered. */
+  record?: AccessRecord | undefined;
 }
 
 export interface ForwarderOptions {
@@ -295,6 +298,7 @@ class UpstreamExchange {
       if (this.#retry(attempt, 'sent')) return;
     }
     this.#answer();
+    this.#answeredBy(target);
     const mapped = this.#responseHeaders(headers, target);
     const sticky = this.#request.extras?.sticky;
     if (sticky !== undefined && target !== undefined && this.#rebinds(target)) {
@@ -320,6 +324,7 @@ class UpstreamExchange {
       upstream.destroy();
       return;
     }
+    this.#answeredBy(attempt.target);
     const mapped = this.#responseHeaders(headers, attempt.target);
     mapped.push('connection', 'Upgrade', 'upgrade', headers.upgrade ?? 'websocket');
     this.#res.writeHead(statusCode, mapped);
@@ -385,6 +390,12 @@ class UpstreamExchange {
     this.#attempt?.abort(new ClientClosedError());
     if (this.#res.headersSent) this.#res.destroy();
     else sendError(this.#res, new GatewayError('REQUEST_TIMEOUT', { headers: { connection: 'close' } }));
+  }
+
+  /** The access-log record names the target whose response head the client gets. */
+  #answeredBy(target: RouteTarget | undefined): void {
+    const record = this.#request.extras?.record;
+    if (record !== undefined && target !== undefined) record.target = target.url;
   }
 
   /** The response has started or failed: stop timing. */

@@ -173,7 +173,7 @@ class GatewayProxyPlane implements ProxyPlane {
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));
     // §3.6–3.8 forward, map the response, map failures; a caller's identity assertion (§4.7)
     const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user, user && this.#assertions.assertionFor(user, route));
-    const extras: ForwardExtras = { balancing: { clientIp, stickyId: undefined } };
+    const extras: ForwardExtras = { balancing: { clientIp, stickyId: undefined }, record };
     if (mode === 'body') extras.trailerNames = this.#requestHeaders.trailerNames(inbound);
     if (route.pool.sticky) {
       extras.balancing = { clientIp, stickyId: readCookie(inbound.cookie, this.#stickyCookieName) };

@@ -195,4 +195,9 @@ export interface AccessLogEntry {
   ipAddress: string;
   /** Epoch ms at request start. */
   timestamp: number;
+  /**
+   * The url of the pool's target that answered (the last one tried); null or absent when no
+   * target answered (the gateway's own answer: 401, 404, 503 when none could be reached, …).
+   */
+  target?: string | null;
 }

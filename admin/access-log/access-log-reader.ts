@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { AccessLogFilter } from './access-log-filter.js';
 import { DAY_MS, listDays, MINUTE_MS, openDayFile } from './day-files.js';
-import { DAY_ID_FACTOR } from './day-schema.js';
+import { DAY_ID_FACTOR, hasTargetColumn } from './day-schema.js';
 
 /** An access-log record as the API shows it (interface.md §2.2); `user_id` is null for anonymous requests. */
 export interface AccessLogRecord {
@@ -15,6 +15,8 @@ export interface AccessLogRecord {
   ip_address: string;
   /** ISO 8601 UTC. */
   timestamp: string;
+  /** The url of the service's target that answered; null when none did (the gateway answered). */
+  target: string | null;
 }
 
 /**
@@ -59,16 +61,19 @@ interface Seek {
   skip: number;
 }
 
-const ROW = `SELECT r.id, r.time, r.status, r.duration,
+const COLUMNS = `SELECT r.id, r.time, r.status, r.duration,
     (SELECT text FROM strings WHERE code = r.user) AS user,
     CASE typeof(r.path) WHEN 'text' THEN r.path ELSE (SELECT text FROM strings WHERE code = r.path) END AS path,
     (SELECT text FROM strings WHERE code = r.method) AS method,
     (SELECT text FROM strings WHERE code = r.ip) AS ip`;
+/** A record's columns, its answering target's url too: NULL in a file made before pools (day-schema.ts). */
+const ROW = `${COLUMNS}, (SELECT text FROM strings WHERE code = r.target) AS target`;
+const ROW_WITHOUT_TARGET = `${COLUMNS}, NULL AS target`;
 const NEWEST_FIRST = 'ORDER BY time DESC, id DESC';
 /** Day files kept open between reads (three file descriptors each: the file, its WAL and shared memory). */
 const OPEN_FILES = 64;
 
-type Row = { id: number; time: number; status: number; duration: number; user: string | null; path: string; method: string; ip: string };
+type Row = { id: number; time: number; status: number; duration: number; user: string | null; path: string; method: string; ip: string; target: string | null };
 
 /**
  * The access log's reading side (access-log-store.ts writes): pages of a service's records across
@@ -162,10 +167,19 @@ class DayFile {
   readonly db: Database;
   readonly #code: Statement<[string], { code: number }>;
   readonly #statements = new Map<string, Statement>();
+  /** Whether the file's records have `target`; a file made before pools gets it when next written. */
+  #hasTarget: boolean;
 
   constructor(db: Database) {
     this.db = db;
+    this.#hasTarget = hasTargetColumn(db);
     this.#code = db.prepare('SELECT code FROM strings WHERE text = ?');
+  }
+
+  /** What selects a record's columns in this file: with its `target`, or NULL for it. */
+  get row(): string {
+    this.#hasTarget ||= hasTargetColumn(this.db);
+    return this.#hasTarget ? ROW : ROW_WITHOUT_TARGET;
   }
 
   /** The dictionary code of `text` in this day, or undefined when the day never saw it. */
@@ -241,7 +255,7 @@ function pageFrom(spans: DaySpan[], seek: Seek, limit: number, walkOf: (span: Da
   for (const span of spans.slice(spans.indexOf(seek.span))) {
     const first = span === seek.span;
     const walk = walkOf(span);
-    const sql = `${ROW} FROM records r INDEXED BY ${walk.index} WHERE ${walk.where} ${NEWEST_FIRST} LIMIT ? OFFSET ?`;
+    const sql = `${span.file.row} FROM records r INDEXED BY ${walk.index} WHERE ${walk.where} ${NEWEST_FIRST} LIMIT ? OFFSET ?`;
     const rows = span.file.statement(sql).all(...walk.params(span, span.lo, first ? seek.hi : span.hi), limit - logs.length, first ? seek.skip : 0) as Row[];
     for (const row of rows) logs.push({ ...row, id: span.day * DAY_ID_FACTOR + row.id, time: span.day * DAY_MS + row.time });
     if (logs.length >= limit) break;
@@ -336,7 +350,7 @@ function windowedPage(spans: DaySpan[], filter: AccessLogFilter, limit: number, 
       skip -= match.count;
       continue;
     }
-    const sql = `${ROW} FROM (${match.inner}) r WHERE ${match.where} ${NEWEST_FIRST} LIMIT ? OFFSET ?`;
+    const sql = `${match.span.file.row} FROM (${match.inner}) r WHERE ${match.where} ${NEWEST_FIRST} LIMIT ? OFFSET ?`;
     const rows = match.span.file.statement(sql).all(...match.params, match.window, ...match.residual, limit - logs.length, skip) as Row[];
     skip = 0;
     for (const row of rows) logs.push({ ...row, id: match.span.day * DAY_ID_FACTOR + row.id, time: match.span.day * DAY_MS + row.time });
@@ -373,5 +387,6 @@ function toRecord(row: Row, serviceId: string): AccessLogRecord {
     response_time_ms: row.duration,
     ip_address: row.ip,
     timestamp: new Date(row.time).toISOString(),
+    target: row.target,
   };
 }

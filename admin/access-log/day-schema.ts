@@ -1,3 +1,4 @@
+import type { Database } from 'better-sqlite3';
 /**
  * What one day file of the access log holds (day-files.ts). Records are stored small, 82 to 99
  * bytes each with their indexes and batch keys (bench/README.md measures it):
@@ -28,7 +29,8 @@ export const DAY_SCHEMA = `
     method INTEGER NOT NULL,
     status INTEGER NOT NULL,
     duration INTEGER NOT NULL,
-    ip INTEGER NOT NULL
+    ip INTEGER NOT NULL,
+    target INTEGER
   );
   CREATE INDEX records_by_service_time ON records (service, time);
   CREATE INDEX records_by_service_class_time ON records (service, status / 100, time);
@@ -54,6 +56,20 @@ export const DAY_SCHEMA = `
   ) WITHOUT ROWID;
   CREATE TABLE batches (key BLOB PRIMARY KEY) WITHOUT ROWID;
 `;
+
+/**
+ * Whether a day file's records have the `target` column (the code of the url of the pool's target
+ * that answered, NULL when none did). Files made before pools lack it: the writer adds it
+ * ({@link addTargetColumn}), and a reader of a file nobody writes reads NULL for it.
+ */
+export function hasTargetColumn(db: Database): boolean {
+  return (db.pragma('table_info(records)') as { name: string }[]).some((column) => column.name === 'target');
+}
+
+/** Adds the `target` column to a day file made before pools (a metadata change: no row is rewritten). */
+export function addTargetColumn(db: Database): void {
+  if (!hasTargetColumn(db)) db.exec('ALTER TABLE records ADD COLUMN target INTEGER');
+}
 
 /** Multiplier of a day number in a record's API id (the day's own ids stay below it). */
 export const DAY_ID_FACTOR = 2 ** 32;

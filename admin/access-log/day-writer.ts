@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { DAY_MS, MINUTE_MS, openDayFile } from './day-files.js';
+import { addTargetColumn } from './day-schema.js';
 
 /** Codes and once-seen paths a writer remembers per day before it starts over (bounds its memory). */
 const MEMORY_LIMIT = 200_000;
@@ -46,13 +47,14 @@ export class DayWriter {
    */
   constructor(dir: string, day: number, walBytes: number) {
     this.db = openDayFile(dir, day, false);
+    addTargetColumn(this.db);
     this.db.pragma(`journal_size_limit = ${walBytes}`);
     this.db.pragma(`wal_autocheckpoint = ${Math.max(1, Math.floor(walBytes / 4096))}`);
     this.#dayStart = day * DAY_MS;
     this.#findString = this.db.prepare('SELECT code FROM strings WHERE text = ?');
     this.#insertString = this.db.prepare('INSERT INTO strings (text) VALUES (?)');
     this.#insertRecord = this.db.prepare(
-      'INSERT INTO records (time, service, user, path, method, status, duration, ip) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO records (time, service, user, path, method, status, duration, ip, target) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     this.#addCount = this.db.prepare(
       `INSERT INTO minute_counts (service, class, minute, count) VALUES (?, ?, ?, ?)
@@ -122,6 +124,7 @@ export class DayWriter {
         this.#insertRecord.run(
           time, service, user, this.#path(r.path),
           this.#code(r.method), status, Math.round(r.responseTimeMs), this.#code(r.ipAddress),
+          r.target ? this.#code(r.target) : null,
         );
         if (user !== null) {
           const userCount = userCounts.get(`${service} ${user}`);

@@ -37,8 +37,9 @@ const ERROR = [SeverityNumber.ERROR, 'ERROR'] as const;
  * `"<METHOD> <path with query> <status>"`; attributes `http.request.method`, `url.path`, `url.query`
  * (when the path has a `?`), `http.response.status_code`, `client.address`, `user.id` (signed-in
  * requests), `gatehouse.service.id`, `gatehouse.service.name` (when `serviceName` is known),
- * `gatehouse.response_time_ms` and `log.record.uid` (the eventId, so that a collector can drop the
- * duplicates an at-least-once delivery may send). Never throws.
+ * `gatehouse.response_time_ms`, `gatehouse.target` (the url of the pool's target that answered, when
+ * one did) and `log.record.uid` (the eventId, so that a collector can drop the duplicates an
+ * at-least-once delivery may send). Never throws.
  */
 export function toOtlpLogRecord(entry: AccessLogEntry, resource: Resource, serviceName: string | undefined): OtlpLogRecord {
   const time = millisToHrTime(entry.timestamp);
@@ -57,6 +58,7 @@ export function toOtlpLogRecord(entry: AccessLogEntry, resource: Resource, servi
   if (query !== -1) attributes['url.query'] = entry.path.slice(query + 1);
   if (entry.userId !== null) attributes['user.id'] = entry.userId;
   if (serviceName !== undefined) attributes['gatehouse.service.name'] = serviceName;
+  if (entry.target) attributes['gatehouse.target'] = entry.target;
   const [severityNumber, severityText] = severityOf(entry.statusCode);
   return {
     hrTime: time,

@@ -85,6 +85,7 @@ const accessLogRecord = v.strictObject({
   response_time_ms: count,
   ip_address: v.string(),
   timestamp,
+  target: v.pipe(v.nullable(v.string()), v.description("The url of the service's target that answered (the last tried); null when none did: the gateway answered itself")),
 });
 
 /** A page of a service's access log (interface.md §4.2, README "Where access-log records go"). */

@@ -69,6 +69,7 @@ function isAccessLogEntry(value: unknown): value is AccessLogEntry {
     Number.isInteger(r.statusCode) &&
     Number.isFinite(r.responseTimeMs) &&
     typeof r.ipAddress === 'string' &&
-    Number.isFinite(r.timestamp)
+    Number.isFinite(r.timestamp) &&
+    (r.target === undefined || r.target === null || typeof r.target === 'string')
   );
 }

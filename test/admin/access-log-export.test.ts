@@ -70,6 +70,8 @@ interface Deployment {
   metricsUrl: string;
   databasePath: string;
   serviceId: string;
+  /** The service's target url: the one that answers every proxied request. */
+  targetUrl: string;
   /** Every line logged so far by the process holding the admin plane (warn and up in split mode). */
   logs(): LogLine[];
   /** All it logged, as text (to check that no secret is in it). */
@@ -145,6 +147,7 @@ function assertRecordOf(record: ReceivedLogRecord | undefined, d: Deployment, me
     'client.address': '127.0.0.1',
     'gatehouse.service.id': d.serviceId,
     'gatehouse.service.name': SERVICE_NAME,
+    'gatehouse.target': d.targetUrl,
   });
   assert.equal('user.id' in record.attributes, false, 'anonymous: no user.id');
   assert.equal(typeof responseTime, 'number');
@@ -283,6 +286,7 @@ describe('embedded gateway', () => {
       metricsUrl: `${gw.adminUrl}/metrics`,
       databasePath: gw.databasePath,
       serviceId: created.json.id as string,
+      targetUrl: upstream.origin,
       logs: () => logLinesOf(logged.join('')),
       logText: () => logged.join(''),
     };
@@ -323,6 +327,7 @@ describe('split mode (admin and proxy processes over Redis)', () => {
       metricsUrl: `${split.adminUrl}/metrics`,
       databasePath: split.databasePath,
       serviceId,
+      targetUrl: upstream.origin,
       logs: () => logLinesOf(split.admin.output()),
       logText: () => split.admin.output(),
     };

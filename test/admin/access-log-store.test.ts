@@ -12,7 +12,8 @@ import { readdirSync } from 'node:fs';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import type { AccessLogRecord } from '../../admin/access-log/access-log-reader.js';
-import { dayOf, dayPath } from '../../admin/access-log/day-files.js';
+import { createDayFile, dayOf, dayPath } from '../../admin/access-log/day-files.js';
+import { DAY_SCHEMA } from '../../admin/access-log/day-schema.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { tempDatabase, type TempDatabase } from '../support/temp-database.js';
 
@@ -51,6 +52,15 @@ const ns = (logs: AccessLogRecord[]) => logs.map((log) => log.response_time_ms);
 const dayFiles = () => readdirSync(t.dir).filter((name) => name.endsWith('.sqlite')).sort();
 
 describe('AccessLogStore', () => {
+  it('records the target that answered, in a day file made before pools too', () => {
+    const before = DAY_SCHEMA.replace(',\n    target INTEGER', '');
+    assert.notEqual(before, DAY_SCHEMA);
+    createDayFile(t.dir, dayOf(T0), before);
+    assert.deepEqual(list().logs, [], 'a file without the column reads');
+    t.store.insertBatch([entry(1, { target: 'http://10.0.0.9:8080/base' }), entry(2, { target: null }), entry(3)]);
+    assert.deepEqual(list().logs.map((log) => log.target), [null, null, 'http://10.0.0.9:8080/base']);
+  });
+
   it('stores a batch and shows records in the interface.md §2.2 shape with ISO timestamps', () => {
     t.store.insertBatch([entry(1, { userId: null, method: 'POST', statusCode: 401 })]);
     const { logs, total } = list();
@@ -66,6 +76,7 @@ describe('AccessLogStore', () => {
         response_time_ms: 1,
         ip_address: '198.51.100.4',
         timestamp: '2025-01-02T03:04:06.678Z',
+        target: null,
       },
     ]);
     assert.ok(Number.isSafeInteger(logs[0]!.id));

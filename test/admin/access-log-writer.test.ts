@@ -169,6 +169,7 @@ test('at start, moves the old access_logs table into day files, without counting
         response_time_ms: r.responseTimeMs,
         ip_address: r.ipAddress,
         timestamp: new Date(r.timestamp).toISOString(),
+        target: null,
       }));
     const logs = shown(serviceId);
     assert.deepEqual(logs.map(({ id: _id, ...fields }) => fields), expected, serviceId);

@@ -38,7 +38,7 @@ export function accessLogContract(name: string, factory: (database: TempDatabase
     };
 
     it('records written arrive in the store, field for field; write returns at once and never throws', async () => {
-      const entries = [sampleEntry(1), sampleEntry(3, { userId: null, statusCode: 503 }), sampleEntry(4, { method: 'DELETE' })];
+      const entries = [sampleEntry(1, { target: 'http://10.0.0.2:8080/base' }), sampleEntry(3, { userId: null, statusCode: 503 }), sampleEntry(4, { method: 'DELETE', target: null })];
       for (const entry of entries) assert.equal(pipeline.sink.write(entry), undefined);
       await settle();
       const { logs, total } = database.accessLogs.listForService(LOG_SERVICE, 100, 0);
@@ -55,6 +55,7 @@ export function accessLogContract(name: string, factory: (database: TempDatabase
           response_time_ms: entry.responseTimeMs,
           ip_address: entry.ipAddress,
           timestamp: new Date(entry.timestamp).toISOString(),
+          target: entry.target ?? null,
         });
       }
       assert.equal(pipeline.sink.shipped, 3);

@@ -139,7 +139,7 @@ describe('a target answering 503', () => {
 });
 
 describe('the access log', () => {
-  it('keeps one record per client request, retried or not, with the status the client got', async () => {
+  it('keeps one record per client request, retried or not, with the status the client got and the target that answered', async () => {
     const svc = services.get('/retry')!;
     const replies = await sequence(30, (n) => (n % 2 ? http.send(`/retry/logged/${n}`, { method: 'POST', body: 'x' }) : http.send(`/retry/logged/${n}`)));
     assert.ok(replies.some((reply) => reply.method === 'GET' && failing.arrivedIds().has(reply.id)), 'a GET was retried');
@@ -154,6 +154,9 @@ describe('the access log', () => {
       assert.ok(record, `request ${i} logged`);
       assert.equal(record.statusCode, reply.status, `request ${i}: logged ${record.statusCode}, the client got ${reply.status}`);
       assert.equal(record.method, reply.method);
+      const answered = [failing, ok1, ok2].find((target) => target.id === reply.target);
+      assert.ok(answered, `request ${i}: answered by ${reply.target}`);
+      assert.equal(record.target, answered.url, `request ${i}: the record names the target that answered`);
     });
   });
 });
