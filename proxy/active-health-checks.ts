@@ -105,7 +105,7 @@ class Probe {
 }
 
 /** Whether `status` is the one expected, or in the expected class (`"2xx"`). */
-export function statusMatches(status: number, expected: number | string): boolean {
+function statusMatches(status: number, expected: number | string): boolean {
   if (typeof expected === 'number') return status === expected;
   return String(status)[0] === expected[0];
 }
