@@ -5,7 +5,7 @@ import { GatewayError } from '../shared/errors.js';
 import { sendError } from '../shared/http-response.js';
 import type { Logger } from '../shared/logger.js';
 import { mapResponseHeaders } from './response-headers.js';
-import type { AccessRecord } from './access-record.js';
+import type { AccessRecord } from './pipeline/access-record.js';
 import type { BalancingInput } from './balancing/balancer.js';
 import { joinPath } from './path-mapping.js';
 import { isGatewayFailure, mayRetry } from './retry-policy.js';

@@ -10,7 +10,7 @@ import type { EventBus } from '../../shared/backends/event-bus.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { GatewayMetrics } from '../../proxy/gateway-metrics.js';
+import { GatewayMetrics } from '../../proxy/pipeline/gateway-metrics.js';
 import { startProxyPlane } from '../../proxy/process/start-proxy-plane.js';
 import type { AccessLogWriter } from '../access-log/access-log-writer.js';
 import type { Database } from '../database.js';

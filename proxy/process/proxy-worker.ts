@@ -6,7 +6,7 @@ import type { Config } from '../../shared/config.js';
 import type { ReadinessCheck } from '../../shared/internal-endpoints.js';
 import { createLogger } from '../../shared/logger.js';
 import { createAdminHandoff } from '../admin-handoff.js';
-import { GatewayMetrics } from '../gateway-metrics.js';
+import { GatewayMetrics } from '../pipeline/gateway-metrics.js';
 import { startProxyPlane } from './start-proxy-plane.js';
 
 /** A running data plane on PORT: what its process wrapper (standalone or cluster worker) needs. */

@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
 import { createGatewayServer, drain } from '../../shared/http-server.js';
 import { checkingRequestHead } from '../../shared/request-head.js';
-import type { ProxyPlane } from '../proxy-plane.js';
-import { createUpgradeHandler, type UpgradeHandler } from '../upgrade.js';
+import type { ProxyPlane } from '../pipeline/proxy-plane.js';
+import { createUpgradeHandler, type UpgradeHandler } from '../pipeline/upgrade.js';
 
 /**
  * The public listener: the proxy plane for requests (`Expect: 100-continue` ones too) and for

@@ -4,8 +4,8 @@ import { clientIpResolver } from '../../shared/client-ip.js';
 import type { Config } from '../../shared/config.js';
 import { listen } from '../../shared/http-server.js';
 import type { Logger } from '../../shared/logger.js';
-import { meteredSink, type GatewayMetrics } from '../gateway-metrics.js';
-import { createProxyPlane } from '../proxy-plane.js';
+import { meteredSink, type GatewayMetrics } from '../pipeline/gateway-metrics.js';
+import { createProxyPlane } from '../pipeline/proxy-plane.js';
 import { createPublicServer, type PublicServer } from './public-server.js';
 import { closeInOrder } from '../../shared/close-in-order.js';
 

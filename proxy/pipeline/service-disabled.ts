@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import { GatewayError } from '../shared/errors.js';
-import { acceptsHtml, sendError, sendHtml } from '../shared/http-response.js';
-import { serviceDisabledPage } from '../shared/pages/service-disabled-page.js';
-import type { Service } from '../shared/types.js';
+import { GatewayError } from '../../shared/errors.js';
+import { acceptsHtml, sendError, sendHtml } from '../../shared/http-response.js';
+import { serviceDisabledPage } from '../../shared/pages/service-disabled-page.js';
+import type { Service } from '../../shared/types.js';
 
 /**
  * The 503 for a disabled service (design.md §3.4, §5): `{"error":"Service is disabled"}`, or, when

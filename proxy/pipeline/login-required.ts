@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import { GatewayError } from '../shared/errors.js';
-import { acceptsHtml, sendError, sendHtml } from '../shared/http-response.js';
-import { signInRequiredPage } from '../shared/pages/sign-in-required-page.js';
+import { GatewayError } from '../../shared/errors.js';
+import { acceptsHtml, sendError, sendHtml } from '../../shared/http-response.js';
+import { signInRequiredPage } from '../../shared/pages/sign-in-required-page.js';
 
 /**
  * The 401 for a protected service without a session (design.md §3.5): `{"error":"Not authenticated"}`,

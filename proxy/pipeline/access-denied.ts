@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import { GatewayError } from '../shared/errors.js';
-import { acceptsHtml, sendError, sendHtml } from '../shared/http-response.js';
-import { accessDeniedPage } from '../shared/pages/access-denied-page.js';
-import type { Service, SessionUser } from '../shared/types.js';
+import { GatewayError } from '../../shared/errors.js';
+import { acceptsHtml, sendError, sendHtml } from '../../shared/http-response.js';
+import { accessDeniedPage } from '../../shared/pages/access-denied-page.js';
+import type { Service, SessionUser } from '../../shared/types.js';
 
 /**
  * The 403 for a signed-in caller the service's access policy refuses (design.md §4.7):

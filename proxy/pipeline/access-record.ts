@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { AccessLogSink } from '../shared/backends/access-log-sink.js';
-import { eventId } from '../shared/event-id.js';
+import type { AccessLogSink } from '../../shared/backends/access-log-sink.js';
+import { eventId } from '../../shared/event-id.js';
 
 /**
  * Status logged for a request whose client left before any response head was sent (nginx's
