@@ -11,7 +11,7 @@
  */
 import { newSigningKey, publicHalf } from '../admin/assertion-keys.js';
 import { IdentityAssertions } from '../proxy/identity-assertion.js';
-import { RouteTable, type Route } from '../proxy/route-table.js';
+import { RouteTable, type Route } from '../proxy/routing/route-table.js';
 import type { SessionUser } from '../shared/types.js';
 
 /** Calls measured for the cached case, and signatures for the new one. */

@@ -9,7 +9,7 @@ import { bearerCredentials } from './bearer-token.js';
 import { API_TOKEN_PREFIX } from '../shared/secrets.js';
 import { comparableName, connectionOptions, HOP_BY_HOP } from './hop-by-hop.js';
 import type { InboundHeaders } from './inbound-headers.js';
-import type { Route } from './route-table.js';
+import type { Route } from './routing/route-table.js';
 
 /**
  * Which rules a {@link RequestHeaderBuilder} applies: `public` for a proxied service, which never

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { IdentityAssertions } from '../../proxy/identity-assertion.js';
-import { RouteTable, type Route } from '../../proxy/route-table.js';
+import { RouteTable, type Route } from '../../proxy/routing/route-table.js';
 import type { Service, SessionUser } from '../../shared/types.js';
 import { sampleAssertionKeySet, service } from '../support/samples.js';
 import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';

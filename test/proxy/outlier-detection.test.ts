@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { RouteTable } from '../../proxy/route-table.js';
+import { RouteTable } from '../../proxy/routing/route-table.js';
 import type { TargetPool } from '../../proxy/target-pool.js';
 import type { Service } from '../../shared/types.js';
 import { sampleService } from '../support/samples.js';
