@@ -3,8 +3,8 @@ import type { AccessLogSink } from '../../shared/backends/access-log-sink.js';
 import { mirrorCount } from '../../shared/mirrored-metrics.js';
 import { processMetricsRegistry } from '../../shared/process-metrics.js';
 import type { AccessLogEntry } from '../../shared/types.js';
-import type { TargetHealth } from '../target-health.js';
-import type { TargetHealthBook } from '../target-health-book.js';
+import type { TargetHealth } from '../pool/target-health.js';
+import type { TargetHealthBook } from '../pool/target-health-book.js';
 import type { UpstreamFailureCounter, UpstreamFailureKind } from '../upstream-errors.js';
 
 /** Response-time buckets, in seconds (Prometheus base unit): 1 ms to 30 s. */

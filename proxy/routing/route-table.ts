@@ -2,12 +2,12 @@ import type { Service } from '../../shared/types.js';
 import { compileAccessPolicy, type CompiledAccessPolicy } from '../../shared/access-policy.js';
 import { createLogger } from '../../shared/logger.js';
 import { poolSettingsOf } from '../../shared/target-pool-settings.js';
-import { fnv1a } from '../balancing/client-ip-hash.js';
+import { fnv1a } from '../pool/balancing/client-ip-hash.js';
 import { routingKey } from './routing-key.js';
-import { stickyTargetId } from '../sticky-target-cookie.js';
-import type { TargetHealth } from '../target-health.js';
-import { TargetHealthBook } from '../target-health-book.js';
-import { TargetPool, type RouteTarget } from '../target-pool.js';
+import { stickyTargetId } from '../pool/sticky-target.js';
+import type { TargetHealth } from '../pool/target-health.js';
+import { TargetHealthBook } from '../pool/target-health-book.js';
+import { TargetPool, type RouteTarget } from '../pool/target-pool.js';
 
 /**
  * A registered service, prepared once per registry snapshot so the request path does no parsing:

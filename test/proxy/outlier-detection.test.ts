@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import { RouteTable } from '../../proxy/routing/route-table.js';
-import type { TargetPool } from '../../proxy/target-pool.js';
+import type { TargetPool } from '../../proxy/pool/target-pool.js';
 import type { Service } from '../../shared/types.js';
 import { sampleService } from '../support/samples.js';
 

@@ -1,9 +1,9 @@
-import type { LoadBalancing } from '../shared/types.js';
+import type { LoadBalancing } from '../../shared/types.js';
 import type { Balancer, BalancingInput } from './balancing/balancer.js';
 import { ClientIpHash } from './balancing/client-ip-hash.js';
 import { LeastRequests } from './balancing/least-requests.js';
 import { SmoothRoundRobin } from './balancing/smooth-round-robin.js';
-import { StickyCookie } from './balancing/sticky-cookie.js';
+import { StickyCookie } from './balancing/sticky-cookie-balancer.js';
 import type { TargetHealth } from './target-health.js';
 
 /**

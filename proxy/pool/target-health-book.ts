@@ -1,6 +1,6 @@
-import type { Logger } from '../shared/logger.js';
-import type { PoolSettings } from '../shared/target-pool-settings.js';
-import type { TargetHealthEntry, TargetState } from '../shared/types.js';
+import type { Logger } from '../../shared/logger.js';
+import type { PoolSettings } from '../../shared/target-pool-settings.js';
+import type { TargetHealthEntry, TargetState } from '../../shared/types.js';
 import { TargetHealth } from './target-health.js';
 
 /**

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import type { EventBus } from '../shared/backends/event-bus.js';
-import type { Logger } from '../shared/logger.js';
+import type { EventBus } from '../../shared/backends/event-bus.js';
+import type { Logger } from '../../shared/logger.js';
 import type { TargetHealthBook } from './target-health-book.js';
 
 /** Between two reports of an unchanged state, in ms: well inside the admin plane's one-minute horizon. */

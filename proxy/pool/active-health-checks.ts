@@ -1,8 +1,8 @@
 import { Agent, request } from 'undici';
-import { errorCode } from '../shared/error-code.js';
-import type { HealthCheck } from '../shared/types.js';
-import { joinPath } from './routing/path-mapping.js';
-import type { Route } from './routing/route-table.js';
+import { errorCode } from '../../shared/error-code.js';
+import type { HealthCheck } from '../../shared/types.js';
+import { joinPath } from '../routing/path-mapping.js';
+import type { Route } from '../routing/route-table.js';
 import type { RouteTarget } from './target-pool.js';
 
 /** Connections one origin's probes may hold open (a probe at a time per target, mostly). */

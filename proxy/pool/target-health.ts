@@ -1,4 +1,4 @@
-import type { HealthCheck, OutlierDetection, TargetHealthEntry, TargetState } from '../shared/types.js';
+import type { HealthCheck, OutlierDetection, TargetHealthEntry, TargetState } from '../../shared/types.js';
 
 /** The longest an ejection lasts however often it repeats, in ms, unless `ejectSeconds` is longer (Envoy's max_ejection_time). */
 const MAX_EJECTION_MS = 300_000;
