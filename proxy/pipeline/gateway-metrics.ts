@@ -5,7 +5,7 @@ import { processMetricsRegistry } from '../../shared/process-metrics.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import type { TargetHealth } from '../pool/target-health.js';
 import type { TargetHealthBook } from '../pool/target-health-book.js';
-import type { UpstreamFailureCounter, UpstreamFailureKind } from '../upstream-errors.js';
+import type { UpstreamFailureCounter, UpstreamFailureKind } from '../forward/upstream-errors.js';
 
 /** Response-time buckets, in seconds (Prometheus base unit): 1 ms to 30 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

@@ -19,7 +19,7 @@ import { isBarePrefix, redirectToEntry } from '../routing/bare-prefix.js';
 import { bearerTokensFor, type BearerTokens } from '../bearer-token.js';
 import { isCanonicalPath, pathLength } from '../routing/canonical-path.js';
 import { ActiveHealthChecks } from '../pool/active-health-checks.js';
-import { UpstreamForwarder, type ForwardExtras, type ForwardMode } from '../forward.js';
+import { UpstreamForwarder, type ForwardExtras, type ForwardMode } from '../forward/upstream-forwarder.js';
 import { IdentityAssertions } from '../identity-assertion.js';
 import { readInboundHeaders, type InboundHeaders } from '../inbound-headers.js';
 import { JwksEndpoint } from '../jwks-endpoint.js';
@@ -33,7 +33,7 @@ import { stickyCookieName } from '../pool/sticky-target.js';
 import { TargetHealthBook } from '../pool/target-health-book.js';
 import { TargetHealthReporter } from '../pool/target-health-reporter.js';
 import { isWebSocketHandshake } from './upgrade.js';
-import type { UpstreamFailureCounter } from '../upstream-errors.js';
+import type { UpstreamFailureCounter } from '../forward/upstream-errors.js';
 
 export interface ProxyPlaneDeps {
   config: Config;

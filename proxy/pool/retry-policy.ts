@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { ForwardMode } from '../forward.js';
+import type { ForwardMode } from '../forward/upstream-forwarder.js';
 
 /**
  * What a failed attempt of a request to a service's target may be retried on another target for

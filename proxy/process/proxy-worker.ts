@@ -5,7 +5,7 @@ import { clientIpResolver } from '../../shared/client-ip.js';
 import type { Config } from '../../shared/config.js';
 import type { ReadinessCheck } from '../../shared/internal-endpoints.js';
 import { createLogger } from '../../shared/logger.js';
-import { createAdminHandoff } from '../admin-handoff.js';
+import { createAdminHandoff } from '../forward/admin-handoff.js';
 import { GatewayMetrics } from '../pipeline/gateway-metrics.js';
 import { startProxyPlane } from './start-proxy-plane.js';
 

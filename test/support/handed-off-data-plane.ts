@@ -3,7 +3,7 @@
  * (proxy/admin-handoff.ts), built from the same settings as the gateway, to a real HTTP server
  * that stands in for the admin process.
  */
-import { createAdminHandoff } from '../../proxy/admin-handoff.js';
+import { createAdminHandoff } from '../../proxy/forward/admin-handoff.js';
 import { clientIpResolver } from '../../shared/client-ip.js';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';

@@ -1,5 +1,5 @@
-import { errorCode } from '../shared/error-code.js';
-import { GatewayError } from '../shared/errors.js';
+import { errorCode } from '../../shared/error-code.js';
+import { GatewayError } from '../../shared/errors.js';
 
 /**
  * Failures that mean the target could not be reached at all (design.md §3.8 → 503): refused, no

@@ -1,21 +1,21 @@
 import { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errors, Pool, type Dispatcher } from 'undici';
-import { GatewayError } from '../shared/errors.js';
-import { sendError } from '../shared/http-response.js';
-import type { Logger } from '../shared/logger.js';
-import { mapResponseHeaders } from './response-headers.js';
-import type { AccessRecord } from './pipeline/access-record.js';
-import type { BalancingInput } from './pool/balancing/balancer.js';
-import { joinPath } from './routing/path-mapping.js';
-import { isGatewayFailure, mayRetry } from './pool/retry-policy.js';
-import type { Route } from './routing/route-table.js';
-import { stickyCookie } from './pool/sticky-target.js';
-import type { RouteTarget } from './pool/target-pool.js';
+import { GatewayError } from '../../shared/errors.js';
+import { sendError } from '../../shared/http-response.js';
+import type { Logger } from '../../shared/logger.js';
+import { mapResponseHeaders } from '../response-headers.js';
+import type { AccessRecord } from '../pipeline/access-record.js';
+import type { BalancingInput } from '../pool/balancing/balancer.js';
+import { joinPath } from '../routing/path-mapping.js';
+import { isGatewayFailure, mayRetry } from '../pool/retry-policy.js';
+import type { Route } from '../routing/route-table.js';
+import { stickyCookie } from '../pool/sticky-target.js';
+import type { RouteTarget } from '../pool/target-pool.js';
 import { TrailerDispatcher } from './trailer-dispatch.js';
 import { relayableTrailers, trailerToAnnounce } from './trailers.js';
 import { tunnel } from './tunnel.js';
-import { errorCode } from '../shared/error-code.js';
+import { errorCode } from '../../shared/error-code.js';
 import { failureKind, upstreamError, type UpstreamFailureCounter, type UpstreamFailureKind } from './upstream-errors.js';
 
 /** Most connections kept to one target origin; further requests queue in the pool. */
