@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { UpstreamForwarder, type AdminProcessTarget } from './upstream-forwarder.js';
-import { readInboundHeaders } from '../inbound-headers.js';
-import { RequestHeaderBuilder } from '../request-headers.js';
+import { readInboundHeaders } from '../headers/inbound-headers.js';
+import { RequestHeaderBuilder } from '../headers/request-headers.js';
 
 /** The split-mode hand-off of gateway-owned paths to the admin process. */
 export interface AdminHandoff {

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { HOP_BY_HOP } from '../hop-by-hop.js';
+import { HOP_BY_HOP } from '../headers/hop-by-hop.js';
 
 /**
  * Trailer fields never relayed: hop-by-hop ones, and those the gateway maps or guards in the

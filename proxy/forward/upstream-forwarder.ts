@@ -4,7 +4,7 @@ import { errors, Pool, type Dispatcher } from 'undici';
 import { GatewayError } from '../../shared/errors.js';
 import { sendError } from '../../shared/http-response.js';
 import type { Logger } from '../../shared/logger.js';
-import { mapResponseHeaders } from '../response-headers.js';
+import { mapResponseHeaders } from '../headers/response-headers.js';
 import type { AccessRecord } from '../pipeline/access-record.js';
 import type { BalancingInput } from '../pool/balancing/balancer.js';
 import { joinPath } from '../routing/path-mapping.js';

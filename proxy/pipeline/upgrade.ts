@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { sendError } from '../../shared/http-response.js';
 import { requestHeadError } from '../../shared/request-head.js';
-import { readInboundHeaders } from '../inbound-headers.js';
+import { readInboundHeaders } from '../headers/inbound-headers.js';
 import type { ProxyPlane } from './proxy-plane.js';
 
 /** `Upgrade: websocket` (RFC 6455 §4.1: the token is case-insensitive). */

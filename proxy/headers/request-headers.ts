@@ -1,15 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { TrustedProxies } from '../shared/trusted-proxies.js';
-import { unmapIpv4 } from '../shared/client-ip.js';
-import { GATEWAY_COOKIE_NAMES } from '../shared/cookies.js';
-import { PUBLIC_HANDOFF_HEADER } from '../shared/gateway-paths.js';
-import type { SessionUser } from '../shared/types.js';
-import { bearerCredentials } from './bearer-token.js';
-import { API_TOKEN_PREFIX } from '../shared/secrets.js';
+import type { TrustedProxies } from '../../shared/trusted-proxies.js';
+import { unmapIpv4 } from '../../shared/client-ip.js';
+import { GATEWAY_COOKIE_NAMES } from '../../shared/cookies.js';
+import { PUBLIC_HANDOFF_HEADER } from '../../shared/gateway-paths.js';
+import type { SessionUser } from '../../shared/types.js';
+import { bearerCredentials } from '../bearer-token.js';
+import { API_TOKEN_PREFIX } from '../../shared/secrets.js';
 import { comparableName, connectionOptions, HOP_BY_HOP } from './hop-by-hop.js';
 import type { InboundHeaders } from './inbound-headers.js';
-import type { Route } from './routing/route-table.js';
+import type { Route } from '../routing/route-table.js';
 
 /**
  * Which rules a {@link RequestHeaderBuilder} applies: `public` for a proxied service, which never
