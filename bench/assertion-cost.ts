@@ -10,7 +10,7 @@
  * show there (one session), so it is measured here.
  */
 import { newSigningKey, publicHalf } from '../admin/assertion-keys.js';
-import { IdentityAssertions } from '../proxy/identity-assertion.js';
+import { IdentityAssertions } from '../proxy/auth/identity-assertion.js';
 import { RouteTable, type Route } from '../proxy/routing/route-table.js';
 import type { SessionUser } from '../shared/types.js';
 

@@ -5,7 +5,7 @@ import { unmapIpv4 } from '../../shared/client-ip.js';
 import { GATEWAY_COOKIE_NAMES } from '../../shared/cookies.js';
 import { PUBLIC_HANDOFF_HEADER } from '../../shared/gateway-paths.js';
 import type { SessionUser } from '../../shared/types.js';
-import { bearerCredentials } from '../bearer-token.js';
+import { bearerCredentials } from '../auth/bearer-token.js';
 import { API_TOKEN_PREFIX } from '../../shared/secrets.js';
 import { comparableName, connectionOptions, HOP_BY_HOP } from './hop-by-hop.js';
 import type { InboundHeaders } from './inbound-headers.js';

@@ -1,7 +1,7 @@
 /** The bearer token's pieces that need no identity provider: reading the field, and the cache of verified tokens. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bearerCredentials } from '../../proxy/bearer-token.js';
+import { bearerCredentials } from '../../proxy/auth/bearer-token.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SessionUser } from '../../shared/types.js';
 

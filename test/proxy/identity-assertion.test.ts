@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
-import { IdentityAssertions } from '../../proxy/identity-assertion.js';
+import { IdentityAssertions } from '../../proxy/auth/identity-assertion.js';
 import { RouteTable, type Route } from '../../proxy/routing/route-table.js';
 import type { Service, SessionUser } from '../../shared/types.js';
 import { sampleAssertionKeySet, service } from '../support/samples.js';

@@ -1,9 +1,9 @@
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
-import type { AssertionKeySet } from '../shared/assertion-key-set.js';
-import { GatewayError } from '../shared/errors.js';
-import { ExpiringCache } from '../shared/expiring-cache.js';
-import type { SessionUser } from '../shared/types.js';
-import type { Route } from './routing/route-table.js';
+import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
+import { GatewayError } from '../../shared/errors.js';
+import { ExpiringCache } from '../../shared/expiring-cache.js';
+import type { SessionUser } from '../../shared/types.js';
+import type { Route } from '../routing/route-table.js';
 
 /** How long before its `exp` a cached assertion is replaced by a new one, in s (design.md §4.7). */
 const REFRESH_BEFORE_EXPIRY_S = 60;

@@ -1,9 +1,9 @@
-import { gatewayCookieNames, readCookie } from '../shared/cookies.js';
-import { GatewayError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
-import type { SessionGate } from '../shared/session-gate.js';
-import type { SessionUser } from '../shared/types.js';
-import { errorCode } from '../shared/error-code.js';
+import { gatewayCookieNames, readCookie } from '../../shared/cookies.js';
+import { GatewayError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import type { SessionGate } from '../../shared/session-gate.js';
+import type { SessionUser } from '../../shared/types.js';
+import { errorCode } from '../../shared/error-code.js';
 
 /**
  * Step 5 of the data plane (design.md §3.5): who the caller is, from the gateway's session cookie.

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { jwtVerify, type JWTPayload } from 'jose';
-import type { Config } from '../shared/config.js';
-import { GatewayError } from '../shared/errors.js';
-import { userFromClaims } from '../shared/identity-claims.js';
-import type { Logger } from '../shared/logger.js';
-import type { SessionUser } from '../shared/types.js';
-import { IssuerKeys } from '../shared/issuer-keys.js';
-import { ExpiringCache } from '../shared/expiring-cache.js';
+import type { Config } from '../../shared/config.js';
+import { GatewayError } from '../../shared/errors.js';
+import { userFromClaims } from '../../shared/identity-claims.js';
+import type { Logger } from '../../shared/logger.js';
+import type { SessionUser } from '../../shared/types.js';
+import { IssuerKeys } from '../../shared/issuer-keys.js';
+import { ExpiringCache } from '../../shared/expiring-cache.js';
 
 /**
  * Signature algorithms a bearer token may use: asymmetric ones only (RFC 7518 §3.3–3.5, RFC 8037),
