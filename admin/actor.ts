@@ -1,7 +1,7 @@
 import { tokenActorId } from './api-tokens.js';
 import type { Actor } from './audit-log.js';
 import { isLiveToken } from './bearer-auth.js';
-import type { RequestContext } from './request-context.js';
+import type { RequestContext } from './http/request-context.js';
 
 /**
  * Who a request acts as, for the audit log: the session's subject, or `token:<id>` when it acts

@@ -5,7 +5,7 @@ import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { GatewayError } from '../../shared/errors.js';
-import type { Handler } from '../request-context.js';
+import type { Handler } from '../http/request-context.js';
 
 /** Where the console's browser files live in the repository (plain CSS and JS, not compiled by tsc). */
 const SOURCE_DIR = join('admin', 'console', 'assets');

@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import * as v from 'valibot';
 import { ERRORS, type ErrorCode } from '../../shared/errors.js';
-import { NOT_AN_OBJECT } from '../json-body-validation.js';
-import type { ServedOrigin } from '../served-origin.js';
+import { NOT_AN_OBJECT } from '../http/json-body-validation.js';
+import type { ServedOrigin } from '../http/served-origin.js';
 import { ENDPOINTS, REQUEST_SCHEMAS, type Endpoint, type Guard } from './endpoints.js';
 import { componentSchemas, inlineSchema, type NamedSchemas } from './json-schema.js';
 import { RESPONSE_SCHEMAS } from './response-schemas.js';

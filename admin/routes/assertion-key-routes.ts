@@ -1,7 +1,7 @@
 import { sendJson } from '../../shared/http-response.js';
 import { actorOf } from '../actor.js';
 import type { AssertionKeys } from '../assertion-keys.js';
-import type { Handler } from '../request-context.js';
+import type { Handler } from '../http/request-context.js';
 
 /** The identity assertion's key endpoint (design.md §4.7); admin and CSRF guards are wired in routes.ts. */
 export interface AssertionKeyHandlers {

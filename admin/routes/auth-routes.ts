@@ -18,8 +18,8 @@ import { safeReturnTo } from '../oidc/return-to.js';
 import { userFromClaims } from '../../shared/identity-claims.js';
 import { loginFailedPage } from '../../shared/pages/login-page.js';
 import { logoutConfirmPage } from '../../shared/pages/logout-page.js';
-import { isFormBody, readFormBody } from '../request-body.js';
-import type { Handler, RequestContext } from '../request-context.js';
+import { isFormBody, readFormBody } from '../http/request-body.js';
+import type { Handler, RequestContext } from '../http/request-context.js';
 
 export interface AuthDeps {
   config: Config;

@@ -7,8 +7,8 @@ import type { IssuerKeys } from '../../shared/issuer-keys.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Session } from '../../shared/types.js';
 import { InvalidLogoutToken, verifyLogoutToken, type LogoutRequest } from '../oidc/logout-token.js';
-import { readFormBody } from '../request-body.js';
-import type { Handler, RequestContext } from '../request-context.js';
+import { readFormBody } from '../http/request-body.js';
+import type { Handler, RequestContext } from '../http/request-context.js';
 import type { SessionRevocation } from '../sessions/session-revocation.js';
 
 /** Largest logout request read, in bytes: a logout token is well under 2 KB (§2.4 claims, one signature). */

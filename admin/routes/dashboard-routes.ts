@@ -1,9 +1,9 @@
 import * as v from 'valibot';
 import { sendJson } from '../../shared/http-response.js';
 import type { AuditLog } from '../audit-log.js';
-import { parsePagination } from '../pagination.js';
-import { rejectWrongParameters, type QueryFields } from '../query-errors.js';
-import type { Handler } from '../request-context.js';
+import { parsePagination } from '../http/pagination.js';
+import { rejectWrongParameters, type QueryFields } from '../http/query-errors.js';
+import type { Handler } from '../http/request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 import { ALL_SERVICES, TRAFFIC_RANGES, type TrafficRange, type TrafficRollups } from '../access-log/traffic-rollups.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Handler } from '../request-context.js';
+import type { Handler } from '../http/request-context.js';
 
 /**
  * The gateway's icon, 16×16: a blue tile with a white gateway arch. `.` is transparent, `#` the

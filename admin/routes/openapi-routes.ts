@@ -1,7 +1,7 @@
 import { sendJson } from '../../shared/http-response.js';
 import { buildOpenApiDocument, type OpenApiDocument } from '../openapi/document.js';
-import type { Handler } from '../request-context.js';
-import type { ServedOrigin } from '../served-origin.js';
+import type { Handler } from '../http/request-context.js';
+import type { ServedOrigin } from '../http/served-origin.js';
 
 /** The admin API's description (design.md §4.10); routes.ts serves it wherever the admin API is. */
 export interface OpenApiHandlers {

@@ -7,7 +7,7 @@ import { safeReturnTo } from '../oidc/return-to.js';
 import { favicon } from './favicon.js';
 import { homePage } from '../../shared/pages/home-page.js';
 import { loginPage } from '../../shared/pages/login-page.js';
-import type { Handler } from '../request-context.js';
+import type { Handler } from '../http/request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 
 /**

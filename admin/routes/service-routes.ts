@@ -3,9 +3,9 @@ import { sendJson } from '../../shared/http-response.js';
 import { parseAccessLogQuery } from '../access-log/access-log-filter.js';
 import type { AccessLogReads } from '../access-log/access-log-reads.js';
 import { actorOf } from '../actor.js';
-import { parseIfMatch } from '../preconditions.js';
-import { MAX_REGISTRY_DOCUMENT_BYTES, readJsonBody } from '../request-body.js';
-import type { Handler, RequestContext } from '../request-context.js';
+import { parseIfMatch } from '../http/preconditions.js';
+import { MAX_REGISTRY_DOCUMENT_BYTES, readJsonBody } from '../http/request-body.js';
+import type { Handler, RequestContext } from '../http/request-context.js';
 import type { ServiceRegistry } from '../service-registry.js';
 import type { TargetHealthReports } from '../target-health.js';
 

@@ -2,9 +2,9 @@ import { GatewayError } from '../../shared/errors.js';
 import { sendJson } from '../../shared/http-response.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import { actorOf } from '../actor.js';
-import { readPage } from '../pagination.js';
-import { rejectWrongParameters, type QueryFields } from '../query-errors.js';
-import type { Handler } from '../request-context.js';
+import { readPage } from '../http/pagination.js';
+import { rejectWrongParameters, type QueryFields } from '../http/query-errors.js';
+import type { Handler } from '../http/request-context.js';
 import type { SessionRevocation } from '../sessions/session-revocation.js';
 import { sessionView } from '../sessions/session-view.js';
 

@@ -1,8 +1,8 @@
 import { sendJson } from '../../shared/http-response.js';
 import { actorOf } from '../actor.js';
 import type { ApiTokens } from '../api-tokens.js';
-import { readJsonBody } from '../request-body.js';
-import type { Handler } from '../request-context.js';
+import { readJsonBody } from '../http/request-body.js';
+import type { Handler } from '../http/request-context.js';
 
 /**
  * The admin API token endpoints (design.md §4.8); the guards (an admin session, no token; CSRF on

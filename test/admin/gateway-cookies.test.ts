@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { GatewayCookies } from '../../admin/gateway-cookies.js';
+import { GatewayCookies } from '../../admin/http/gateway-cookies.js';
 
 const cookies = (url: string, kind?: 'admin') => new GatewayCookies(new URL(url), kind);
 

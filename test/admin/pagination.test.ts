@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GatewayError } from '../../shared/errors.js';
-import { parsePagination } from '../../admin/pagination.js';
+import { parsePagination } from '../../admin/http/pagination.js';
 
 const parse = (query: string) => parsePagination(new URLSearchParams(query));
 

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { AuditLog, type Actor } from '../../admin/audit-log.js';
 import { openDatabase } from '../../admin/database.js';
 import { MIGRATIONS } from '../../admin/migrations.js';
-import { ifMatchHolds, parseIfMatch } from '../../admin/preconditions.js';
+import { ifMatchHolds, parseIfMatch } from '../../admin/http/preconditions.js';
 import { ServiceRegistry } from '../../admin/service-registry.js';
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import { GatewayError, type ErrorCode } from '../../shared/errors.js';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MAX_REGISTRY_DOCUMENT_BYTES } from '../../admin/request-body.js';
+import { MAX_REGISTRY_DOCUMENT_BYTES } from '../../admin/http/request-body.js';
 import { apiClient } from '../support/api-client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn } from '../support/sessions.js';

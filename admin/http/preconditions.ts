@@ -1,4 +1,4 @@
-import { GatewayError } from '../shared/errors.js';
+import { GatewayError } from '../../shared/errors.js';
 
 /**
  * `If-Match` on the admin API's writes of one service (design.md §4.9, RFC 9110 §13.1.1): `null`

@@ -1,4 +1,4 @@
-import { GatewayError } from '../shared/errors.js';
+import { GatewayError } from '../../shared/errors.js';
 
 /** Query parameters found wrong so far: parameter name → the rule it breaks. */
 export type QueryFields = Record<string, string>;

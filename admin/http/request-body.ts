@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { GatewayError } from '../shared/errors.js';
+import { GatewayError } from '../../shared/errors.js';
 import type { RequestContext } from './request-context.js';
 
 /** Largest JSON body the admin API reads (design.md §5), in bytes. */

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { GatewayError } from '../shared/errors.js';
+import { GatewayError } from '../../shared/errors.js';
 
 /**
  * What every admin API body validation shares (design.md §5 "other validation errors", "unknown

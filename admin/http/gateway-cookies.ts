@@ -1,6 +1,6 @@
 import { serialize, type SerializeOptions } from 'cookie';
-import { gatewayCookieNames, type GatewayCookieNames } from '../shared/cookies.js';
-import { LOGIN_TRANSACTION_TTL_MS } from './oidc/login-transactions.js';
+import { gatewayCookieNames, type GatewayCookieNames } from '../../shared/cookies.js';
+import { LOGIN_TRANSACTION_TTL_MS } from '../oidc/login-transactions.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
