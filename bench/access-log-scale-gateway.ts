@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { ApiTokens } from '../admin/api-tokens.js';
 import { AuditLog } from '../admin/audit-log.js';
 import { openDatabase } from '../admin/database.js';
-import { ServiceRegistry } from '../admin/service-registry.js';
+import { ServiceRegistry } from '../admin/registry/service-registry.js';
 import { MemoryEventBus } from '../shared/backends/embedded/memory-event-bus.js';
 import { loadConfig } from '../shared/config.js';
 import { fillAccessLog, type FillResult } from './access-log-fill.js';

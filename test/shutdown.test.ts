@@ -10,7 +10,7 @@ import { AccessLogReader } from '../admin/access-log/access-log-reader.js';
 import { accessLogDirOf } from '../admin/access-log/day-files.js';
 import { AuditLog } from '../admin/audit-log.js';
 import { openDatabase } from '../admin/database.js';
-import { ServiceRegistry } from '../admin/service-registry.js';
+import { ServiceRegistry } from '../admin/registry/service-registry.js';
 import { MemoryEventBus } from '../shared/backends/embedded/memory-event-bus.js';
 import { STOP_DEADLINE_MS } from '../shared/graceful-stop.js';
 import { eventually } from './support/eventually.js';

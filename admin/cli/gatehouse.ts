@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { RegistryPlan } from '../registry-document.js';
+import type { RegistryPlan } from '../registry/registry-document.js';
 import { adminApiFromEnv, callAdminApi, CliError, type AdminApi } from './admin-api.js';
 import { planTable } from './plan-table.js';
 

@@ -1,4 +1,4 @@
-import type { RegistryPlan } from '../registry-document.js';
+import type { RegistryPlan } from '../registry/registry-document.js';
 
 /**
  * A registry plan (design.md §4.9) as the CLI prints it: one row per service created, updated or

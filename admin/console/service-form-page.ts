@@ -1,7 +1,7 @@
 import { DEFAULT_HEALTH_CHECK, DEFAULT_LOAD_BALANCING, DEFAULT_OUTLIER_DETECTION, DEFAULT_RETRIES } from '../../shared/target-pool-settings.js';
 import type { AccessPolicy, HealthCheck, OutlierDetection, ServiceTarget } from '../../shared/types.js';
 import { html, type Html } from '../../shared/html.js';
-import type { TaggedService } from '../service-registry.js';
+import type { TaggedService } from '../registry/service-registry.js';
 import {
   HEALTH_CHECK_RANGES,
   LOAD_BALANCING_METHODS,
@@ -11,7 +11,7 @@ import {
   MAX_TARGETS,
   MAX_WEIGHT,
   OUTLIER_DETECTION_RANGES,
-} from '../service-validation.js';
+} from '../registry/service-validation.js';
 import { POLICY_LISTS } from './access-policy-text.js';
 import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
 import { LOAD_BALANCING_LABELS } from './pool-settings-text.js';

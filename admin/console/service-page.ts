@@ -1,5 +1,5 @@
 import type { Service } from '../../shared/types.js';
-import type { ServiceHealth } from '../target-health.js';
+import type { ServiceHealth } from '../registry/service-health.js';
 import { html } from '../../shared/html.js';
 import { serviceEntryPath } from '../../shared/service-entry.js';
 import { accessLogSection, type AccessLogSectionOptions } from './access-log-section.js';

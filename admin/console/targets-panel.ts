@@ -1,6 +1,6 @@
 import { html, type Html } from '../../shared/html.js';
 import type { TargetState } from '../../shared/types.js';
-import type { ProxyTargetHealth, ServiceHealth, TargetHealthView } from '../target-health.js';
+import type { ProxyTargetHealth, ServiceHealth, TargetHealthView } from '../registry/service-health.js';
 import { formatCount, timeTag } from './fragments.js';
 
 /** How the console names each state, and what it means. */

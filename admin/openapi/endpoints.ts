@@ -3,7 +3,7 @@ import type { ErrorCode } from '../../shared/errors.js';
 import { FILTER_PARAMETER_SCHEMAS } from '../access-log/access-log-filter.js';
 import { PAGE_PARAMETERS } from '../http/pagination.js';
 import { TRAFFIC_PARAMETERS } from '../routes/dashboard-routes.js';
-import { READ_ONLY, SERVICE_BODY_SCHEMAS } from '../service-validation.js';
+import { READ_ONLY, SERVICE_BODY_SCHEMAS } from '../registry/service-validation.js';
 import { TOKEN_BODY_SCHEMAS } from '../token-validation.js';
 import { RESPONSE_SCHEMAS as R } from './response-schemas.js';
 

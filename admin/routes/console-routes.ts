@@ -15,9 +15,9 @@ import { servicePage } from '../console/service-page.js';
 import { tokensPage } from '../console/tokens-page.js';
 import { parsePagination } from '../http/pagination.js';
 import type { Handler, RequestContext } from '../http/request-context.js';
-import type { ServiceRegistry } from '../service-registry.js';
+import type { ServiceRegistry } from '../registry/service-registry.js';
 import type { TrafficRollups } from '../access-log/traffic-rollups.js';
-import type { TargetHealthReports } from '../target-health.js';
+import type { TargetHealthReports } from '../registry/service-health.js';
 
 /** A rendered console page and its status (200 unless given). */
 export type Rendered = { status?: number; html: string };

@@ -4,7 +4,7 @@ import type { AuditLog } from '../audit-log.js';
 import { parsePagination } from '../http/pagination.js';
 import { rejectWrongParameters, type QueryFields } from '../http/query-errors.js';
 import type { Handler } from '../http/request-context.js';
-import type { ServiceRegistry } from '../service-registry.js';
+import type { ServiceRegistry } from '../registry/service-registry.js';
 import { ALL_SERVICES, TRAFFIC_RANGES, type TrafficRange, type TrafficRollups } from '../access-log/traffic-rollups.js';
 
 /** How many audit entries the statistics object shows as recent activity. */

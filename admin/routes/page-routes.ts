@@ -8,7 +8,7 @@ import { favicon } from './favicon.js';
 import { homePage } from '../../shared/pages/home-page.js';
 import { loginPage } from '../../shared/pages/login-page.js';
 import type { Handler } from '../http/request-context.js';
-import type { ServiceRegistry } from '../service-registry.js';
+import type { ServiceRegistry } from '../registry/service-registry.js';
 
 /**
  * The HTML pages of the admin plane: home at `/` (design.md §5), or on ADMIN_URL's origin a redirect

@@ -6,8 +6,8 @@ import { actorOf } from '../actor.js';
 import { parseIfMatch } from '../http/preconditions.js';
 import { MAX_REGISTRY_DOCUMENT_BYTES, readJsonBody } from '../http/request-body.js';
 import type { Handler, RequestContext } from '../http/request-context.js';
-import type { ServiceRegistry } from '../service-registry.js';
-import type { TargetHealthReports } from '../target-health.js';
+import type { ServiceRegistry } from '../registry/service-registry.js';
+import type { TargetHealthReports } from '../registry/service-health.js';
 
 /** The service-management endpoints (interface.md §4.2); admin and CSRF guards are wired in routes.ts. */
 export interface ServiceHandlers {

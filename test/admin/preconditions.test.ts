@@ -9,7 +9,7 @@ import { AuditLog, type Actor } from '../../admin/audit-log.js';
 import { openDatabase } from '../../admin/database.js';
 import { MIGRATIONS } from '../../admin/migrations.js';
 import { ifMatchHolds, parseIfMatch } from '../../admin/http/preconditions.js';
-import { ServiceRegistry } from '../../admin/service-registry.js';
+import { ServiceRegistry } from '../../admin/registry/service-registry.js';
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import { GatewayError, type ErrorCode } from '../../shared/errors.js';
 import { databaseAtVersion, tempRegistry, type TempRegistry } from '../support/temp-registry.js';

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseServiceCreate, parseServiceEntry, parseServiceUpdate } from '../../admin/service-validation.js';
+import { parseServiceCreate, parseServiceEntry, parseServiceUpdate } from '../../admin/registry/service-validation.js';
 import { GatewayError } from '../../shared/errors.js';
 import { DEFAULT_HEALTH_CHECK, defaultPool } from './pool-fields.js';
 

@@ -11,7 +11,7 @@ import { AuditLog, type Actor, type AuditRecord } from '../../admin/audit-log.js
 import { planTable } from '../../admin/cli/plan-table.js';
 import { openDatabase } from '../../admin/database.js';
 import { MIGRATIONS } from '../../admin/migrations.js';
-import { ServiceRegistry } from '../../admin/service-registry.js';
+import { ServiceRegistry } from '../../admin/registry/service-registry.js';
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import { GatewayError } from '../../shared/errors.js';
 import { DEFAULT_HEALTH_CHECK, defaultPool } from './pool-fields.js';

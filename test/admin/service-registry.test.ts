@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { AuditLog, type Actor, type AuditRecord } from '../../admin/audit-log.js';
 import { openDatabase } from '../../admin/database.js';
-import { ServiceRegistry } from '../../admin/service-registry.js';
+import { ServiceRegistry } from '../../admin/registry/service-registry.js';
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import { GatewayError, type ErrorCode } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';

@@ -8,7 +8,7 @@ import {
   parseServiceCreate,
   parseServiceUpdate,
   parseToggle,
-} from '../../admin/service-validation.js';
+} from '../../admin/registry/service-validation.js';
 import { defaultPool } from './pool-fields.js';
 
 const valid = { name: 'Orders', path: '/orders', targetUrl: 'http://localhost:3000' };

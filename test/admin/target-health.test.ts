@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import type { TargetHealthEntry, TargetState } from '../../shared/types.js';
-import { overallState, REPORT_MAX_AGE_MS, TargetHealthReports } from '../../admin/target-health.js';
+import { overallState, REPORT_MAX_AGE_MS, TargetHealthReports } from '../../admin/registry/service-health.js';
 import { sampleService } from '../support/samples.js';
 
 const T0 = Date.UTC(2026, 10, 25, 12, 0, 0);

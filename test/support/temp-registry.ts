@@ -6,7 +6,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { AuditLog } from '../../admin/audit-log.js';
 import { openDatabase, type Database } from '../../admin/database.js';
 import { MIGRATIONS } from '../../admin/migrations.js';
-import { ServiceRegistry } from '../../admin/service-registry.js';
+import { ServiceRegistry } from '../../admin/registry/service-registry.js';
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import type { Service } from '../../shared/types.js';
 

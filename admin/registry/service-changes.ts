@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Service } from '../shared/types.js';
+import type { Service } from '../../shared/types.js';
 import type { ServicePatch } from './service-validation.js';
 
 /**

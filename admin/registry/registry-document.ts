@@ -1,5 +1,5 @@
-import { GatewayError } from '../shared/errors.js';
-import { validationError } from './http/json-body-validation.js';
+import { GatewayError } from '../../shared/errors.js';
+import { validationError } from '../http/json-body-validation.js';
 import { changedFields, type ServiceChanges } from './service-changes.js';
 import type { StoredService } from './service-registry.js';
 import { parseServiceEntry, type ServiceEntryInput } from './service-validation.js';

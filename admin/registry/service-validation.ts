@@ -1,11 +1,11 @@
 import * as v from 'valibot';
-import { GatewayError } from '../shared/errors.js';
-import { GATEWAY_PREFIXES, isGatewayPath } from '../shared/gateway-paths.js';
-import { DEFAULT_HEALTH_CHECK, DEFAULT_LOAD_BALANCING, DEFAULT_OUTLIER_DETECTION, DEFAULT_RETRIES, DEFAULT_WEIGHT } from '../shared/target-pool-settings.js';
-import type { AccessPolicy, HealthCheck, LoadBalancing, OutlierDetection, ServiceTarget } from '../shared/types.js';
-import { STATUS_CLASSES } from './access-log/traffic-rollups.js';
-import { atMostChars } from './http/char-length.js';
-import { parseWith, requireObject, validationError } from './http/json-body-validation.js';
+import { GatewayError } from '../../shared/errors.js';
+import { GATEWAY_PREFIXES, isGatewayPath } from '../../shared/gateway-paths.js';
+import { DEFAULT_HEALTH_CHECK, DEFAULT_LOAD_BALANCING, DEFAULT_OUTLIER_DETECTION, DEFAULT_RETRIES, DEFAULT_WEIGHT } from '../../shared/target-pool-settings.js';
+import type { AccessPolicy, HealthCheck, LoadBalancing, OutlierDetection, ServiceTarget } from '../../shared/types.js';
+import { STATUS_CLASSES } from '../access-log/traffic-rollups.js';
+import { atMostChars } from '../http/char-length.js';
+import { parseWith, requireObject, validationError } from '../http/json-body-validation.js';
 
 /**
  * Validation of the admin API's service bodies (interface.md §4.2, design.md §5). Pure functions: they read
