@@ -1,6 +1,6 @@
-import { tokenActorId } from './api-tokens.js';
+import { tokenActorId } from './credentials/api-tokens.js';
 import type { Actor } from './audit-log.js';
-import { isLiveToken } from './bearer-auth.js';
+import { isLiveToken } from './credentials/bearer-auth.js';
 import type { RequestContext } from './http/request-context.js';
 
 /**

@@ -10,7 +10,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ApiTokens } from '../admin/api-tokens.js';
+import { ApiTokens } from '../admin/credentials/api-tokens.js';
 import { AuditLog } from '../admin/audit-log.js';
 import { openDatabase } from '../admin/database.js';
 import { ServiceRegistry } from '../admin/registry/service-registry.js';

@@ -9,7 +9,7 @@
  * The throughput rows of the protected route include the cached cost; the signing cost does not
  * show there (one session), so it is measured here.
  */
-import { newSigningKey, publicHalf } from '../admin/assertion-keys.js';
+import { newSigningKey, publicHalf } from '../admin/credentials/assertion-keys.js';
 import { IdentityAssertions } from '../proxy/auth/identity-assertion.js';
 import { RouteTable, type Route } from '../proxy/routing/route-table.js';
 import type { SessionUser } from '../shared/types.js';

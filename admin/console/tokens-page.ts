@@ -1,6 +1,6 @@
 import { html, type Html } from '../../shared/html.js';
-import type { ApiToken } from '../api-tokens.js';
-import { DEFAULT_TOKEN_LIFETIME_DAYS, MAX_TOKEN_NAME_LENGTH, TOKEN_LIFETIMES_DAYS } from '../token-validation.js';
+import type { ApiToken } from '../credentials/api-tokens.js';
+import { DEFAULT_TOKEN_LIFETIME_DAYS, MAX_TOKEN_NAME_LENGTH, TOKEN_LIFETIMES_DAYS } from '../credentials/token-validation.js';
 import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
 import { emptyState, timeTag } from './fragments.js';
 

@@ -5,7 +5,7 @@ import { redirect, sendHtml } from '../../shared/http-response.js';
 import { forbiddenPage } from '../console/error-pages.js';
 import type { Session } from '../../shared/types.js';
 import { ASSET_PREFIX } from '../console/console-assets.js';
-import { isLiveToken, type PresentedToken } from '../bearer-auth.js';
+import { isLiveToken, type PresentedToken } from '../credentials/bearer-auth.js';
 import type { Handler, RequestContext } from './request-context.js';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Session } from '../../shared/types.js';
-import type { PresentedToken } from '../bearer-auth.js';
+import type { PresentedToken } from '../credentials/bearer-auth.js';
 import type { ServedOrigin } from './served-origin.js';
 
 /** What an admin-plane handler gets for one request. */

@@ -4,7 +4,7 @@ import { FILTER_PARAMETER_SCHEMAS } from '../access-log/access-log-filter.js';
 import { PAGE_PARAMETERS } from '../http/pagination.js';
 import { TRAFFIC_PARAMETERS } from '../routes/dashboard-routes.js';
 import { READ_ONLY, SERVICE_BODY_SCHEMAS } from '../registry/service-validation.js';
-import { TOKEN_BODY_SCHEMAS } from '../token-validation.js';
+import { TOKEN_BODY_SCHEMAS } from '../credentials/token-validation.js';
 import { RESPONSE_SCHEMAS as R } from './response-schemas.js';
 
 /**

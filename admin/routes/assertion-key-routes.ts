@@ -1,6 +1,6 @@
 import { sendJson } from '../../shared/http-response.js';
 import { actorOf } from '../actor.js';
-import type { AssertionKeys } from '../assertion-keys.js';
+import type { AssertionKeys } from '../credentials/assertion-keys.js';
 import type { Handler } from '../http/request-context.js';
 
 /** The identity assertion's key endpoint (design.md §4.7); admin and CSRF guards are wired in routes.ts. */

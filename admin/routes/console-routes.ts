@@ -2,7 +2,7 @@ import { GatewayError } from '../../shared/errors.js';
 import { redirect, sendHtml } from '../../shared/http-response.js';
 import { parseAccessLogQuery } from '../access-log/access-log-filter.js';
 import type { AccessLogReads } from '../access-log/access-log-reads.js';
-import type { ApiTokens } from '../api-tokens.js';
+import type { ApiTokens } from '../credentials/api-tokens.js';
 import type { AuditLog, AuditRecord } from '../audit-log.js';
 import { CONSOLE_LOG_PAGE_SIZE } from '../console/access-log-section.js';
 import { auditPage, CONSOLE_AUDIT_PAGE_SIZE } from '../console/audit-page.js';

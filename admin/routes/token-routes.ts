@@ -1,6 +1,6 @@
 import { sendJson } from '../../shared/http-response.js';
 import { actorOf } from '../actor.js';
-import type { ApiTokens } from '../api-tokens.js';
+import type { ApiTokens } from '../credentials/api-tokens.js';
 import { readJsonBody } from '../http/request-body.js';
 import type { Handler } from '../http/request-context.js';
 

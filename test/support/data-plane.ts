@@ -10,7 +10,7 @@ import { EventEmitter, once } from 'node:events';
 import { TEST_ENV } from './test-env.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
-import { AssertionKeys } from '../../admin/assertion-keys.js';
+import { AssertionKeys } from '../../admin/credentials/assertion-keys.js';
 import { AuditLog } from '../../admin/audit-log.js';
 import { openDatabase, type Database } from '../../admin/database.js';
 import { GatewayMetrics } from '../../proxy/pipeline/gateway-metrics.js';

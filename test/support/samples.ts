@@ -1,6 +1,6 @@
 /** Sample records of each kind the gateway stores, with test defaults (not a test file itself). */
 import { randomUUID } from 'node:crypto';
-import { newSigningKey, publicHalf } from '../../admin/assertion-keys.js';
+import { newSigningKey, publicHalf } from '../../admin/credentials/assertion-keys.js';
 import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
 import { newCsrfToken, newSessionHandle } from '../../shared/secrets.js';
 import type { AccessLogEntry, Service, Session } from '../../shared/types.js';

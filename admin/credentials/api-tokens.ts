@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
-import { GatewayError } from '../shared/errors.js';
-import { isWellFormedApiTokenSecret, newApiTokenSecret } from '../shared/secrets.js';
-import type { Actor, AuditLog } from './audit-log.js';
+import { GatewayError } from '../../shared/errors.js';
+import { isWellFormedApiTokenSecret, newApiTokenSecret } from '../../shared/secrets.js';
+import type { Actor, AuditLog } from '../audit-log.js';
 import { parseTokenCreate, type TokenScope } from './token-validation.js';
 
 /** An admin API token as the API and the console show it (design.md §4.8): never its secret or hash. */

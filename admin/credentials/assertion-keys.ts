@@ -1,10 +1,10 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import type { AssertionKeySet, PublicAssertionKey, SigningAssertionKey } from '../shared/assertion-key-set.js';
-import type { EventBus } from '../shared/backends/event-bus.js';
-import type { Config } from '../shared/config.js';
-import type { Logger } from '../shared/logger.js';
-import type { Actor, AuditLog } from './audit-log.js';
+import type { AssertionKeySet, PublicAssertionKey, SigningAssertionKey } from '../../shared/assertion-key-set.js';
+import type { EventBus } from '../../shared/backends/event-bus.js';
+import type { Config } from '../../shared/config.js';
+import type { Logger } from '../../shared/logger.js';
+import type { Actor, AuditLog } from '../audit-log.js';
 
 /** Why a key was replaced: an admin asked, or it reached ASSERTION_KEY_LIFETIME. */
 export type RotationReason = 'manual' | 'lifetime';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { parseWith, requireObject } from './http/json-body-validation.js';
+import { parseWith, requireObject } from '../http/json-body-validation.js';
 
 /**
  * Validation of `POST /api/tokens` bodies (design.md §4.8). Pure: reads an already-parsed JSON value
