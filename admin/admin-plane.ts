@@ -19,7 +19,7 @@ import { exemptFromGeneralLimit } from './http/guards.js';
 import { LoginTransactions } from './oidc/login-transactions.js';
 import { RelyingParty } from './oidc/relying-party.js';
 import type { Handler } from './http/request-context.js';
-import { buildRouter } from './routes.js';
+import { buildRouter } from './routes/route-table.js';
 import type { Router } from './http/router.js';
 import { ConsoleAssets } from './console/console-assets.js';
 import { createAssertionKeyHandlers } from './routes/assertion-key-routes.js';

@@ -10,7 +10,7 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import { MAX_JSON_BODY_BYTES } from '../../admin/http/request-body.js';
-import { buildRouter, type RouteHandlers } from '../../admin/routes.js';
+import { buildRouter, type RouteHandlers } from '../../admin/routes/route-table.js';
 import { pathTemplate } from '../../admin/openapi/document.js';
 import type { ServedOrigin } from '../../admin/http/served-origin.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';

@@ -1,15 +1,15 @@
-import { BACKCHANNEL_LOGOUT_PATH, FAVICON_PATH } from '../shared/gateway-paths.js';
-import { requireAdmin, requireAdminPage, requireAdminSession, requireCsrf, requireSession } from './http/guards.js';
-import type { Handler } from './http/request-context.js';
-import type { AssertionKeyHandlers } from './routes/assertion-key-routes.js';
-import type { ConsoleHandlers } from './routes/console-routes.js';
-import type { OpenApiHandlers } from './routes/openapi-routes.js';
-import type { ServiceHandlers } from './routes/service-routes.js';
-import type { SessionPageHandlers } from './routes/session-page-routes.js';
-import type { SessionHandlers } from './routes/session-routes.js';
-import type { TokenHandlers } from './routes/token-routes.js';
-import { Router } from './http/router.js';
-import type { ServedOrigin } from './http/served-origin.js';
+import { BACKCHANNEL_LOGOUT_PATH, FAVICON_PATH } from '../../shared/gateway-paths.js';
+import { requireAdmin, requireAdminPage, requireAdminSession, requireCsrf, requireSession } from '../http/guards.js';
+import type { Handler } from '../http/request-context.js';
+import type { AssertionKeyHandlers } from './assertion-key-routes.js';
+import type { ConsoleHandlers } from './console-routes.js';
+import type { OpenApiHandlers } from './openapi-routes.js';
+import type { ServiceHandlers } from './service-routes.js';
+import type { SessionPageHandlers } from './session-page-routes.js';
+import type { SessionHandlers } from './session-routes.js';
+import type { TokenHandlers } from './token-routes.js';
+import { Router } from '../http/router.js';
+import type { ServedOrigin } from '../http/served-origin.js';
 
 /** The handler groups the admin plane serves; each comes from its own file under routes/. */
 export interface RouteHandlers {
