@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openAccessLogWriter } from '../admin/access-log/access-log-writer.js';
+import { openAccessLogWriter } from '../admin/access-log/writing/access-log-writer.js';
 import { accessLogDirOf } from '../admin/access-log/day-files.js';
 import { openDatabase } from '../admin/database.js';
 import { eventId } from '../shared/event-id.js';

@@ -19,7 +19,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AccessLogStore } from '../admin/access-log/access-log-store.js';
+import { AccessLogStore } from '../admin/access-log/writing/access-log-store.js';
 import { accessLogDirOf } from '../admin/access-log/day-files.js';
 import { openDatabase } from '../admin/database.js';
 import type { AccessLogEntry } from '../shared/types.js';

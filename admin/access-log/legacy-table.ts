@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { AccessLogEntry } from '../../shared/types.js';
-import type { AccessLogStore } from './access-log-store.js';
+import type { AccessLogStore } from './writing/access-log-store.js';
 
 /** Rows moved per step; each step is one transaction on each side. */
 const CHUNK = 5_000;

@@ -3,9 +3,9 @@ import { openBackends } from '../../shared/backends/open-backends.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { openAccessLogReads, type AccessLogReads } from '../access-log/access-log-reads.js';
-import { openAccessLogWriter, type AccessLogWriter } from '../access-log/access-log-writer.js';
+import { openAccessLogWriter, type AccessLogWriter } from '../access-log/writing/access-log-writer.js';
 import { accessLogDirOf } from '../access-log/day-files.js';
-import { diskBudgetFor } from '../access-log/disk-budget.js';
+import { diskBudgetFor } from '../access-log/writing/disk-budget.js';
 import { openDatabase, type Database } from '../database.js';
 import { closeInOrder } from '../../shared/close-in-order.js';
 

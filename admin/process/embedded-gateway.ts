@@ -12,7 +12,7 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { GatewayMetrics } from '../../proxy/pipeline/gateway-metrics.js';
 import { startProxyPlane } from '../../proxy/process/start-proxy-plane.js';
-import type { AccessLogWriter } from '../access-log/access-log-writer.js';
+import type { AccessLogWriter } from '../access-log/writing/access-log-writer.js';
 import type { Database } from '../database.js';
 import { openAdminStorage } from './admin-storage.js';
 import { startAdminPlane } from './start-admin-plane.js';

@@ -1,8 +1,8 @@
-import type { AccessLogBatch } from '../../shared/backends/access-log-batch.js';
+import type { AccessLogBatch } from '../../../shared/backends/access-log-batch.js';
 import type { StoreNotice, StoreTotals } from './access-log-store.js';
 import type { WriterRequest } from './access-log-writer-thread.js';
 import type { DiskBudget } from './disk-budget.js';
-import { WorkerCalls } from './worker-calls.js';
+import { WorkerCalls } from '../worker-calls.js';
 
 /** What the writer thread starts with. */
 export interface WriterOptions {

@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { AccessLogStore } from './access-log-store.js';
-import { DAY_MS, MINUTE_MS } from './day-files.js';
-import { compactRollups } from './rollup-compaction.js';
+import { DAY_MS, MINUTE_MS } from '../day-files.js';
+import { compactRollups } from '../rollup-compaction.js';
 
 /** Rollup rows deleted per transaction, so a store waiting behind them never waits long. */
 const RETENTION_BATCH_SIZE = 5_000;

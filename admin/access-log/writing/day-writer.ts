@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { AccessLogEntry } from '../../shared/types.js';
-import { DAY_MS, MINUTE_MS, openDayFile } from './day-files.js';
-import { addTargetColumn } from './day-schema.js';
+import type { AccessLogEntry } from '../../../shared/types.js';
+import { DAY_MS, MINUTE_MS, openDayFile } from '../day-files.js';
+import { addTargetColumn } from '../day-schema.js';
 
 /** Codes and once-seen paths a writer remembers per day before it starts over (bounds its memory). */
 const MEMORY_LIMIT = 200_000;

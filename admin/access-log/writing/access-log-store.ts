@@ -1,11 +1,11 @@
 import type { Database } from 'better-sqlite3';
-import type { AccessLogBatch } from '../../shared/backends/access-log-batch.js';
-import type { AccessLogEntry } from '../../shared/types.js';
-import { createDayFile, dayBytes, dayName, dayOf, DAY_MS, deleteDayFile, listDays } from './day-files.js';
-import { DAY_SCHEMA } from './day-schema.js';
+import type { AccessLogBatch } from '../../../shared/backends/access-log-batch.js';
+import type { AccessLogEntry } from '../../../shared/types.js';
+import { createDayFile, dayBytes, dayName, dayOf, DAY_MS, deleteDayFile, listDays } from '../day-files.js';
+import { DAY_SCHEMA } from '../day-schema.js';
 import { DayWriter, type DayGroup } from './day-writer.js';
 import { filesystemOf, headroom, type DiskBudget } from './disk-budget.js';
-import { TrafficRollups } from './traffic-rollups.js';
+import { TrafficRollups } from '../traffic-rollups.js';
 
 /** SQLite's page size in the day files (its default). */
 const PAGE_BYTES = 4096;

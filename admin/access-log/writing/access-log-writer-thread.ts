@@ -6,15 +6,15 @@
  * the main thread as notices. Not imported by the main thread.
  */
 import { workerData } from 'node:worker_threads';
-import type { AccessLogEntry } from '../../shared/types.js';
-import { openDatabase } from '../database.js';
+import type { AccessLogEntry } from '../../../shared/types.js';
+import { openDatabase } from '../../database.js';
 import { AccessLogStore } from './access-log-store.js';
 import type { WriterNotice, WriterOptions, WriterTotals } from './access-log-writer.js';
-import { moveLegacyRecords } from './legacy-table.js';
-import { OtlpLogExporter } from './otlp-export.js';
+import { moveLegacyRecords } from '../legacy-table.js';
+import { OtlpLogExporter } from '../otlp-export.js';
 import { startMaintenance } from './retention.js';
-import { serviceNames } from './service-names.js';
-import { serveCalls } from './worker-calls.js';
+import { serviceNames } from '../service-names.js';
+import { serveCalls } from '../worker-calls.js';
 
 /**
  * This thread's page cache of the gateway database, in KiB (`PRAGMA cache_size` takes a negative
