@@ -9,7 +9,7 @@ import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limit
 import { rateLimitKey } from '../shared/client-ip.js';
 import type { SessionStore } from '../shared/backends/session-store.js';
 import type { SessionGate } from '../shared/session-gate.js';
-import type { AccessLogReads } from './access-log/access-log-reads.js';
+import type { AccessLogReads } from './access-log/reading/access-log-reads.js';
 import { ApiTokens } from './credentials/api-tokens.js';
 import { AssertionKeys } from './credentials/assertion-keys.js';
 import { AuditLog } from './audit-log.js';

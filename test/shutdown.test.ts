@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { AccessLogReader } from '../admin/access-log/access-log-reader.js';
+import { AccessLogReader } from '../admin/access-log/reading/access-log-reader.js';
 import { accessLogDirOf } from '../admin/access-log/day-files.js';
 import { AuditLog } from '../admin/audit-log.js';
 import { openDatabase } from '../admin/database.js';

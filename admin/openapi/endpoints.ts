@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { ErrorCode } from '../../shared/errors.js';
-import { FILTER_PARAMETER_SCHEMAS } from '../access-log/access-log-filter.js';
+import { FILTER_PARAMETER_SCHEMAS } from '../access-log/reading/access-log-filter.js';
 import { PAGE_PARAMETERS } from '../http/pagination.js';
 import { TRAFFIC_PARAMETERS } from '../routes/dashboard-routes.js';
 import { READ_ONLY, SERVICE_BODY_SCHEMAS } from '../registry/service-validation.js';

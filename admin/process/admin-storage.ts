@@ -2,7 +2,7 @@ import type { Backends } from '../../shared/backends/backends.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { openAccessLogReads, type AccessLogReads } from '../access-log/access-log-reads.js';
+import { openAccessLogReads, type AccessLogReads } from '../access-log/reading/access-log-reads.js';
 import { openAccessLogWriter, type AccessLogWriter } from '../access-log/writing/access-log-writer.js';
 import { accessLogDirOf } from '../access-log/day-files.js';
 import { diskBudgetFor } from '../access-log/writing/disk-budget.js';

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../shared/errors.js';
 import { redirect, sendHtml } from '../../shared/http-response.js';
-import { parseAccessLogQuery } from '../access-log/access-log-filter.js';
-import type { AccessLogReads } from '../access-log/access-log-reads.js';
+import { parseAccessLogQuery } from '../access-log/reading/access-log-filter.js';
+import type { AccessLogReads } from '../access-log/reading/access-log-reads.js';
 import type { ApiTokens } from '../credentials/api-tokens.js';
 import type { AuditLog, AuditRecord } from '../audit-log.js';
 import { CONSOLE_LOG_PAGE_SIZE } from '../console/access-log-section.js';

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../shared/errors.js';
 import { sendJson } from '../../shared/http-response.js';
-import { parseAccessLogQuery } from '../access-log/access-log-filter.js';
-import type { AccessLogReads } from '../access-log/access-log-reads.js';
+import { parseAccessLogQuery } from '../access-log/reading/access-log-filter.js';
+import type { AccessLogReads } from '../access-log/reading/access-log-reads.js';
 import { actorOf } from '../actor.js';
 import { parseIfMatch } from '../http/preconditions.js';
 import { MAX_REGISTRY_DOCUMENT_BYTES, readJsonBody } from '../http/request-body.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
-import { AccessLogReader } from '../../admin/access-log/access-log-reader.js';
+import { AccessLogReader } from '../../admin/access-log/reading/access-log-reader.js';
 import { accessLogDirOf, dayBytes, listDays } from '../../admin/access-log/day-files.js';
 import { batchOf } from '../../shared/backends/access-log-batch.js';
 import { parseByteSize } from '../../shared/byte-size.js';

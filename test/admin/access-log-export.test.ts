@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { request } from 'undici';
-import { AccessLogReader } from '../../admin/access-log/access-log-reader.js';
+import { AccessLogReader } from '../../admin/access-log/reading/access-log-reader.js';
 import { accessLogDirOf } from '../../admin/access-log/day-files.js';
 import { apiClient } from '../support/api-client.js';
 import { eventually } from '../support/eventually.js';

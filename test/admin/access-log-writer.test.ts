@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, test } from 'node:test';
-import { AccessLogReader, type AccessLogRecord } from '../../admin/access-log/access-log-reader.js';
+import { AccessLogReader, type AccessLogRecord } from '../../admin/access-log/reading/access-log-reader.js';
 import type { StoreNotice } from '../../admin/access-log/writing/access-log-store.js';
 import { openAccessLogWriter, type AccessLogWriter } from '../../admin/access-log/writing/access-log-writer.js';
 import { accessLogDirOf } from '../../admin/access-log/day-files.js';

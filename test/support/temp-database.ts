@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AccessLogReader } from '../../admin/access-log/access-log-reader.js';
+import { AccessLogReader } from '../../admin/access-log/reading/access-log-reader.js';
 import { AccessLogStore, type AccessLogStoreOptions } from '../../admin/access-log/writing/access-log-store.js';
 import { accessLogDirOf } from '../../admin/access-log/day-files.js';
 import { openDatabase, type Database } from '../../admin/database.js';

@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { AccessLogFilter } from './access-log-filter.js';
-import { DAY_MS, listDays, MINUTE_MS, openDayFile } from './day-files.js';
-import { DAY_ID_FACTOR, hasTargetColumn } from './day-schema.js';
+import { DAY_MS, listDays, MINUTE_MS, openDayFile } from '../day-files.js';
+import { DAY_ID_FACTOR, hasTargetColumn } from '../day-schema.js';
 
 /** An access-log record as the API shows it (interface.md §2.2); `user_id` is null for anonymous requests. */
 export interface AccessLogRecord {

@@ -1,7 +1,7 @@
 import type { AccessLogFilter } from './access-log-filter.js';
 import type { AccessLogPage } from './access-log-reader.js';
 import type { ReaderRequest } from './access-log-reader-thread.js';
-import { WorkerCalls } from './worker-calls.js';
+import { WorkerCalls } from '../worker-calls.js';
 
 /**
  * The access log's pages for the API and the console, read by a worker thread

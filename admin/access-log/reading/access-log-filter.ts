@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { atMostChars } from '../http/char-length.js';
-import { readPage, type Page } from '../http/pagination.js';
-import { rejectWrongParameters, type QueryFields } from '../http/query-errors.js';
+import { atMostChars } from '../../http/char-length.js';
+import { readPage, type Page } from '../../http/pagination.js';
+import { rejectWrongParameters, type QueryFields } from '../../http/query-errors.js';
 
 /** Filters of a service's access log (`GET /api/services/:id/logs` query parameters). */
 export interface AccessLogFilter {
