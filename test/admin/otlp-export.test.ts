@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { afterEach, describe, it, test } from 'node:test';
-import { OtlpLogExporter, type OtlpLogExporterOptions } from '../../admin/access-log/otlp-export.js';
+import { OtlpLogExporter, type OtlpLogExporterOptions } from '../../admin/access-log/otlp/otlp-export.js';
 import { eventId } from '../../shared/event-id.js';
 import { otlpLogsUrl, parseOtlpHeaders } from '../../shared/otlp-headers.js';
 import type { AccessLogEntry } from '../../shared/types.js';

@@ -11,7 +11,7 @@ import { openDatabase } from '../../database.js';
 import { AccessLogStore } from './access-log-store.js';
 import type { WriterNotice, WriterOptions, WriterTotals } from './access-log-writer.js';
 import { moveLegacyRecords } from '../legacy-table.js';
-import { OtlpLogExporter } from '../otlp-export.js';
+import { OtlpLogExporter } from '../otlp/otlp-export.js';
 import { startMaintenance } from './retention.js';
 import { serviceNames } from '../service-names.js';
 import { serveCalls } from '../worker-calls.js';

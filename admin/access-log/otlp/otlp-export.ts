@@ -9,8 +9,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { JsonLogsSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { Client } from 'undici';
-import { ACCESS_LOG_CLOSE_TIMEOUT_MS } from '../../shared/backends/batching-access-log-sink.js';
-import type { AccessLogEntry } from '../../shared/types.js';
+import { ACCESS_LOG_CLOSE_TIMEOUT_MS } from '../../../shared/backends/batching-access-log-sink.js';
+import type { AccessLogEntry } from '../../../shared/types.js';
 import { toOtlpLogRecord } from './otlp-log-record.js';
 
 /** How the exporter tells the operator about its state changes: pino's (fields, message) with the level first. */

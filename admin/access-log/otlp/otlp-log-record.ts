@@ -8,7 +8,7 @@ import { SeverityNumber, type LogAttributes } from '@opentelemetry/api-logs';
 import { millisToHrTime } from '@opentelemetry/core';
 import type { JsonLogsSerializer } from '@opentelemetry/otlp-transformer';
 import type { Resource } from '@opentelemetry/resources';
-import type { AccessLogEntry } from '../../shared/types.js';
+import type { AccessLogEntry } from '../../../shared/types.js';
 
 /**
  * What `JsonLogsSerializer.serializeRequest` takes one of: sdk-logs' `ReadableLogRecord`, named
