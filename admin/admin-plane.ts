@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Config } from '../shared/config.js';
+import type { Config } from '../shared/config/config.js';
 import { readCookie } from '../shared/cookies.js';
 import { GatewayError } from '../shared/errors.js';
 import type { EventBus } from '../shared/backends/event-bus.js';

@@ -15,7 +15,7 @@ import { AuditLog } from '../admin/audit-log.js';
 import { openDatabase } from '../admin/database.js';
 import { ServiceRegistry } from '../admin/registry/service-registry.js';
 import { MemoryEventBus } from '../shared/backends/embedded/memory-event-bus.js';
-import { loadConfig } from '../shared/config.js';
+import { loadConfig } from '../shared/config/config.js';
 import { fillAccessLog, type FillResult } from './access-log-fill.js';
 import { startGatewayStack, type GatewayStack } from './gateway-stack.js';
 import { createSessionCookie } from './seed.js';

@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import { request } from 'undici';
-import { loadConfig } from '../shared/config.js';
+import { loadConfig } from '../shared/config/config.js';
 import { createLogger } from '../shared/logger.js';
 import { openBackends } from '../shared/backends/open-backends.js';
 import { startRedis, type RedisServer } from '../test/support/redis.js';

@@ -1,4 +1,4 @@
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { ExpiringCache } from './expiring-cache.js';
 import type { Logger } from './logger.js';
 import type { SessionStore } from './backends/session-store.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { ConfigError, loadConfig, VARIABLES } from '../shared/config.js';
+import { ConfigError, loadConfig, VARIABLES } from '../shared/config/config.js';
 
 const MAIN = new URL('../admin/process/embedded-main.js', import.meta.url).pathname;
 

@@ -1,5 +1,5 @@
 import * as client from 'openid-client';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { LoginTransaction } from './login-transactions.js';

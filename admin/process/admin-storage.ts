@@ -1,6 +1,6 @@
 import type { Backends } from '../../shared/backends/backends.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { openAccessLogReads, type AccessLogReads } from '../access-log/reading/access-log-reads.js';
 import { openAccessLogWriter, type AccessLogWriter } from '../access-log/writing/access-log-writer.js';

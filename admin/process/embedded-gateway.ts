@@ -8,7 +8,7 @@
 import { logAccessLogTotals } from '../../shared/backends/access-log-sink.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { GatewayMetrics } from '../../proxy/pipeline/gateway-metrics.js';
 import { startProxyPlane } from '../../proxy/process/start-proxy-plane.js';

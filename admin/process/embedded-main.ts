@@ -1,7 +1,7 @@
 import { startGateway } from './embedded-gateway.js';
 import { stopOnSignals } from '../../shared/graceful-stop.js';
 import { createLogger } from '../../shared/logger.js';
-import { readProcessConfig } from '../../shared/process-config.js';
+import { readProcessConfig } from '../../shared/config/process-config.js';
 
 /**
  * `npm start`: the embedded gateway. Exits 1 with one line per bad variable on a configuration

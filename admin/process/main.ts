@@ -1,6 +1,6 @@
 import { stopOnSignals } from '../../shared/graceful-stop.js';
 import { createLogger } from '../../shared/logger.js';
-import { readProcessConfig } from '../../shared/process-config.js';
+import { readProcessConfig } from '../../shared/config/process-config.js';
 import { openAdminStorage } from './admin-storage.js';
 import { startAdminPlane } from './start-admin-plane.js';
 

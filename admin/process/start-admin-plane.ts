@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { clientIpResolver } from '../../shared/client-ip.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import { createGatewayServer, drain, listen } from '../../shared/http-server.js';
 import { internalEndpoints } from '../../shared/internal-endpoints.js';
 import type { Logger } from '../../shared/logger.js';

@@ -1,5 +1,5 @@
 import { rateLimitKey } from '../../shared/client-ip.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import { readCookie } from '../../shared/cookies.js';
 import { GatewayError } from '../../shared/errors.js';
 import { redirect, sendHtml, sendJson } from '../../shared/http-response.js';

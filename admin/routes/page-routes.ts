@@ -1,4 +1,4 @@
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import type { Service, SessionUser } from '../../shared/types.js';
 import { compileAccessPolicy, type CompiledAccessPolicy } from '../../shared/access-policy.js';
 import { redirect, sendHtml } from '../../shared/http-response.js';

@@ -1,6 +1,6 @@
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import { OutageLog } from '../../shared/backends/redis/outage-log.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import { userFromClaims } from '../../shared/identity-claims.js';
 import type { Logger } from '../../shared/logger.js';
 import type { TokenCipher } from '../../shared/token-encryption.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { jwtVerify, type JWTPayload } from 'jose';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import { GatewayError } from '../../shared/errors.js';
 import { userFromClaims } from '../../shared/identity-claims.js';
 import type { Logger } from '../../shared/logger.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { UpstreamForwarder, type AdminProcessTarget } from './upstream-forwarder.js';
 import { readInboundHeaders } from '../headers/inbound-headers.js';

@@ -4,7 +4,7 @@ import type { AccessLogSink } from '../../shared/backends/access-log-sink.js';
 import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
 import { readCookie } from '../../shared/cookies.js';
 import { rateLimitKey } from '../../shared/client-ip.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
 import { FAVICON_PATH, isGatewayPath, JWKS_PATH } from '../../shared/gateway-paths.js';

@@ -1,5 +1,5 @@
 import { AggregatorRegistry } from 'prom-client';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import { stopOnSignals } from '../../shared/graceful-stop.js';
 import { createLogger } from '../../shared/logger.js';
 import { startProxyWorker, type ProxyWorker } from './proxy-worker.js';

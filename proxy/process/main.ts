@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import { readProcessConfig } from '../../shared/process-config.js';
+import { readProcessConfig } from '../../shared/config/process-config.js';
 
 /**
  * `npm run start:proxy`: the data plane alone (split mode, design.md §2). Needs REDIS_URL. With

@@ -1,5 +1,5 @@
 import { AggregatorRegistry, Counter, Registry } from 'prom-client';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import { STOP_DEADLINE_MS, stopOnSignals } from '../../shared/graceful-stop.js';
 import { drain, listen } from '../../shared/http-server.js';
 import { createInternalServer } from '../../shared/internal-endpoints.js';

@@ -1,4 +1,4 @@
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/config.js';
 import { stopOnSignals } from '../../shared/graceful-stop.js';
 import { drain, listen } from '../../shared/http-server.js';
 import { createInternalServer } from '../../shared/internal-endpoints.js';

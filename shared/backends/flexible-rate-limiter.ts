@@ -1,5 +1,5 @@
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { RateLimit } from '../durations.js';
+import type { RateLimit } from '../config/durations.js';
 import type { RateLimitDecision, RateLimiter } from './rate-limiter.js';
 
 const UNLIMITED: RateLimitDecision = { allowed: true, limit: 0, remaining: 0, resetMs: 0 };

@@ -1,5 +1,5 @@
 import type { Backends, SqliteStorage } from './backends.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { openEmbeddedBackends } from './embedded/embedded-backends.js';
 import type { Logger } from '../logger.js';
 import { openRedisBackends } from './redis/redis-backends.js';

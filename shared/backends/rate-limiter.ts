@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors.js';
-import type { RateLimit } from '../durations.js';
+import type { RateLimit } from '../config/durations.js';
 
 /** The outcome of counting one request against a limit. */
 export interface RateLimitDecision {

@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { AccessLogReader } from '../../admin/access-log/reading/access-log-reader.js';
 import { accessLogDirOf, dayBytes, listDays } from '../../admin/access-log/day-files.js';
 import { batchOf } from '../../shared/backends/access-log-batch.js';
-import { parseByteSize } from '../../shared/byte-size.js';
+import { parseByteSize } from '../../shared/config/byte-size.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { apiClient, createService } from '../support/api-client.js';
 import { eventually } from '../support/eventually.js';

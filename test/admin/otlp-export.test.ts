@@ -11,7 +11,7 @@ import { createServer as createTcpServer, type Server as TcpServer } from 'node:
 import { afterEach, describe, it, test } from 'node:test';
 import { OtlpLogExporter, type OtlpLogExporterOptions } from '../../admin/access-log/otlp/otlp-export.js';
 import { eventId } from '../../shared/event-id.js';
-import { otlpLogsUrl, parseOtlpHeaders } from '../../shared/otlp-headers.js';
+import { otlpLogsUrl, parseOtlpHeaders } from '../../shared/config/otlp-headers.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { closeServer, listen } from '../support/listen.js';
 import { OtlpReceiver } from '../support/otlp-receiver.js';

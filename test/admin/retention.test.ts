@@ -14,7 +14,7 @@ import { AccessLogStore, type AccessLogStoreOptions, type StoreNotice } from '..
 import { dayName, dayOf, listDays } from '../../admin/access-log/day-files.js';
 import { filesystemOf } from '../../admin/access-log/writing/disk-budget.js';
 import { pruneRollups, ROLLUP_RETENTION_DAYS } from '../../admin/access-log/writing/retention.js';
-import { ConfigError, loadConfig } from '../../shared/config.js';
+import { ConfigError, loadConfig } from '../../shared/config/config.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { tempDatabase, type TempDatabase } from '../support/temp-database.js';
 

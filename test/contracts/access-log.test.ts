@@ -11,7 +11,7 @@ import { RedisConnections } from '../../shared/backends/redis/redis-connections.
 import { eventually } from '../support/eventually.js';
 import { redisForFile } from '../support/redis.js';
 import { redisClusterForFile } from '../support/redis-cluster.js';
-import type { RedisTarget } from '../../shared/redis-target.js';
+import type { RedisTarget } from '../../shared/config/redis-target.js';
 import { sampleEntry } from '../support/samples.js';
 import { tempDatabase } from '../support/temp-database.js';
 import { closeTracked, track } from '../support/tracked.js';

@@ -4,7 +4,7 @@ import { RedisConnections } from '../../shared/backends/redis/redis-connections.
 import { RedisEventBus } from '../../shared/backends/redis/redis-event-bus.js';
 import { redisForFile } from '../support/redis.js';
 import { redisClusterForFile } from '../support/redis-cluster.js';
-import type { RedisTarget } from '../../shared/redis-target.js';
+import type { RedisTarget } from '../../shared/config/redis-target.js';
 import { closeTracked, track } from '../support/tracked.js';
 import { eventBusContract } from './event-bus.contract.js';
 

@@ -1,7 +1,7 @@
 /** The RateLimiter contract (shared/backends/rate-limiter.ts), run against every implementation. Not a test file. */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { RateLimit } from '../../shared/durations.js';
+import type { RateLimit } from '../../shared/config/durations.js';
 import type { RateLimiter } from '../../shared/backends/rate-limiter.js';
 import { SUITE } from '../support/redis.js';
 

@@ -5,8 +5,8 @@ import { RATE_LIMIT_PREFIX } from '../../shared/backends/redis/redis-keys.js';
 import { RedisRateLimiter } from '../../shared/backends/redis/redis-rate-limiter.js';
 import { redisForFile } from '../support/redis.js';
 import { redisClusterForFile } from '../support/redis-cluster.js';
-import type { RedisTarget } from '../../shared/redis-target.js';
-import type { RateLimit } from '../../shared/durations.js';
+import type { RedisTarget } from '../../shared/config/redis-target.js';
+import type { RateLimit } from '../../shared/config/durations.js';
 import { closeTracked, track } from '../support/tracked.js';
 import { rateLimiterContract } from './rate-limiter.contract.js';
 

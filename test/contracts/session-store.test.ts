@@ -4,7 +4,7 @@ import { RedisConnections } from '../../shared/backends/redis/redis-connections.
 import { RedisSessionStore } from '../../shared/backends/redis/redis-session-store.js';
 import { redisForFile } from '../support/redis.js';
 import { redisClusterForFile } from '../support/redis-cluster.js';
-import type { RedisTarget } from '../../shared/redis-target.js';
+import type { RedisTarget } from '../../shared/config/redis-target.js';
 import { tempDatabase } from '../support/temp-database.js';
 import { closeTracked, track } from '../support/tracked.js';
 import { sessionStoreContract, type SessionStoreOptions } from './session-store.contract.js';

@@ -12,7 +12,7 @@ import { RedisConnections } from '../../shared/backends/redis/redis-connections.
 import { RedisUnavailableError } from '../../shared/backends/redis/redis-errors.js';
 import { RedisEventBus } from '../../shared/backends/redis/redis-event-bus.js';
 import { TARGET_HEALTH_CHANNEL } from '../../shared/backends/redis/redis-keys.js';
-import type { RedisTarget } from '../../shared/redis-target.js';
+import type { RedisTarget } from '../../shared/config/redis-target.js';
 import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/free-port.js';
 import { redisForFile, SUITE } from '../support/redis.js';

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import type { Backends } from '../../shared/backends/backends.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
-import { loadConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { createService } from '../support/api-client.js';
 import { eventually } from '../support/eventually.js';

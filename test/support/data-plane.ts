@@ -18,7 +18,7 @@ import { startProxyPlane } from '../../proxy/process/start-proxy-plane.js';
 import type { UpgradeHandler } from '../../proxy/pipeline/upgrade.js';
 import { recordsOf, type AccessLogBatch } from '../../shared/backends/access-log-batch.js';
 import { openEmbeddedBackends } from '../../shared/backends/embedded/embedded-backends.js';
-import { loadConfig, type Config } from '../../shared/config.js';
+import { loadConfig, type Config } from '../../shared/config/config.js';
 import { createLogger } from '../../shared/logger.js';
 import type { AccessLogEntry, Service, SessionUser } from '../../shared/types.js';
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { startGateway, type Gateway } from '../../admin/process/embedded-gateway.js';
 import { createLogger } from '../../shared/logger.js';
 import { freePort } from './free-port.js';

@@ -5,7 +5,7 @@
  */
 import { createAdminHandoff } from '../../proxy/forward/admin-handoff.js';
 import { clientIpResolver } from '../../shared/client-ip.js';
-import { loadConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { createLogger } from '../../shared/logger.js';
 import type { Service } from '../../shared/types.js';
 import type { Upstream } from './upstream.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, beforeEach } from 'node:test';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import type { RedisTarget } from '../../shared/redis-target.js';
+import type { RedisTarget } from '../../shared/config/redis-target.js';
 import { eventually } from './eventually.js';
 import { startRedis, type RedisServer } from './redis.js';
 import { closeTracked } from './tracked.js';

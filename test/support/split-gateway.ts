@@ -3,7 +3,7 @@ import { createService } from './api-client.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
 import type { SessionUser } from '../../shared/types.js';

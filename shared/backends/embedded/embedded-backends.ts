@@ -1,7 +1,7 @@
 import type { Backends, SqliteStorage } from '../backends.js';
 import { batchOf } from '../access-log-batch.js';
 import { BatchingAccessLogSink, type BatchingOptions } from '../batching-access-log-sink.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import type { Logger } from '../../logger.js';
 import { MemoryEventBus } from './memory-event-bus.js';
 import { MemoryRateLimiter } from './memory-rate-limiter.js';

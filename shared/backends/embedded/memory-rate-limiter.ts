@@ -1,5 +1,5 @@
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import type { RateLimit } from '../../durations.js';
+import type { RateLimit } from '../../config/durations.js';
 import { FlexibleRateLimiter } from '../flexible-rate-limiter.js';
 
 /** Embedded rate limiter: `RateLimiterMemory` from rate-limiter-flexible, one counter per key, per process. */

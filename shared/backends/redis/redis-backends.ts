@@ -1,6 +1,6 @@
 import type { StoreAccessLogs } from '../access-log-batch.js';
 import type { Backends } from '../backends.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import type { Logger } from '../../logger.js';
 import { AccessLogStreamConsumer, type AccessLogStreamConsumerOptions } from './access-log-stream-consumer.js';
 import { RedisAccessLogSink, type RedisAccessLogSinkOptions } from './redis-access-log-sink.js';

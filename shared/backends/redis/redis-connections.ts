@@ -1,5 +1,5 @@
 import { Cluster, type RedisOptions } from 'ioredis';
-import { urlTarget, type RedisTarget } from '../../redis-target.js';
+import { urlTarget, type RedisTarget } from '../../config/redis-target.js';
 import { openRedisClient, type RedisClient } from './redis-client-options.js';
 import { createLogger, type Logger } from '../../logger.js';
 import { ChannelSubscriptions } from './channel-subscriptions.js';

@@ -1,5 +1,5 @@
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
-import type { RateLimit } from '../../durations.js';
+import type { RateLimit } from '../../config/durations.js';
 import { FlexibleRateLimiter } from '../flexible-rate-limiter.js';
 import { createLogger, type Logger } from '../../logger.js';
 import { describeError } from './redis-errors.js';
