@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../shared/config/config.js';
-import { readCookie } from '../shared/cookies.js';
+import { readCookie } from '../shared/http/cookies.js';
 import { GatewayError } from '../shared/errors.js';
 import type { EventBus } from '../shared/backends/event-bus.js';
-import { sendError } from '../shared/http-response.js';
+import { sendError } from '../shared/http/http-response.js';
 import type { Logger } from '../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limiter.js';
-import { rateLimitKey } from '../shared/client-ip.js';
+import { rateLimitKey } from '../shared/http/client-ip.js';
 import type { SessionStore } from '../shared/backends/session-store.js';
 import type { SessionGate } from '../shared/session-gate.js';
 import type { AccessLogReads } from './access-log/reading/access-log-reads.js';

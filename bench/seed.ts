@@ -10,7 +10,7 @@ import { openDatabase } from '../admin/database.js';
 import { openAdminStorage } from '../admin/process/admin-storage.js';
 import { ServiceRegistry } from '../admin/registry/service-registry.js';
 import type { Config } from '../shared/config/config.js';
-import { gatewayCookieNames } from '../shared/cookies.js';
+import { gatewayCookieNames } from '../shared/http/cookies.js';
 import { MemoryEventBus } from '../shared/backends/embedded/memory-event-bus.js';
 import { createLogger } from '../shared/logger.js';
 import { openBackends } from '../shared/backends/open-backends.js';

@@ -3,8 +3,8 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { request } from 'undici';
-import { clientIpResolver, rateLimitKey } from '../shared/client-ip.js';
-import { TrustedProxies } from '../shared/trusted-proxies.js';
+import { clientIpResolver, rateLimitKey } from '../shared/http/client-ip.js';
+import { TrustedProxies } from '../shared/http/trusted-proxies.js';
 
 /** Runs one real request through a server that reports what the resolver says. */
 async function resolvedIp(trustProxy: string[], headers: Record<string, string>): Promise<string> {

@@ -1,5 +1,5 @@
 import { serialize, type SerializeOptions } from 'cookie';
-import { gatewayCookieNames, type GatewayCookieNames } from '../../shared/cookies.js';
+import { gatewayCookieNames, type GatewayCookieNames } from '../../shared/http/cookies.js';
 import { LOGIN_TRANSACTION_TTL_MS } from '../oidc/login-transactions.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);

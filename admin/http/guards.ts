@@ -1,7 +1,7 @@
 import { constantTimeEqual } from '../../shared/secrets.js';
 import { GatewayError } from '../../shared/errors.js';
-import { BACKCHANNEL_LOGOUT_PATH, FAVICON_PATH } from '../../shared/gateway-paths.js';
-import { redirect, sendHtml } from '../../shared/http-response.js';
+import { BACKCHANNEL_LOGOUT_PATH, FAVICON_PATH } from '../../shared/http/gateway-paths.js';
+import { redirect, sendHtml } from '../../shared/http/http-response.js';
 import { forbiddenPage } from '../console/error-pages.js';
 import type { Session } from '../../shared/types.js';
 import { ASSET_PREFIX } from '../console/console-assets.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../../shared/config/config.js';
 import type { Session } from '../../shared/types.js';
-import { PUBLIC_HANDOFF_HEADER } from '../../shared/gateway-paths.js';
+import { PUBLIC_HANDOFF_HEADER } from '../../shared/http/gateway-paths.js';
 import { GatewayCookies } from './gateway-cookies.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../../shared/errors.js';
-import { acceptsHtml, redirect } from '../../shared/http-response.js';
+import { acceptsHtml, redirect } from '../../shared/http/http-response.js';
 import type { ServedOrigin } from './served-origin.js';
 
 /** Path prefixes of the console and the admin API, served only where `servesConsole` holds. */

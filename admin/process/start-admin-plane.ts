@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import { clientIpResolver } from '../../shared/client-ip.js';
+import { clientIpResolver } from '../../shared/http/client-ip.js';
 import type { Config } from '../../shared/config/config.js';
-import { createGatewayServer, drain, listen } from '../../shared/http-server.js';
-import { internalEndpoints } from '../../shared/internal-endpoints.js';
+import { createGatewayServer, drain, listen } from '../../shared/http/http-server.js';
+import { internalEndpoints } from '../../shared/http/internal-endpoints.js';
 import type { Logger } from '../../shared/logger.js';
 import { processMetricsRegistry } from '../../shared/process-metrics.js';
-import { HANDED_OFF_HEADER_FIELDS, MAX_HEADER_FIELDS } from '../../shared/request-head.js';
-import { TrustedProxies } from '../../shared/trusted-proxies.js';
+import { HANDED_OFF_HEADER_FIELDS, MAX_HEADER_FIELDS } from '../../shared/http/request-head.js';
+import { TrustedProxies } from '../../shared/http/trusted-proxies.js';
 import { createAdminPlane } from '../admin-plane.js';
 import { registerAccessLogMetrics } from '../access-log/access-log-metrics.js';
 import type { AdminStorage } from './admin-storage.js';

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { GatewayError } from '../../shared/errors.js';
-import { GATEWAY_PREFIXES, isGatewayPath } from '../../shared/gateway-paths.js';
+import { GATEWAY_PREFIXES, isGatewayPath } from '../../shared/http/gateway-paths.js';
 import { DEFAULT_HEALTH_CHECK, DEFAULT_LOAD_BALANCING, DEFAULT_OUTLIER_DETECTION, DEFAULT_RETRIES, DEFAULT_WEIGHT } from '../../shared/target-pool-settings.js';
 import type { AccessPolicy, HealthCheck, LoadBalancing, OutlierDetection, ServiceTarget } from '../../shared/types.js';
 import { STATUS_CLASSES } from '../access-log/traffic-rollups.js';

@@ -1,4 +1,4 @@
-import { sendJson } from '../../shared/http-response.js';
+import { sendJson } from '../../shared/http/http-response.js';
 import { actorOf } from '../actor.js';
 import type { AssertionKeys } from '../credentials/assertion-keys.js';
 import type { Handler } from '../http/request-context.js';

@@ -1,8 +1,8 @@
-import { rateLimitKey } from '../../shared/client-ip.js';
+import { rateLimitKey } from '../../shared/http/client-ip.js';
 import type { Config } from '../../shared/config/config.js';
-import { readCookie } from '../../shared/cookies.js';
+import { readCookie } from '../../shared/http/cookies.js';
 import { GatewayError } from '../../shared/errors.js';
-import { redirect, sendHtml, sendJson } from '../../shared/http-response.js';
+import { redirect, sendHtml, sendJson } from '../../shared/http/http-response.js';
 import type { Logger } from '../../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../../shared/backends/rate-limiter.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';

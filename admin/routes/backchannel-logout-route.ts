@@ -2,7 +2,7 @@ import type { ReplayGuard } from '../../shared/backends/replay-guard.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import type { Config } from '../../shared/config/config.js';
 import { GatewayError } from '../../shared/errors.js';
-import { sendJson } from '../../shared/http-response.js';
+import { sendJson } from '../../shared/http/http-response.js';
 import type { IssuerKeys } from '../../shared/issuer-keys.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Session } from '../../shared/types.js';

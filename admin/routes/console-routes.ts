@@ -1,5 +1,5 @@
 import { GatewayError } from '../../shared/errors.js';
-import { redirect, sendHtml } from '../../shared/http-response.js';
+import { redirect, sendHtml } from '../../shared/http/http-response.js';
 import { parseAccessLogQuery } from '../access-log/reading/access-log-filter.js';
 import type { AccessLogReads } from '../access-log/reading/access-log-reads.js';
 import type { ApiTokens } from '../credentials/api-tokens.js';

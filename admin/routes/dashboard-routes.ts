@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { sendJson } from '../../shared/http-response.js';
+import { sendJson } from '../../shared/http/http-response.js';
 import type { AuditLog } from '../audit-log.js';
 import { parsePagination } from '../http/pagination.js';
 import { rejectWrongParameters, type QueryFields } from '../http/query-errors.js';

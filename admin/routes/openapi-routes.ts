@@ -1,4 +1,4 @@
-import { sendJson } from '../../shared/http-response.js';
+import { sendJson } from '../../shared/http/http-response.js';
 import { buildOpenApiDocument, type OpenApiDocument } from '../openapi/document.js';
 import type { Handler } from '../http/request-context.js';
 import type { ServedOrigin } from '../http/served-origin.js';

@@ -1,4 +1,4 @@
-import { BACKCHANNEL_LOGOUT_PATH, FAVICON_PATH } from '../../shared/gateway-paths.js';
+import { BACKCHANNEL_LOGOUT_PATH, FAVICON_PATH } from '../../shared/http/gateway-paths.js';
 import { requireAdmin, requireAdminPage, requireAdminSession, requireCsrf, requireSession } from '../http/guards.js';
 import type { Handler } from '../http/request-context.js';
 import type { AssertionKeyHandlers } from './assertion-key-routes.js';

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import { GatewayError } from '../../shared/errors.js';
-import { acceptsHtml, redirect, sendHtml } from '../../shared/http-response.js';
+import { acceptsHtml, redirect, sendHtml } from '../../shared/http/http-response.js';
 import { ownSession, ownSessionsPage } from '../../shared/pages/own-sessions-page.js';
 import { constantTimeEqual } from '../../shared/secrets.js';
 import type { Session } from '../../shared/types.js';

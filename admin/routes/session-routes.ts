@@ -1,5 +1,5 @@
 import { GatewayError } from '../../shared/errors.js';
-import { sendJson } from '../../shared/http-response.js';
+import { sendJson } from '../../shared/http/http-response.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import { actorOf } from '../actor.js';
 import { readPage } from '../http/pagination.js';

@@ -1,4 +1,4 @@
-import { sendJson } from '../../shared/http-response.js';
+import { sendJson } from '../../shared/http/http-response.js';
 import { actorOf } from '../actor.js';
 import type { ApiTokens } from '../credentials/api-tokens.js';
 import { readJsonBody } from '../http/request-body.js';

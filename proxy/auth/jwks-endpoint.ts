@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
 import { GatewayError } from '../../shared/errors.js';
-import { sendError } from '../../shared/http-response.js';
+import { sendError } from '../../shared/http/http-response.js';
 
 /** The share of ASSERTION_TTL a verifier (or a cache between) may keep the key set, as `max-age`. */
 const MAX_AGE_SHARE_OF_TTL = 5;

@@ -1,4 +1,4 @@
-import { gatewayCookieNames, readCookie } from '../../shared/cookies.js';
+import { gatewayCookieNames, readCookie } from '../../shared/http/cookies.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { SessionGate } from '../../shared/session-gate.js';

@@ -2,7 +2,7 @@ import { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { Duplex } from 'node:stream';
 import { errors, Pool, type Dispatcher } from 'undici';
 import { GatewayError } from '../../shared/errors.js';
-import { sendError } from '../../shared/http-response.js';
+import { sendError } from '../../shared/http/http-response.js';
 import type { Logger } from '../../shared/logger.js';
 import { mapResponseHeaders } from '../headers/response-headers.js';
 import type { AccessRecord } from '../pipeline/access-record.js';

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { TrustedProxies } from '../../shared/trusted-proxies.js';
-import { unmapIpv4 } from '../../shared/client-ip.js';
-import { GATEWAY_COOKIE_NAMES } from '../../shared/cookies.js';
-import { PUBLIC_HANDOFF_HEADER } from '../../shared/gateway-paths.js';
+import type { TrustedProxies } from '../../shared/http/trusted-proxies.js';
+import { unmapIpv4 } from '../../shared/http/client-ip.js';
+import { GATEWAY_COOKIE_NAMES } from '../../shared/http/cookies.js';
+import { PUBLIC_HANDOFF_HEADER } from '../../shared/http/gateway-paths.js';
 import type { SessionUser } from '../../shared/types.js';
 import { bearerCredentials } from '../auth/bearer-token.js';
 import { API_TOKEN_PREFIX } from '../../shared/secrets.js';

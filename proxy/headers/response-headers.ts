@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { GATEWAY_COOKIE_NAMES } from '../../shared/cookies.js';
+import { GATEWAY_COOKIE_NAMES } from '../../shared/http/cookies.js';
 import { connectionOptions, HOP_BY_HOP } from './hop-by-hop.js';
 import { joinPath, remainderUnder } from '../routing/path-mapping.js';
 import type { TargetMapping } from '../pool/target-pool.js';

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../../shared/errors.js';
-import { acceptsHtml, sendError, sendHtml } from '../../shared/http-response.js';
+import { acceptsHtml, sendError, sendHtml } from '../../shared/http/http-response.js';
 import { accessDeniedPage } from '../../shared/pages/access-denied-page.js';
 import type { Service, SessionUser } from '../../shared/types.js';
 

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../../shared/errors.js';
-import { acceptsHtml, sendError, sendHtml } from '../../shared/http-response.js';
+import { acceptsHtml, sendError, sendHtml } from '../../shared/http/http-response.js';
 import { signInRequiredPage } from '../../shared/pages/sign-in-required-page.js';
 
 /**

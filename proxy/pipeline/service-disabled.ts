@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../../shared/errors.js';
-import { acceptsHtml, sendError, sendHtml } from '../../shared/http-response.js';
+import { acceptsHtml, sendError, sendHtml } from '../../shared/http/http-response.js';
 import { serviceDisabledPage } from '../../shared/pages/service-disabled-page.js';
 import type { Service } from '../../shared/types.js';
 

@@ -1,8 +1,8 @@
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { sendError } from '../../shared/http-response.js';
-import { requestHeadError } from '../../shared/request-head.js';
+import { sendError } from '../../shared/http/http-response.js';
+import { requestHeadError } from '../../shared/http/request-head.js';
 import { readInboundHeaders } from '../headers/inbound-headers.js';
 import type { ProxyPlane } from './proxy-plane.js';
 

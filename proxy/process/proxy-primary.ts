@@ -1,8 +1,8 @@
 import { AggregatorRegistry, Counter, Registry } from 'prom-client';
 import type { Config } from '../../shared/config/config.js';
 import { STOP_DEADLINE_MS, stopOnSignals } from '../../shared/graceful-stop.js';
-import { drain, listen } from '../../shared/http-server.js';
-import { createInternalServer } from '../../shared/internal-endpoints.js';
+import { drain, listen } from '../../shared/http/http-server.js';
+import { createInternalServer } from '../../shared/http/internal-endpoints.js';
 import { createLogger } from '../../shared/logger.js';
 import { redisReachable } from '../../shared/backends/redis/redis-probe.js';
 import { WorkerPool } from './worker-pool.js';

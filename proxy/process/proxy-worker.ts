@@ -1,9 +1,9 @@
 import type { Registry } from 'prom-client';
 import { logAccessLogTotals } from '../../shared/backends/access-log-sink.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
-import { clientIpResolver } from '../../shared/client-ip.js';
+import { clientIpResolver } from '../../shared/http/client-ip.js';
 import type { Config } from '../../shared/config/config.js';
-import type { ReadinessCheck } from '../../shared/internal-endpoints.js';
+import type { ReadinessCheck } from '../../shared/http/internal-endpoints.js';
 import { createLogger } from '../../shared/logger.js';
 import { createAdminHandoff } from '../forward/admin-handoff.js';
 import { GatewayMetrics } from '../pipeline/gateway-metrics.js';

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
-import { createGatewayServer, drain } from '../../shared/http-server.js';
-import { checkingRequestHead } from '../../shared/request-head.js';
+import { createGatewayServer, drain } from '../../shared/http/http-server.js';
+import { checkingRequestHead } from '../../shared/http/request-head.js';
 import type { ProxyPlane } from '../pipeline/proxy-plane.js';
 import { createUpgradeHandler, type UpgradeHandler } from '../pipeline/upgrade.js';
 

@@ -1,7 +1,7 @@
 import type { Config } from '../../shared/config/config.js';
 import { stopOnSignals } from '../../shared/graceful-stop.js';
-import { drain, listen } from '../../shared/http-server.js';
-import { createInternalServer } from '../../shared/internal-endpoints.js';
+import { drain, listen } from '../../shared/http/http-server.js';
+import { createInternalServer } from '../../shared/http/internal-endpoints.js';
 import { createLogger } from '../../shared/logger.js';
 import { startProxyWorker, type ProxyWorker } from './proxy-worker.js';
 

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Backends } from '../../shared/backends/backends.js';
-import { clientIpResolver } from '../../shared/client-ip.js';
+import { clientIpResolver } from '../../shared/http/client-ip.js';
 import type { Config } from '../../shared/config/config.js';
-import { listen } from '../../shared/http-server.js';
+import { listen } from '../../shared/http/http-server.js';
 import type { Logger } from '../../shared/logger.js';
 import { meteredSink, type GatewayMetrics } from '../pipeline/gateway-metrics.js';
 import { createProxyPlane } from '../pipeline/proxy-plane.js';

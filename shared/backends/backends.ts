@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { AccessLogSink } from './access-log-sink.js';
 import type { EventBus } from './event-bus.js';
-import type { ReadinessCheck } from '../internal-endpoints.js';
+import type { ReadinessCheck } from '../http/internal-endpoints.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { SessionStore } from './session-store.js';
 import type { ReplayGuard } from './replay-guard.js';

@@ -4,7 +4,7 @@ import { parseDuration, parseRateLimit, type RateLimit } from './durations.js';
 import { otlpLogsUrl, parseOtlpHeaders } from './otlp-headers.js';
 import { parseEncryptionKeys } from '../token-encryption.js';
 import { readRedisTarget, type RedisTarget } from './redis-target.js';
-import { TrustedProxies } from '../trusted-proxies.js';
+import { TrustedProxies } from '../http/trusted-proxies.js';
 
 /**
  * Gatehouse configuration, read once from the environment (design.md §6) and validated with valibot.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AuditLog } from '../../admin/audit-log.js';
-import { gatewayCookieNames } from '../../shared/cookies.js';
+import { gatewayCookieNames } from '../../shared/http/cookies.js';
 import type { Session, SessionUser } from '../../shared/types.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';
 import { freePort } from '../support/free-port.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { PUBLIC_HANDOFF_HEADER } from '../../shared/gateway-paths.js';
+import { PUBLIC_HANDOFF_HEADER } from '../../shared/http/gateway-paths.js';
 import { startHandedOffGateway } from '../support/handed-off-data-plane.js';
 import { openRawConnection } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';

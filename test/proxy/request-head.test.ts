@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { MAX_HEADER_FIELDS } from '../../shared/request-head.js';
+import { MAX_HEADER_FIELDS } from '../../shared/http/request-head.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { headerPadding, rawRequest, type RawResponse } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import { request } from 'undici';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 import { headerPadding, openRawConnection, rawRequest } from '../support/raw-connection.js';
-import { MAX_HEADER_FIELDS } from '../../shared/request-head.js';
+import { MAX_HEADER_FIELDS } from '../../shared/http/request-head.js';
 import { eventually } from '../support/eventually.js';
 import { statusOf } from '../support/gatehouse-process.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';

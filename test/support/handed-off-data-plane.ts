@@ -4,7 +4,7 @@
  * that stands in for the admin process.
  */
 import { createAdminHandoff } from '../../proxy/forward/admin-handoff.js';
-import { clientIpResolver } from '../../shared/client-ip.js';
+import { clientIpResolver } from '../../shared/http/client-ip.js';
 import { loadConfig } from '../../shared/config/config.js';
 import { createLogger } from '../../shared/logger.js';
 import type { Service } from '../../shared/types.js';

@@ -1,5 +1,5 @@
 import { sampleSession } from './samples.js';
-import { gatewayCookieNames } from '../../shared/cookies.js';
+import { gatewayCookieNames } from '../../shared/http/cookies.js';
 import type { SessionUser } from '../../shared/types.js';
 import type { TestGateway } from './gateway.js';
 

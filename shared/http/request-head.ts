@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
-import { GatewayError } from './errors.js';
+import { GatewayError } from '../errors.js';
 import { sendError } from './http-response.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { GatewayError } from './errors.js';
+import { GatewayError } from '../errors.js';
 
 /**
  * Writes `body` as a JSON response with `status`. Adds `Cache-Control: no-store` because every
