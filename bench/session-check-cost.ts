@@ -12,7 +12,7 @@
 import { openDatabase } from '../admin/database.js';
 import { SqliteSessionStore } from '../shared/backends/embedded/sqlite-session-store.js';
 import { createLogger } from '../shared/logger.js';
-import { SessionGate } from '../shared/session-gate.js';
+import { SessionGate } from '../shared/identity/session-gate.js';
 import { sampleSession } from '../test/support/samples.js';
 
 const CALLS = 200_000;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { TokenCipher, TokenDecryptionError, parseEncryptionKeys } from '../shared/token-encryption.js';
+import { TokenCipher, TokenDecryptionError, parseEncryptionKeys } from '../shared/identity/token-encryption.js';
 
 const KEY_A = randomBytes(32);
 const KEY_B = randomBytes(32);

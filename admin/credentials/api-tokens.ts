@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import { GatewayError } from '../../shared/errors.js';
-import { isWellFormedApiTokenSecret, newApiTokenSecret } from '../../shared/secrets.js';
+import { isWellFormedApiTokenSecret, newApiTokenSecret } from '../../shared/identity/secrets.js';
 import type { Actor, AuditLog } from '../audit-log.js';
 import { parseTokenCreate, type TokenScope } from './token-validation.js';
 

@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import type { AssertionKeySet, PublicAssertionKey, SigningAssertionKey } from '../../shared/assertion-key-set.js';
+import type { AssertionKeySet, PublicAssertionKey, SigningAssertionKey } from '../../shared/identity/assertion-key-set.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
 import type { Config } from '../../shared/config/config.js';
 import type { Logger } from '../../shared/logger.js';

@@ -1,4 +1,4 @@
-import { constantTimeEqual } from '../../shared/secrets.js';
+import { constantTimeEqual } from '../../shared/identity/secrets.js';
 import { GatewayError } from '../../shared/errors.js';
 import { BACKCHANNEL_LOGOUT_PATH, FAVICON_PATH } from '../../shared/http/gateway-paths.js';
 import { redirect, sendHtml } from '../../shared/http/http-response.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isWellFormedSecret } from '../../shared/secrets.js';
+import { isWellFormedSecret } from '../../shared/identity/secrets.js';
 
 /**
  * Binds a login to the browser that started it (design.md §4.1). The `state` travels in URLs (the

@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { sessionKey } from '../../shared/backends/session-store.js';
-import { constantTimeEqual } from '../../shared/secrets.js';
+import { constantTimeEqual } from '../../shared/identity/secrets.js';
 import { browserKeyHash } from './browser-binding.js';
 
 /** How long a login may take at the identity provider, in ms. */

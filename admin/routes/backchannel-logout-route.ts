@@ -3,7 +3,7 @@ import type { SessionStore } from '../../shared/backends/session-store.js';
 import type { Config } from '../../shared/config/config.js';
 import { GatewayError } from '../../shared/errors.js';
 import { sendJson } from '../../shared/http/http-response.js';
-import type { IssuerKeys } from '../../shared/issuer-keys.js';
+import type { IssuerKeys } from '../../shared/identity/issuer-keys.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Session } from '../../shared/types.js';
 import { InvalidLogoutToken, verifyLogoutToken, type LogoutRequest } from '../oidc/logout-token.js';

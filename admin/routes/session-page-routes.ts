@@ -3,7 +3,7 @@ import type { SessionStore } from '../../shared/backends/session-store.js';
 import { GatewayError } from '../../shared/errors.js';
 import { acceptsHtml, redirect, sendHtml } from '../../shared/http/http-response.js';
 import { ownSession, ownSessionsPage } from '../../shared/pages/own-sessions-page.js';
-import { constantTimeEqual } from '../../shared/secrets.js';
+import { constantTimeEqual } from '../../shared/identity/secrets.js';
 import type { Session } from '../../shared/types.js';
 import { actorOf } from '../actor.js';
 import { CONSOLE_SESSIONS_PAGE_SIZE, MAX_SESSION_SEARCH_LENGTH, sessionsPage } from '../console/sessions-page.js';

@@ -1,5 +1,5 @@
 import type { Logger } from '../../shared/logger.js';
-import type { TokenCipher } from '../../shared/token-encryption.js';
+import type { TokenCipher } from '../../shared/identity/token-encryption.js';
 import type { Session } from '../../shared/types.js';
 import type { RelyingParty } from '../oidc/relying-party.js';
 

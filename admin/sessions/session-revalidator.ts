@@ -1,9 +1,9 @@
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import { OutageLog } from '../../shared/backends/redis/outage-log.js';
 import type { Config } from '../../shared/config/config.js';
-import { userFromClaims } from '../../shared/identity-claims.js';
+import { userFromClaims } from '../../shared/identity/identity-claims.js';
 import type { Logger } from '../../shared/logger.js';
-import type { TokenCipher } from '../../shared/token-encryption.js';
+import type { TokenCipher } from '../../shared/identity/token-encryption.js';
 import type { Session } from '../../shared/types.js';
 import { GrantRevoked, ProviderUnavailable, type RelyingParty } from '../oidc/relying-party.js';
 import type { RevocationCause, SessionRevocation } from './session-revocation.js';

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { jwtVerify, type JWTPayload } from 'jose';
 import type { Config } from '../../shared/config/config.js';
 import { GatewayError } from '../../shared/errors.js';
-import { userFromClaims } from '../../shared/identity-claims.js';
+import { userFromClaims } from '../../shared/identity/identity-claims.js';
 import type { Logger } from '../../shared/logger.js';
 import type { SessionUser } from '../../shared/types.js';
-import { IssuerKeys } from '../../shared/issuer-keys.js';
+import { IssuerKeys } from '../../shared/identity/issuer-keys.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 
 /**

@@ -1,5 +1,5 @@
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
-import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
+import type { AssertionKeySet } from '../../shared/identity/assertion-key-set.js';
 import { GatewayError } from '../../shared/errors.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
 import type { SessionUser } from '../../shared/types.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
+import type { AssertionKeySet } from '../../shared/identity/assertion-key-set.js';
 import { GatewayError } from '../../shared/errors.js';
 import { sendError } from '../../shared/http/http-response.js';
 

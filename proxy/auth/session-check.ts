@@ -1,7 +1,7 @@
 import { gatewayCookieNames, readCookie } from '../../shared/http/cookies.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import type { SessionGate } from '../../shared/session-gate.js';
+import type { SessionGate } from '../../shared/identity/session-gate.js';
 import type { SessionUser } from '../../shared/types.js';
 import { errorCode } from '../../shared/error-code.js';
 

@@ -6,7 +6,7 @@ import { GATEWAY_COOKIE_NAMES } from '../../shared/http/cookies.js';
 import { PUBLIC_HANDOFF_HEADER } from '../../shared/http/gateway-paths.js';
 import type { SessionUser } from '../../shared/types.js';
 import { bearerCredentials } from '../auth/bearer-token.js';
-import { API_TOKEN_PREFIX } from '../../shared/secrets.js';
+import { API_TOKEN_PREFIX } from '../../shared/identity/secrets.js';
 import { comparableName, connectionOptions, HOP_BY_HOP } from './hop-by-hop.js';
 import type { InboundHeaders } from './inbound-headers.js';
 import type { Route } from '../routing/route-table.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessLogSink } from '../../shared/backends/access-log-sink.js';
-import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
+import type { AssertionKeySet } from '../../shared/identity/assertion-key-set.js';
 import { readCookie } from '../../shared/http/cookies.js';
 import { rateLimitKey } from '../../shared/http/client-ip.js';
 import type { Config } from '../../shared/config/config.js';
@@ -11,7 +11,7 @@ import { FAVICON_PATH, isGatewayPath, JWKS_PATH } from '../../shared/http/gatewa
 import { sendError } from '../../shared/http/http-response.js';
 import type { Logger } from '../../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../../shared/backends/rate-limiter.js';
-import type { SessionGate } from '../../shared/session-gate.js';
+import type { SessionGate } from '../../shared/identity/session-gate.js';
 import type { Service } from '../../shared/types.js';
 import { sendAccessDenied } from './access-denied.js';
 import { AccessRecord } from './access-record.js';

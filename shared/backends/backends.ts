@@ -5,7 +5,7 @@ import type { ReadinessCheck } from '../http/internal-endpoints.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { SessionStore } from './session-store.js';
 import type { ReplayGuard } from './replay-guard.js';
-import type { SessionGate } from '../session-gate.js';
+import type { SessionGate } from '../identity/session-gate.js';
 import type { StoreAccessLogs } from './access-log-batch.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { AssertionKeySet } from '../assertion-key-set.js';
+import type { AssertionKeySet } from '../identity/assertion-key-set.js';
 import type { Service, TargetHealthReport } from '../types.js';
 
 /**

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { parseByteSize } from './byte-size.js';
 import { parseDuration, parseRateLimit, type RateLimit } from './durations.js';
 import { otlpLogsUrl, parseOtlpHeaders } from './otlp-headers.js';
-import { parseEncryptionKeys } from '../token-encryption.js';
+import { parseEncryptionKeys } from '../identity/token-encryption.js';
 import { readRedisTarget, type RedisTarget } from './redis-target.js';
 import { TrustedProxies } from '../http/trusted-proxies.js';
 

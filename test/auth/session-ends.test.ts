@@ -12,7 +12,7 @@ import { request } from 'undici';
 import { createService } from '../support/api-client.js';
 import { eventually } from '../support/eventually.js';
 import { CLIENT_ID, CLIENT_SECRET, startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
-import { TokenCipher } from '../../shared/token-encryption.js';
+import { TokenCipher } from '../../shared/identity/token-encryption.js';
 import { DEMO_USERS, type DemoUser } from '../support/identity-provider.js';
 import { signIn } from '../support/sessions.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';

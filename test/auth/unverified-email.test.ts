@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { userFromClaims } from '../../shared/identity-claims.js';
+import { userFromClaims } from '../../shared/identity/identity-claims.js';
 import { loadConfig } from '../../shared/config/config.js';
 import { DEMO_USERS, type DemoUser } from '../support/identity-provider.js';
 import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
+import type { AssertionKeySet } from '../../shared/identity/assertion-key-set.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
 import type { Service } from '../../shared/types.js';
 import { Recorder } from '../support/recorder.js';

@@ -15,7 +15,7 @@ import {
   REGISTRY_KEY,
   REGISTRY_VERSION_KEY,
 } from '../../shared/backends/redis/redis-keys.js';
-import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
+import type { AssertionKeySet } from '../../shared/identity/assertion-key-set.js';
 import type { Service } from '../../shared/types.js';
 import { eventually } from '../support/eventually.js';
 import { Recorder } from '../support/recorder.js';

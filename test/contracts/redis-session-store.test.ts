@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
-import { newSessionHandle, newSessionId } from '../../shared/secrets.js';
+import { newSessionHandle, newSessionId } from '../../shared/identity/secrets.js';
 import { sessionKey } from '../../shared/backends/session-store.js';
 import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
 import {

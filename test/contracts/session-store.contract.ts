@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { isWellFormedSecret, newSessionHandle, newSessionId } from '../../shared/secrets.js';
+import { isWellFormedSecret, newSessionHandle, newSessionId } from '../../shared/identity/secrets.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import type { Session } from '../../shared/types.js';
 import { eventually } from '../support/eventually.js';

@@ -1,8 +1,8 @@
 /** Sample records of each kind the gateway stores, with test defaults (not a test file itself). */
 import { randomUUID } from 'node:crypto';
 import { newSigningKey, publicHalf } from '../../admin/credentials/assertion-keys.js';
-import type { AssertionKeySet } from '../../shared/assertion-key-set.js';
-import { newCsrfToken, newSessionHandle } from '../../shared/secrets.js';
+import type { AssertionKeySet } from '../../shared/identity/assertion-key-set.js';
+import { newCsrfToken, newSessionHandle } from '../../shared/identity/secrets.js';
 import type { AccessLogEntry, Service, Session } from '../../shared/types.js';
 
 /** A live session (expires in an hour unless overridden), with a new handle, signed in now from 127.0.0.1. */

@@ -8,7 +8,7 @@ import { MemoryRateLimiter } from './memory-rate-limiter.js';
 import { SqliteSessionStore } from './sqlite-session-store.js';
 import { SqliteReplayGuard } from './sqlite-replay-guard.js';
 import { closeInOrder } from '../../close-in-order.js';
-import { SessionGate } from '../../session-gate.js';
+import { SessionGate } from '../../identity/session-gate.js';
 
 /** Tuning of the embedded backends; every field is optional. */
 export interface EmbeddedBackendsOptions {

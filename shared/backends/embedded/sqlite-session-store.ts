@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { ExpiringCache } from '../../expiring-cache.js';
-import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../secrets.js';
+import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../identity/secrets.js';
 import { emailKey, keepIdentity, sessionKey, type SessionQuery, type SessionSelector, type SessionStore } from '../session-store.js';
 import type { Session } from '../../types.js';
 

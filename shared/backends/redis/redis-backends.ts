@@ -10,7 +10,7 @@ import { RATE_LIMIT_PREFIX } from './redis-keys.js';
 import { RedisReplayGuard } from './redis-replay-guard.js';
 import { RedisRateLimiter } from './redis-rate-limiter.js';
 import { RedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.js';
-import { DEFAULT_SESSION_CHECKS, SessionGate } from '../../session-gate.js';
+import { DEFAULT_SESSION_CHECKS, SessionGate } from '../../identity/session-gate.js';
 
 /**
  * Where this process consumes the access-log stream to, if anywhere, and the tuning of each part;

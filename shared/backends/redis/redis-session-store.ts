@@ -3,7 +3,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './redis-client-options.js';
 import { ReplicaConfirmation } from './replica-confirmation.js';
 import { createLogger, type Logger } from '../../logger.js';
-import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../secrets.js';
+import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../identity/secrets.js';
 import { emailKey, keepIdentity, sessionKey, type SessionQuery, type SessionSelector, type SessionStore } from '../session-store.js';
 import type { Session } from '../../types.js';
 import { RedisUnavailableError } from './redis-errors.js';

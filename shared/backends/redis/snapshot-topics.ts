@@ -1,4 +1,4 @@
-import { isAssertionKeySet, type AssertionKeySet } from '../../assertion-key-set.js';
+import { isAssertionKeySet, type AssertionKeySet } from '../../identity/assertion-key-set.js';
 import type { Service } from '../../types.js';
 import {
   ASSERTION_KEYS_CHANNEL,

@@ -1,8 +1,8 @@
-import type { Config } from './config/config.js';
-import { ExpiringCache } from './expiring-cache.js';
-import type { Logger } from './logger.js';
-import type { SessionStore } from './backends/session-store.js';
-import type { Session } from './types.js';
+import type { Config } from '../config/config.js';
+import { ExpiringCache } from '../expiring-cache.js';
+import type { Logger } from '../logger.js';
+import type { SessionStore } from '../backends/session-store.js';
+import type { Session } from '../types.js';
 
 /** Longest gap between two recorded uses of a session, in ms ("at most once a minute"). */
 const TOUCH_INTERVAL_MS = 60_000;

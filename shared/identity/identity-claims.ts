@@ -1,5 +1,5 @@
-import type { Config } from './config/config.js';
-import type { SessionUser } from './types.js';
+import type { Config } from '../config/config.js';
+import type { SessionUser } from '../types.js';
 
 /**
  * The caller from verified claims (OIDC Core 1.0 §5.1): an ID token's (and userinfo's) at sign-in,
