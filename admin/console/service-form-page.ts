@@ -1,4 +1,4 @@
-import { DEFAULT_HEALTH_CHECK, DEFAULT_LOAD_BALANCING, DEFAULT_OUTLIER_DETECTION, DEFAULT_RETRIES } from '../../shared/target-pool-settings.js';
+import { DEFAULT_HEALTH_CHECK, DEFAULT_LOAD_BALANCING, DEFAULT_OUTLIER_DETECTION, DEFAULT_RETRIES } from '../../shared/services/target-pool-settings.js';
 import type { AccessPolicy, HealthCheck, OutlierDetection, ServiceTarget } from '../../shared/types.js';
 import { html, type Html } from '../../shared/html.js';
 import type { TaggedService } from '../registry/service-registry.js';

@@ -1,7 +1,7 @@
 import type { Service } from '../../shared/types.js';
 import type { ServiceHealth } from '../registry/service-health.js';
 import { html } from '../../shared/html.js';
-import { serviceEntryPath } from '../../shared/service-entry.js';
+import { serviceEntryPath } from '../../shared/services/service-entry.js';
 import { accessLogSection, type AccessLogSectionOptions } from './access-log-section.js';
 import { policyLines } from './access-policy-text.js';
 import { consolePage, type ConsoleView } from './console-layout.js';

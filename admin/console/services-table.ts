@@ -1,7 +1,7 @@
 import type { Service } from '../../shared/types.js';
 import { html, type Html } from '../../shared/html.js';
-import { serviceEntryPath } from '../../shared/service-entry.js';
-import { poolSettingsOf } from '../../shared/target-pool-settings.js';
+import { serviceEntryPath } from '../../shared/services/service-entry.js';
+import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
 import { badge, emptyState, formatCount, timeTag } from './fragments.js';
 import { loadBalancingText } from './pool-settings-text.js';
 

@@ -3,7 +3,7 @@ import { AUDIT_ACTIONS } from '../audit-log.js';
 import { HEALTH_CHECK_RANGES, LOAD_BALANCING_METHODS, MAX_RETRIES, MAX_TARGETS, MAX_WEIGHT, OUTLIER_DETECTION_RANGES } from '../registry/service-validation.js';
 import { TOKEN_SCOPES } from '../credentials/token-validation.js';
 import { STATUS_CLASSES, TRAFFIC_RANGES, type TrafficRange } from '../access-log/traffic-rollups.js';
-import { TARGET_STATES } from '../../shared/target-health-report.js';
+import { TARGET_STATES } from '../../shared/services/target-health-report.js';
 
 /**
  * The admin API's answers as valibot schemas (interface.md §2, design.md §4.7, §4.8), for its OpenAPI

@@ -1,5 +1,5 @@
 import type { EventBus } from '../../shared/backends/event-bus.js';
-import { poolSettingsOf } from '../../shared/target-pool-settings.js';
+import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
 import type { Service, TargetHealthEntry, TargetHealthReport, TargetState } from '../../shared/types.js';
 
 /** How long a report counts, in ms: one made, or received, longer ago than this is dropped. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import { GatewayError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
-import { poolSettingsOf, type PoolSettings } from '../../shared/target-pool-settings.js';
+import { poolSettingsOf, type PoolSettings } from '../../shared/services/target-pool-settings.js';
 import type { AccessPolicy, HealthCheck, LoadBalancing, OutlierDetection, Service, ServiceTarget } from '../../shared/types.js';
 import type { Actor, AuditLog } from '../audit-log.js';
 import { ifMatchHolds, type IfMatch } from '../http/preconditions.js';

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { GatewayError } from '../../shared/errors.js';
 import { GATEWAY_PREFIXES, isGatewayPath } from '../../shared/http/gateway-paths.js';
-import { DEFAULT_HEALTH_CHECK, DEFAULT_LOAD_BALANCING, DEFAULT_OUTLIER_DETECTION, DEFAULT_RETRIES, DEFAULT_WEIGHT } from '../../shared/target-pool-settings.js';
+import { DEFAULT_HEALTH_CHECK, DEFAULT_LOAD_BALANCING, DEFAULT_OUTLIER_DETECTION, DEFAULT_RETRIES, DEFAULT_WEIGHT } from '../../shared/services/target-pool-settings.js';
 import type { AccessPolicy, HealthCheck, LoadBalancing, OutlierDetection, ServiceTarget } from '../../shared/types.js';
 import { STATUS_CLASSES } from '../access-log/traffic-rollups.js';
 import { atMostChars } from '../http/char-length.js';

@@ -1,6 +1,6 @@
 import type { Config } from '../../shared/config/config.js';
 import type { Service, SessionUser } from '../../shared/types.js';
-import { compileAccessPolicy, type CompiledAccessPolicy } from '../../shared/access-policy.js';
+import { compileAccessPolicy, type CompiledAccessPolicy } from '../../shared/services/access-policy.js';
 import { redirect, sendHtml } from '../../shared/http/http-response.js';
 import type { RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';

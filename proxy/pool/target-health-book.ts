@@ -1,5 +1,5 @@
 import type { Logger } from '../../shared/logger.js';
-import type { PoolSettings } from '../../shared/target-pool-settings.js';
+import type { PoolSettings } from '../../shared/services/target-pool-settings.js';
 import type { TargetHealthEntry, TargetState } from '../../shared/types.js';
 import { TargetHealth } from './target-health.js';
 

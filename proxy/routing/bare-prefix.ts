@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { serviceEntryPath } from '../../shared/service-entry.js';
+import { serviceEntryPath } from '../../shared/services/service-entry.js';
 import type { Route } from './route-table.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Service } from '../../shared/types.js';
-import { compileAccessPolicy, type CompiledAccessPolicy } from '../../shared/access-policy.js';
+import { compileAccessPolicy, type CompiledAccessPolicy } from '../../shared/services/access-policy.js';
 import { createLogger } from '../../shared/logger.js';
-import { poolSettingsOf } from '../../shared/target-pool-settings.js';
+import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
 import { fnv1a } from '../pool/balancing/client-ip-hash.js';
 import { routingKey } from './routing-key.js';
 import { stickyTargetId } from '../pool/sticky-target.js';

@@ -1,7 +1,7 @@
 import type { Service, SessionUser } from '../types.js';
 import { html } from '../html.js';
 import { page } from './layout.js';
-import { serviceEntryPath } from '../service-entry.js';
+import { serviceEntryPath } from '../services/service-entry.js';
 import { logoutForm } from './logout-page.js';
 
 /** What the home page shows. */

@@ -1,5 +1,5 @@
 import type { Logger } from '../../logger.js';
-import { parseTargetHealthReport } from '../../target-health-report.js';
+import { parseTargetHealthReport } from '../../services/target-health-report.js';
 import type { TargetHealthReport } from '../../types.js';
 import type { ChannelSubscriptions } from './channel-subscriptions.js';
 import type { RedisClient } from './redis-client-options.js';

@@ -1,4 +1,4 @@
-import type { AccessPolicy, SessionUser } from './types.js';
+import type { AccessPolicy, SessionUser } from '../types.js';
 
 /** A service's access policy, ready for the request path (design.md §4.7). */
 export interface CompiledAccessPolicy {

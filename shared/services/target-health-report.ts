@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { TargetHealthReport, TargetState } from './types.js';
+import type { TargetHealthReport, TargetState } from '../types.js';
 
 /**
  * The shape of a {@link TargetHealthReport} as it arrives from another process (split mode: JSON

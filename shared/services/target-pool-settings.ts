@@ -1,4 +1,4 @@
-import type { HealthCheck, LoadBalancing, OutlierDetection, Service, ServiceTarget } from './types.js';
+import type { HealthCheck, LoadBalancing, OutlierDetection, Service, ServiceTarget } from '../types.js';
 
 /** Default outlier detection: 3 failures within 10 s eject a target for 30 s. */
 export const DEFAULT_OUTLIER_DETECTION: Readonly<OutlierDetection> = Object.freeze({ maxFails: 3, windowSeconds: 10, ejectSeconds: 30 });
