@@ -1,7 +1,7 @@
 import type { Service } from '../../shared/types.js';
 import { FILTER_PARAMETERS } from '../access-log/reading/access-log-filter.js';
 import { RESIDUAL_SCAN_LIMIT, type AccessLogPage, type AccessLogRecord } from '../access-log/reading/access-log-reader.js';
-import { html, type Html } from '../../shared/html.js';
+import { html, type Html } from '../../shared/pages/html.js';
 import { serviceEntryPath } from '../../shared/services/service-entry.js';
 import { emptyState, errorNotice, formatCount, pager, timeTag } from './fragments.js';
 

@@ -1,5 +1,5 @@
 import type { AuditRecord } from '../audit-log.js';
-import { html } from '../../shared/html.js';
+import { html } from '../../shared/pages/html.js';
 import { auditTable, type AuditNames } from './audit-table.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 import { pager } from './fragments.js';

@@ -1,5 +1,5 @@
 import type { AuditAction, AuditRecord } from '../audit-log.js';
-import { html, type Html } from '../../shared/html.js';
+import { html, type Html } from '../../shared/pages/html.js';
 import { policyLines } from './access-policy-text.js';
 import { POOL_FIELD_TEXT, targetsText } from './pool-settings-text.js';
 import { SERVICE_FIELD_LABELS } from './service-field-labels.js';

@@ -1,5 +1,5 @@
 import type { SessionUser } from '../../shared/types.js';
-import { html, type Html } from '../../shared/html.js';
+import { html, type Html } from '../../shared/pages/html.js';
 import { logoutForm } from '../../shared/pages/logout-page.js';
 import type { ConsoleAssets } from './console-assets.js';
 import { SERVICE_LABELS_META, serviceLabelsJson } from './service-field-labels.js';

@@ -1,5 +1,5 @@
 import type { SessionUser } from '../../shared/types.js';
-import { html } from '../../shared/html.js';
+import { html } from '../../shared/pages/html.js';
 import { page } from '../../shared/pages/layout.js';
 import { logoutForm } from '../../shared/pages/logout-page.js';
 import { consolePage, type ConsoleView } from './console-layout.js';

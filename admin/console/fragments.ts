@@ -1,4 +1,4 @@
-import { html, type Html } from '../../shared/html.js';
+import { html, type Html } from '../../shared/pages/html.js';
 
 /** Small pieces of markup shared by the console's pages. */
 

@@ -1,6 +1,6 @@
 import type { Service } from '../../shared/types.js';
 import type { AuditRecord } from '../audit-log.js';
-import { html } from '../../shared/html.js';
+import { html } from '../../shared/pages/html.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 import { auditTable, type AuditNames } from './audit-table.js';
 import { formatCount } from './fragments.js';

@@ -1,6 +1,6 @@
 import { DEFAULT_HEALTH_CHECK, DEFAULT_LOAD_BALANCING, DEFAULT_OUTLIER_DETECTION, DEFAULT_RETRIES } from '../../shared/services/target-pool-settings.js';
 import type { AccessPolicy, HealthCheck, OutlierDetection, ServiceTarget } from '../../shared/types.js';
-import { html, type Html } from '../../shared/html.js';
+import { html, type Html } from '../../shared/pages/html.js';
 import type { TaggedService } from '../registry/service-registry.js';
 import {
   HEALTH_CHECK_RANGES,

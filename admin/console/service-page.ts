@@ -1,6 +1,6 @@
 import type { Service } from '../../shared/types.js';
 import type { ServiceHealth } from '../registry/service-health.js';
-import { html } from '../../shared/html.js';
+import { html } from '../../shared/pages/html.js';
 import { serviceEntryPath } from '../../shared/services/service-entry.js';
 import { accessLogSection, type AccessLogSectionOptions } from './access-log-section.js';
 import { policyLines } from './access-policy-text.js';

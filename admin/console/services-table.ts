@@ -1,5 +1,5 @@
 import type { Service } from '../../shared/types.js';
-import { html, type Html } from '../../shared/html.js';
+import { html, type Html } from '../../shared/pages/html.js';
 import { serviceEntryPath } from '../../shared/services/service-entry.js';
 import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
 import { badge, emptyState, formatCount, timeTag } from './fragments.js';

@@ -1,4 +1,4 @@
-import { html } from '../../shared/html.js';
+import { html } from '../../shared/pages/html.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 import { formatCount, pager } from './fragments.js';
 import { sessionsTable, userLabel, type ConsoleSessionRow } from './sessions-table.js';

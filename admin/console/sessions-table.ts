@@ -1,4 +1,4 @@
-import { html, type Html } from '../../shared/html.js';
+import { html, type Html } from '../../shared/pages/html.js';
 import { userAgentText } from '../../shared/pages/user-agent-text.js';
 import type { SessionView } from '../../shared/types.js';
 import { emptyState, timeTag } from './fragments.js';

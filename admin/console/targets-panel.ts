@@ -1,4 +1,4 @@
-import { html, type Html } from '../../shared/html.js';
+import { html, type Html } from '../../shared/pages/html.js';
 import type { TargetState } from '../../shared/types.js';
 import type { ProxyTargetHealth, ServiceHealth, TargetHealthView } from '../registry/service-health.js';
 import { formatCount, timeTag } from './fragments.js';

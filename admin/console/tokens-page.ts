@@ -1,4 +1,4 @@
-import { html, type Html } from '../../shared/html.js';
+import { html, type Html } from '../../shared/pages/html.js';
 import type { ApiToken } from '../credentials/api-tokens.js';
 import { DEFAULT_TOKEN_LIFETIME_DAYS, MAX_TOKEN_NAME_LENGTH, TOKEN_LIFETIMES_DAYS } from '../credentials/token-validation.js';
 import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';

@@ -1,4 +1,4 @@
-import { html } from '../html.js';
+import { html } from './html.js';
 import type { Service, SessionUser } from '../types.js';
 import { page } from './layout.js';
 

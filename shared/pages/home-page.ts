@@ -1,5 +1,5 @@
 import type { Service, SessionUser } from '../types.js';
-import { html } from '../html.js';
+import { html } from './html.js';
 import { page } from './layout.js';
 import { serviceEntryPath } from '../services/service-entry.js';
 import { logoutForm } from './logout-page.js';

@@ -6,7 +6,7 @@
  * pages, an application shell with scripts, are admin/console/.
  */
 
-import { html, Html } from '../html.js';
+import { html, Html } from './html.js';
 
 /** A complete page in Gatehouse's look; `csrfToken` goes into `<meta name="csrf-token">` (design.md §4). */
 export function page(title: string, body: Html, csrfToken?: string): string {

@@ -1,4 +1,4 @@
-import { html } from '../html.js';
+import { html } from './html.js';
 import { page } from './layout.js';
 
 /**

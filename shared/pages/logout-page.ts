@@ -1,4 +1,4 @@
-import { html, type Html } from '../html.js';
+import { html, type Html } from './html.js';
 import { page } from './layout.js';
 
 /**

@@ -1,4 +1,4 @@
-import { html, Html } from '../html.js';
+import { html, Html } from './html.js';
 import type { Session, SessionUser } from '../types.js';
 import { page } from './layout.js';
 import { logoutForm } from './logout-page.js';

@@ -1,4 +1,4 @@
-import { html } from '../html.js';
+import { html } from './html.js';
 import type { Service } from '../types.js';
 import { page } from './layout.js';
 
