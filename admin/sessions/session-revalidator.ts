@@ -1,5 +1,5 @@
 import type { SessionStore } from '../../shared/backends/session-store.js';
-import { OutageLog } from '../../shared/backends/redis/outage-log.js';
+import { OutageLog } from '../../shared/outage-log.js';
 import type { Config } from '../../shared/config/config.js';
 import { userFromClaims } from '../../shared/identity/identity-claims.js';
 import type { Logger } from '../../shared/logger.js';

@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey } from 'jose';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { OutageLog } from '../backends/redis/outage-log.js';
+import { OutageLog } from '../outage-log.js';
 
 /** Discovery and key-set requests give up after this long, in ms (jose's default for the key set). */
 const FETCH_TIMEOUT_MS = 5_000;

@@ -6,7 +6,7 @@ import type { RedisClient } from './redis-client-options.js';
 import { createLogger, type Logger } from '../../logger.js';
 import { checkRecords, type StoreAccessLogs } from '../access-log-batch.js';
 import { recordsField } from './access-log-stream-entry.js';
-import { OutageLog } from './outage-log.js';
+import { OutageLog } from '../../outage-log.js';
 import { nextEvent, type RedisConnections } from './redis-connections.js';
 import { ACCESS_LOG_GROUP, ACCESS_LOG_STREAM } from './redis-keys.js';
 import { ensureGroup, forgetIdleConsumers, groupDrained, isNoGroup } from './stream-group.js';

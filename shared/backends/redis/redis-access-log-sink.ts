@@ -3,7 +3,7 @@ import { BatchingAccessLogSink, type BatchingOptions } from '../batching-access-
 import { createLogger, type Logger } from '../../logger.js';
 import type { AccessLogEntry } from '../../types.js';
 import { encodeBatch } from './access-log-stream-entry.js';
-import { OutageLog } from './outage-log.js';
+import { OutageLog } from '../../outage-log.js';
 import type { RedisClient } from './redis-client-options.js';
 import type { RedisConnections } from './redis-connections.js';
 import { ReplicaConfirmation } from './replica-confirmation.js';

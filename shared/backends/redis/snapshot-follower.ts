@@ -1,6 +1,6 @@
 import type { RedisClient } from './redis-client-options.js';
 import type { Logger } from '../../logger.js';
-import { OutageLog } from './outage-log.js';
+import { OutageLog } from '../../outage-log.js';
 import { describeError } from './redis-errors.js';
 import type { RedisConnections } from './redis-connections.js';
 import { parseSnapshot, supersedes, type Snapshot, type SnapshotTopic } from './snapshot.js';
