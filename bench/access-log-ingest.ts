@@ -17,7 +17,7 @@ import { openDatabase } from '../admin/database.js';
 import { eventId } from '../shared/event-id.js';
 import { AccessLogStreamConsumer } from '../shared/backends/redis/access-log-stream-consumer.js';
 import { RedisAccessLogSink } from '../shared/backends/redis/redis-access-log-sink.js';
-import { RedisConnections } from '../shared/backends/redis/redis-connections.js';
+import { RedisConnections } from '../shared/backends/redis/connection/redis-connections.js';
 import { startRedis } from '../test/support/redis.js';
 
 /** Records shipped between flushes while filling, so the sink's buffer stays small. */

@@ -4,7 +4,7 @@ import { STOP_DEADLINE_MS, stopOnSignals } from '../../shared/graceful-stop.js';
 import { drain, listen } from '../../shared/http/http-server.js';
 import { createInternalServer } from '../../shared/http/internal-endpoints.js';
 import { createLogger } from '../../shared/logger.js';
-import { redisReachable } from '../../shared/backends/redis/redis-probe.js';
+import { redisReachable } from '../../shared/backends/redis/connection/redis-probe.js';
 import { WorkerPool } from './worker-pool.js';
 
 /**

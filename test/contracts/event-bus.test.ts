@@ -1,6 +1,6 @@
 /** The EventBus contract against MemoryEventBus (embedded) and RedisEventBus (real redis-server, separate "processes"). */
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
-import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
 import { RedisEventBus } from '../../shared/backends/redis/redis-event-bus.js';
 import { redisForFile } from '../support/redis.js';
 import { redisClusterForFile } from '../support/redis-cluster.js';

@@ -1,6 +1,6 @@
 /** The RateLimiter contract against MemoryRateLimiter (embedded) and RedisRateLimiter (real redis-server). */
 import { MemoryRateLimiter } from '../../shared/backends/embedded/memory-rate-limiter.js';
-import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
 import { RATE_LIMIT_PREFIX } from '../../shared/backends/redis/redis-keys.js';
 import { RedisRateLimiter } from '../../shared/backends/redis/redis-rate-limiter.js';
 import { redisForFile } from '../support/redis.js';

@@ -9,7 +9,7 @@ import type { AccessLogEntry } from '../../shared/types.js';
 import type { StoreAccessLogs } from '../../shared/backends/access-log-batch.js';
 import { AccessLogStreamConsumer, type AccessLogStreamConsumerOptions } from '../../shared/backends/redis/access-log-stream-consumer.js';
 import { RedisAccessLogSink, type RedisAccessLogSinkOptions } from '../../shared/backends/redis/redis-access-log-sink.js';
-import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
 import { ACCESS_LOG_GROUP, ACCESS_LOG_STREAM } from '../../shared/backends/redis/redis-keys.js';
 import { eventually } from '../support/eventually.js';
 import { redisForFile, SUITE } from '../support/redis.js';

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
 import { RedisEventBus, type RedisEventBusOptions } from '../../shared/backends/redis/redis-event-bus.js';
 import {
   ASSERTION_KEYS_CHANNEL,

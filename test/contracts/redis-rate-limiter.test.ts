@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RateLimit } from '../../shared/config/durations.js';
-import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
 import { RATE_LIMIT_PREFIX } from '../../shared/backends/redis/redis-keys.js';
 import { RedisRateLimiter } from '../../shared/backends/redis/redis-rate-limiter.js';
 import { redisForFile, SUITE } from '../support/redis.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it, mock } from 'node:test';
 import { newSessionHandle, newSessionId } from '../../shared/identity/secrets.js';
 import { sessionKey } from '../../shared/backends/session-store.js';
-import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
 import {
   SESSIONS_INDEX_KEY,
   sessionHandleKey,

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SqliteReplayGuard } from '../../shared/backends/embedded/sqlite-replay-guard.js';
-import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
 import { usedTokenIdKey } from '../../shared/backends/redis/redis-keys.js';
 import { RedisReplayGuard } from '../../shared/backends/redis/redis-replay-guard.js';
 import { usedIdKey } from '../../shared/backends/replay-guard.js';

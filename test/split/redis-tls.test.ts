@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';
-import { RedisConnections } from '../../shared/backends/redis/redis-connections.js';
+import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
 import { eventually } from '../support/eventually.js';
 import { startTlsRedis, type TlsRedis } from '../support/redis-tls.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';

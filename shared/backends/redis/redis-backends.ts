@@ -4,7 +4,7 @@ import type { Config } from '../../config/config.js';
 import type { Logger } from '../../logger.js';
 import { AccessLogStreamConsumer, type AccessLogStreamConsumerOptions } from './access-log-stream-consumer.js';
 import { RedisAccessLogSink, type RedisAccessLogSinkOptions } from './redis-access-log-sink.js';
-import { RedisConnections, type RedisConnectionOptions } from './redis-connections.js';
+import { RedisConnections, type RedisConnectionOptions } from './connection/redis-connections.js';
 import { RedisEventBus, type RedisEventBusOptions } from './redis-event-bus.js';
 import { RATE_LIMIT_PREFIX } from './redis-keys.js';
 import { RedisReplayGuard } from './redis-replay-guard.js';

@@ -2,8 +2,8 @@ import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { RateLimit } from '../../config/durations.js';
 import { FlexibleRateLimiter } from '../flexible-rate-limiter.js';
 import { createLogger, type Logger } from '../../logger.js';
-import { describeError } from './redis-errors.js';
-import type { RedisConnections } from './redis-connections.js';
+import { describeError } from './connection/redis-errors.js';
+import type { RedisConnections } from './connection/redis-connections.js';
 
 export interface RedisRateLimiterOptions {
   /** Key prefix, distinct per limiter: `gatehouse:rl:general`, `gatehouse:rl:auth` (see redis-keys.ts). */

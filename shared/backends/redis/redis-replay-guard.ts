@@ -1,5 +1,5 @@
-import type { RedisConnections } from './redis-connections.js';
-import { RedisUnavailableError } from './redis-errors.js';
+import type { RedisConnections } from './connection/redis-connections.js';
+import { RedisUnavailableError } from './connection/redis-errors.js';
 import { usedTokenIdKey } from './redis-keys.js';
 import { usedIdKey, type ReplayGuard } from '../replay-guard.js';
 

@@ -1,7 +1,7 @@
 import { Cluster, type RedisOptions } from 'ioredis';
-import { urlTarget, type RedisTarget } from '../../config/redis-target.js';
+import { urlTarget, type RedisTarget } from '../../../config/redis-target.js';
 import { openRedisClient, type RedisClient } from './redis-client-options.js';
-import { createLogger, type Logger } from '../../logger.js';
+import { createLogger, type Logger } from '../../../logger.js';
 import { ChannelSubscriptions } from './channel-subscriptions.js';
 import { describeError } from './redis-errors.js';
 import { SentinelSwitchWatch } from './sentinel-switch-watch.js';

@@ -1,4 +1,4 @@
-import type { RedisTarget } from '../../config/redis-target.js';
+import type { RedisTarget } from '../../../config/redis-target.js';
 import { openRedisClient } from './redis-client-options.js';
 
 const PROBE_TIMEOUT_MS = 1_000;

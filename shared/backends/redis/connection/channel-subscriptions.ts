@@ -1,6 +1,6 @@
 import { Cluster } from 'ioredis';
 import type { RedisClient } from './redis-client-options.js';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../../logger.js';
 import { describeError } from './redis-errors.js';
 
 /** Called with a pub/sub message's payload. */

@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import type { RedisTarget } from '../../config/redis-target.js';
-import type { Logger } from '../../logger.js';
+import type { RedisTarget } from '../../../config/redis-target.js';
+import type { Logger } from '../../../logger.js';
 import { tlsOptions } from './redis-client-options.js';
 import { describeError } from './redis-errors.js';
 

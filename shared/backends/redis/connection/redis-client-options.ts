@@ -1,5 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { RedisTarget } from '../../config/redis-target.js';
+import type { RedisTarget } from '../../../config/redis-target.js';
 
 /** A connection to Redis in any mode: one node (directly or through Sentinel), or a Cluster client. */
 export type RedisClient = Redis | Cluster;
