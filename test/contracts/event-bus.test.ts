@@ -1,7 +1,7 @@
 /** The EventBus contract against MemoryEventBus (embedded) and RedisEventBus (real redis-server, separate "processes"). */
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
-import { RedisEventBus } from '../../shared/backends/redis/redis-event-bus.js';
+import { RedisEventBus } from '../../shared/backends/redis/event-bus/redis-event-bus.js';
 import { redisForFile } from '../support/redis.js';
 import { redisClusterForFile } from '../support/redis-cluster.js';
 import type { RedisTarget } from '../../shared/config/redis-target.js';

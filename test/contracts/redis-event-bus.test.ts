@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
-import { RedisEventBus, type RedisEventBusOptions } from '../../shared/backends/redis/redis-event-bus.js';
+import { RedisEventBus, type RedisEventBusOptions } from '../../shared/backends/redis/event-bus/redis-event-bus.js';
 import {
   ASSERTION_KEYS_CHANNEL,
   ASSERTION_KEYS_EPOCH_KEY,

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
 import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
 import { RedisUnavailableError } from '../../shared/backends/redis/connection/redis-errors.js';
-import { RedisEventBus } from '../../shared/backends/redis/redis-event-bus.js';
+import { RedisEventBus } from '../../shared/backends/redis/event-bus/redis-event-bus.js';
 import { TARGET_HEALTH_CHANNEL } from '../../shared/backends/redis/redis-keys.js';
 import type { RedisTarget } from '../../shared/config/redis-target.js';
 import { eventually } from '../support/eventually.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { after, before, test } from 'node:test';
 import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
-import { RedisEventBus } from '../../shared/backends/redis/redis-event-bus.js';
+import { RedisEventBus } from '../../shared/backends/redis/event-bus/redis-event-bus.js';
 import { apiClient } from '../support/api-client.js';
 import { eventually } from '../support/eventually.js';
 import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';

@@ -5,7 +5,7 @@ import type { Logger } from '../../logger.js';
 import { AccessLogStreamConsumer, type AccessLogStreamConsumerOptions } from './access-log-stream-consumer.js';
 import { RedisAccessLogSink, type RedisAccessLogSinkOptions } from './redis-access-log-sink.js';
 import { RedisConnections, type RedisConnectionOptions } from './connection/redis-connections.js';
-import { RedisEventBus, type RedisEventBusOptions } from './redis-event-bus.js';
+import { RedisEventBus, type RedisEventBusOptions } from './event-bus/redis-event-bus.js';
 import { RATE_LIMIT_PREFIX } from './redis-keys.js';
 import { RedisReplayGuard } from './redis-replay-guard.js';
 import { RedisRateLimiter } from './redis-rate-limiter.js';

@@ -1,8 +1,8 @@
-import type { AssertionKeySet } from '../../identity/assertion-key-set.js';
-import type { EventBus } from '../event-bus.js';
-import { createLogger, type Logger } from '../../logger.js';
-import type { Service, TargetHealthReport } from '../../types.js';
-import type { RedisConnections } from './connection/redis-connections.js';
+import type { AssertionKeySet } from '../../../identity/assertion-key-set.js';
+import type { EventBus } from '../../event-bus.js';
+import { createLogger, type Logger } from '../../../logger.js';
+import type { Service, TargetHealthReport } from '../../../types.js';
+import type { RedisConnections } from '../connection/redis-connections.js';
 import { SnapshotFollower } from './snapshot-follower.js';
 import { SnapshotPublisher } from './snapshot-publisher.js';
 import { TargetHealthChannel } from './target-health-channel.js';

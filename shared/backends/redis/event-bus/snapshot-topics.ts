@@ -1,5 +1,5 @@
-import { isAssertionKeySet, type AssertionKeySet } from '../../identity/assertion-key-set.js';
-import type { Service } from '../../types.js';
+import { isAssertionKeySet, type AssertionKeySet } from '../../../identity/assertion-key-set.js';
+import type { Service } from '../../../types.js';
 import {
   ASSERTION_KEYS_CHANNEL,
   ASSERTION_KEYS_EPOCH_KEY,
@@ -9,7 +9,7 @@ import {
   REGISTRY_EPOCH_KEY,
   REGISTRY_KEY,
   REGISTRY_VERSION_KEY,
-} from './redis-keys.js';
+} from '../redis-keys.js';
 import type { SnapshotTopic } from './snapshot.js';
 
 /** The whole service registry (design.md §2). */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { RedisClient } from './connection/redis-client-options.js';
-import type { RedisConnections } from './connection/redis-connections.js';
-import type { Logger } from '../../logger.js';
-import { RedisUnavailableError, describeError } from './connection/redis-errors.js';
+import type { RedisClient } from '../connection/redis-client-options.js';
+import type { RedisConnections } from '../connection/redis-connections.js';
+import type { Logger } from '../../../logger.js';
+import { RedisUnavailableError, describeError } from '../connection/redis-errors.js';
 import { PUBLISH_SNAPSHOT_LUA, type Snapshot, type SnapshotTopic } from './snapshot.js';
 
 /**

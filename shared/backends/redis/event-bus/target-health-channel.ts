@@ -1,11 +1,11 @@
-import type { Logger } from '../../logger.js';
-import { parseTargetHealthReport } from '../../services/target-health-report.js';
-import type { TargetHealthReport } from '../../types.js';
-import type { ChannelSubscriptions } from './connection/channel-subscriptions.js';
-import type { RedisClient } from './connection/redis-client-options.js';
-import type { RedisConnections } from './connection/redis-connections.js';
-import { RedisUnavailableError, describeError } from './connection/redis-errors.js';
-import { TARGET_HEALTH_CHANNEL } from './redis-keys.js';
+import type { Logger } from '../../../logger.js';
+import { parseTargetHealthReport } from '../../../services/target-health-report.js';
+import type { TargetHealthReport } from '../../../types.js';
+import type { ChannelSubscriptions } from '../connection/channel-subscriptions.js';
+import type { RedisClient } from '../connection/redis-client-options.js';
+import type { RedisConnections } from '../connection/redis-connections.js';
+import { RedisUnavailableError, describeError } from '../connection/redis-errors.js';
+import { TARGET_HEALTH_CHANNEL } from '../redis-keys.js';
 
 /**
  * Target health reports over Redis pub/sub (`gatehouse:target-health`, redis-keys.ts): proxy
