@@ -15,8 +15,8 @@ import { openAccessLogWriter } from '../admin/access-log/writing/access-log-writ
 import { accessLogDirOf } from '../admin/access-log/day-files.js';
 import { openDatabase } from '../admin/database.js';
 import { eventId } from '../shared/event-id.js';
-import { AccessLogStreamConsumer } from '../shared/backends/redis/access-log-stream-consumer.js';
-import { RedisAccessLogSink } from '../shared/backends/redis/redis-access-log-sink.js';
+import { AccessLogStreamConsumer } from '../shared/backends/redis/access-log/access-log-stream-consumer.js';
+import { RedisAccessLogSink } from '../shared/backends/redis/access-log/redis-access-log-sink.js';
 import { RedisConnections } from '../shared/backends/redis/connection/redis-connections.js';
 import { startRedis } from '../test/support/redis.js';
 

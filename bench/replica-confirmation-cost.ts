@@ -14,8 +14,8 @@
  */
 import { BatchingAccessLogSink } from '../shared/backends/batching-access-log-sink.js';
 import type { AccessLogSink } from '../shared/backends/access-log-sink.js';
-import { encodeBatch } from '../shared/backends/redis/access-log-stream-entry.js';
-import { RedisAccessLogSink } from '../shared/backends/redis/redis-access-log-sink.js';
+import { encodeBatch } from '../shared/backends/redis/access-log/access-log-stream-entry.js';
+import { RedisAccessLogSink } from '../shared/backends/redis/access-log/redis-access-log-sink.js';
 import { RedisConnections } from '../shared/backends/redis/connection/redis-connections.js';
 import { ACCESS_LOG_STREAM } from '../shared/backends/redis/redis-keys.js';
 import { startRedis, type RedisServer } from '../test/support/redis.js';

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BatchingAccessLogSink } from '../../shared/backends/batching-access-log-sink.js';
-import { AccessLogStreamConsumer } from '../../shared/backends/redis/access-log-stream-consumer.js';
-import { RedisAccessLogSink } from '../../shared/backends/redis/redis-access-log-sink.js';
+import { AccessLogStreamConsumer } from '../../shared/backends/redis/access-log/access-log-stream-consumer.js';
+import { RedisAccessLogSink } from '../../shared/backends/redis/access-log/redis-access-log-sink.js';
 import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
 import { eventually } from '../support/eventually.js';
 import { redisForFile } from '../support/redis.js';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { RedisAccessLogSink } from '../../shared/backends/redis/redis-access-log-sink.js';
+import { RedisAccessLogSink } from '../../shared/backends/redis/access-log/redis-access-log-sink.js';
 import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
 import { ACCESS_LOG_STREAM, sessionsBySubKey } from '../../shared/backends/redis/redis-keys.js';
 import { RedisSessionStore } from '../../shared/backends/redis/redis-session-store.js';

@@ -1,13 +1,13 @@
-import type { AccessLogSink } from '../access-log-sink.js';
-import { BatchingAccessLogSink, type BatchingOptions } from '../batching-access-log-sink.js';
-import { createLogger, type Logger } from '../../logger.js';
-import type { AccessLogEntry } from '../../types.js';
+import type { AccessLogSink } from '../../access-log-sink.js';
+import { BatchingAccessLogSink, type BatchingOptions } from '../../batching-access-log-sink.js';
+import { createLogger, type Logger } from '../../../logger.js';
+import type { AccessLogEntry } from '../../../types.js';
 import { encodeBatch } from './access-log-stream-entry.js';
-import { OutageLog } from '../../outage-log.js';
-import type { RedisClient } from './connection/redis-client-options.js';
-import type { RedisConnections } from './connection/redis-connections.js';
-import { ReplicaConfirmation } from './connection/replica-confirmation.js';
-import { ACCESS_LOG_STREAM } from './redis-keys.js';
+import { OutageLog } from '../../../outage-log.js';
+import type { RedisClient } from '../connection/redis-client-options.js';
+import type { RedisConnections } from '../connection/redis-connections.js';
+import { ReplicaConfirmation } from '../connection/replica-confirmation.js';
+import { ACCESS_LOG_STREAM } from '../redis-keys.js';
 
 export interface RedisAccessLogSinkOptions extends BatchingOptions {
   /**

@@ -1,4 +1,4 @@
-import type { RedisClient } from './connection/redis-client-options.js';
+import type { RedisClient } from '../connection/redis-client-options.js';
 import { consumersInfo, flatMap, groupInfo } from './stream-replies.js';
 
 /**

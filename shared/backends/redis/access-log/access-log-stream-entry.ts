@@ -1,4 +1,4 @@
-import type { AccessLogEntry } from '../../types.js';
+import type { AccessLogEntry } from '../../../types.js';
 
 /** The one field of an access-log stream entry: a JSON array of {@link AccessLogEntry}. */
 export const RECORDS_FIELD = 'records';
