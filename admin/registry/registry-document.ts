@@ -1,8 +1,8 @@
 import { GatewayError } from '../../shared/errors.js';
 import { validationError } from '../http/json-body-validation.js';
 import { changedFields, type ServiceChanges } from './service-changes.js';
-import type { StoredService } from './service-registry.js';
 import { parseServiceEntry, type ServiceEntryInput } from './service-validation.js';
+import type { StoredService } from './stored-service.js';
 
 /**
  * The declarative registry (design.md §4.9): the whole registry as one versioned document, and the

@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import { GatewayError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
-import { poolSettingsOf, type PoolSettings } from '../../shared/services/target-pool-settings.js';
-import type { AccessPolicy, HealthCheck, LoadBalancing, OutlierDetection, Service, ServiceTarget } from '../../shared/types.js';
+import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
+import type { AccessPolicy, HealthCheck, LoadBalancing, OutlierDetection, ServiceTarget } from '../../shared/types.js';
 import type { Actor, AuditLog } from '../audit-log.js';
 import { ifMatchHolds, type IfMatch } from '../http/preconditions.js';
 import { parseRegistryDocument, planRegistry, toDocument, type RegistryDocument, type RegistryPlan } from './registry-document.js';
 import { afterChanges, changedFields } from './service-changes.js';
+import type { StoredService } from './stored-service.js';
 import { assertPolicyNeedsSignIn, parseServiceCreate, parseServiceUpdate, parseToggle } from './service-validation.js';
 
 /**
@@ -35,9 +36,6 @@ interface ServiceRow {
   /** 1 when created, one more on every change (design.md §4.9). */
   version: number;
 }
-
-/** A service as the registry keeps and returns it: `access`, `forwardAuthorization` and the pool's settings always present. */
-export type StoredService = Service & { access: AccessPolicy | null; forwardAuthorization: boolean } & PoolSettings;
 
 /** Named parameters of the insert and update statements. */
 type ServiceParams = Omit<StoredService, 'requireAuth' | 'enabled' | 'access' | 'forwardAuthorization' | 'targets' | 'healthCheck' | 'outlierDetection'> & {
