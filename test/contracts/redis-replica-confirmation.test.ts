@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { RedisAccessLogSink } from '../../shared/backends/redis/access-log/redis-access-log-sink.js';
 import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
 import { ACCESS_LOG_STREAM, sessionsBySubKey } from '../../shared/backends/redis/redis-keys.js';
-import { RedisSessionStore } from '../../shared/backends/redis/redis-session-store.js';
+import { RedisSessionStore } from '../../shared/backends/redis/sessions/redis-session-store.js';
 import { eventually } from '../support/eventually.js';
 import { startRedis, SUITE, type RedisServer } from '../support/redis.js';
 import { sampleEntry, sampleSession } from '../support/samples.js';

@@ -15,7 +15,7 @@ import {
   sessionsBySidKey,
   sessionsBySubKey,
 } from '../../shared/backends/redis/redis-keys.js';
-import { RedisSessionStore, type RedisSessionStoreOptions } from '../../shared/backends/redis/redis-session-store.js';
+import { RedisSessionStore, type RedisSessionStoreOptions } from '../../shared/backends/redis/sessions/redis-session-store.js';
 import { eventually } from '../support/eventually.js';
 import { Recorder } from '../support/recorder.js';
 import { redisForFile, SUITE } from '../support/redis.js';

@@ -1,7 +1,7 @@
 /** The SessionStore contract against SqliteSessionStore (embedded) and RedisSessionStore (a real redis-server, and a real Redis Cluster). */
 import { SqliteSessionStore } from '../../shared/backends/embedded/sqlite-session-store.js';
 import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
-import { RedisSessionStore } from '../../shared/backends/redis/redis-session-store.js';
+import { RedisSessionStore } from '../../shared/backends/redis/sessions/redis-session-store.js';
 import { redisForFile } from '../support/redis.js';
 import { redisClusterForFile } from '../support/redis-cluster.js';
 import type { RedisTarget } from '../../shared/config/redis-target.js';

@@ -9,7 +9,7 @@ import { RedisEventBus, type RedisEventBusOptions } from './event-bus/redis-even
 import { RATE_LIMIT_PREFIX } from './redis-keys.js';
 import { RedisReplayGuard } from './redis-replay-guard.js';
 import { RedisRateLimiter } from './redis-rate-limiter.js';
-import { RedisSessionStore, type RedisSessionStoreOptions } from './redis-session-store.js';
+import { RedisSessionStore, type RedisSessionStoreOptions } from './sessions/redis-session-store.js';
 import { DEFAULT_SESSION_CHECKS, SessionGate } from '../../identity/session-gate.js';
 
 /**

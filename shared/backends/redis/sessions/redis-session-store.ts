@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
-import type { RedisClient } from './connection/redis-client-options.js';
-import { ReplicaConfirmation } from './connection/replica-confirmation.js';
-import { createLogger, type Logger } from '../../logger.js';
-import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../identity/secrets.js';
-import { emailKey, keepIdentity, sessionKey, type SessionQuery, type SessionSelector, type SessionStore } from '../session-store.js';
-import type { Session } from '../../types.js';
-import { RedisUnavailableError } from './connection/redis-errors.js';
-import type { RedisConnections } from './connection/redis-connections.js';
+import type { RedisClient } from '../connection/redis-client-options.js';
+import { ReplicaConfirmation } from '../connection/replica-confirmation.js';
+import { createLogger, type Logger } from '../../../logger.js';
+import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../../identity/secrets.js';
+import { emailKey, keepIdentity, sessionKey, type SessionQuery, type SessionSelector, type SessionStore } from '../../session-store.js';
+import type { Session } from '../../../types.js';
+import { RedisUnavailableError } from '../connection/redis-errors.js';
+import type { RedisConnections } from '../connection/redis-connections.js';
 import {
   SESSION_REVALIDATE_CHANNEL,
   SESSION_REVOKED_CHANNEL,
@@ -18,8 +18,8 @@ import {
   sessionsByEmailKey,
   sessionsBySidKey,
   sessionsBySubKey,
-} from './redis-keys.js';
-import { ExpiringCache } from '../../expiring-cache.js';
+} from '../redis-keys.js';
+import { ExpiringCache } from '../../../expiring-cache.js';
 
 export interface RedisSessionStoreOptions {
   /**
