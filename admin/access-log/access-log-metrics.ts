@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import { mirrorCount, mirrorGauge } from '../../shared/mirrored-metrics.js';
-import type { WriterTotals } from './writing/access-log-writer.js';
+import type { WriterTotals } from './writing/writer-protocol.js';
 
 /**
  * The admin side of the access-log pipeline in `/metrics` (ADMIN_PORT; the embedded gateway's

@@ -9,12 +9,12 @@ import { workerData } from 'node:worker_threads';
 import type { AccessLogEntry } from '../../../shared/types.js';
 import { openDatabase } from '../../database.js';
 import { AccessLogStore } from './access-log-store.js';
-import type { WriterNotice, WriterOptions, WriterTotals } from './access-log-writer.js';
 import { moveLegacyRecords } from '../legacy-table.js';
 import { OtlpLogExporter } from '../otlp/otlp-export.js';
 import { startMaintenance } from './retention.js';
 import { serviceNames } from '../service-names.js';
 import { serveCalls } from '../worker-calls.js';
+import type { WriterNotice, WriterOptions, WriterRequest, WriterTotals } from './writer-protocol.js';
 
 /**
  * This thread's page cache of the gateway database, in KiB (`PRAGMA cache_size` takes a negative
@@ -22,12 +22,6 @@ import { serveCalls } from '../worker-calls.js';
  * fills with pages it never reads again (bench/README.md).
  */
 const WRITER_CACHE_KIB = 2_000;
-
-/**
- * A batch to store: its JSON texts, one per shipped batch (strings cross threads as one copy
- * each); or the last call, which sends what the export holds before the thread is stopped.
- */
-export type WriterRequest = { json: readonly string[] } | { close: true };
 
 const options = workerData as WriterOptions;
 

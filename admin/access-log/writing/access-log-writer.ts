@@ -1,29 +1,7 @@
 import type { AccessLogBatch } from '../../../shared/backends/access-log-batch.js';
-import type { StoreNotice, StoreTotals } from './access-log-store.js';
-import type { WriterRequest } from './access-log-writer-thread.js';
-import type { DiskBudget } from './disk-budget.js';
+import type { StoreNotice } from './access-log-store.js';
+import type { WriterNotice, WriterOptions, WriterRequest, WriterTotals } from './writer-protocol.js';
 import { WorkerCalls } from '../worker-calls.js';
-
-/** What the writer thread starts with. */
-export interface WriterOptions {
-  /** The gateway's database (its rollups). */
-  databasePath: string;
-  /** The folder of the day files. */
-  dir: string;
-  retentionDays: number;
-  budget: DiskBudget;
-  /**
-   * ACCESS_LOG_EXPORT=otlp: where the records go too, the URL as its text (a URL object reaches a
-   * thread as `{}`: structured clone copies no accessors); undefined: not exported.
-   */
-  export: { url: string; headers: Record<string, string> } | undefined;
-}
-
-/** What the writer thread says unasked: a line to log, or its counters (every 2 s, so `/metrics` moves without traffic). */
-export type WriterNotice = StoreNotice | { totals: WriterTotals };
-
-/** The writer's counters, as of its last stored batch: the store's, and the export's (records). */
-export type WriterTotals = StoreTotals & { exported: number; exportDropped: number };
 
 /**
  * Where the admin plane stores access-log batches (the embedded sink's and the Redis stream
