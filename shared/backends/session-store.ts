@@ -91,3 +91,8 @@ export function keepIdentity(current: Session, changed: Session): Session {
 export function emailKey(session: Session): string {
   return session.user.email.toLowerCase();
 }
+
+/** `session` while its expiry (epoch ms) is ahead, else null. */
+export function liveSession(session: Session): Session | null {
+  return session.expiresAt > Date.now() ? session : null;
+}

@@ -1,25 +1,15 @@
-import { randomBytes } from 'node:crypto';
-import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../connection/redis-client-options.js';
 import { ReplicaConfirmation } from '../connection/replica-confirmation.js';
 import { createLogger, type Logger } from '../../../logger.js';
 import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../../identity/secrets.js';
-import { emailKey, keepIdentity, sessionKey, type SessionQuery, type SessionSelector, type SessionStore } from '../../session-store.js';
+import { emailKey, keepIdentity, liveSession, sessionKey, type SessionQuery, type SessionSelector, type SessionStore } from '../../session-store.js';
 import type { Session } from '../../../types.js';
 import { RedisUnavailableError } from '../connection/redis-errors.js';
 import type { RedisConnections } from '../connection/redis-connections.js';
-import {
-  SESSION_REVALIDATE_CHANNEL,
-  SESSION_REVOKED_CHANNEL,
-  SESSIONS_INDEX_KEY,
-  sessionHandleKey,
-  sessionRedisKey,
-  sessionRefreshLockKey,
-  sessionsByEmailKey,
-  sessionsBySidKey,
-  sessionsBySubKey,
-} from '../redis-keys.js';
-import { ExpiringCache } from '../../../expiring-cache.js';
+import { SESSION_REVALIDATE_CHANNEL, SESSION_REVOKED_CHANNEL, SESSIONS_INDEX_KEY, sessionHandleKey, sessionRedisKey } from '../redis-keys.js';
+import { ConfirmedSessionCache } from './confirmed-session-cache.js';
+import { RefreshLocks } from './refresh-locks.js';
+import { addToIndex, indexesOf, SessionIndexes } from './session-indexes.js';
 
 export interface RedisSessionStoreOptions {
   /**
@@ -51,18 +41,16 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'data', ARGV[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1`;
-/** Releases a refresh lock only when it is still the caller's (its token). */
-const UNLOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * Split-mode {@link SessionStore} (design.md §2.1). Each session is a hash at
- * `gatehouse:{sessions}:session:<sha256(id)>` expiring with it, a handle key pointing at that hash, and its handle
- * in the sorted-set indexes of redis-keys.ts (everyone's, its subject's, its email's, its `sid`'s),
- * so a user's sessions are found without a scan. Reads go through a small local
- * {@link ExpiringCache} so the data plane does not hit Redis per request; only live sessions are
- * cached (a session created elsewhere is visible at once). Ending or changing a session PUBLISHes
- * its key hash on `gatehouse:session-revoked`; every instance subscribes and evicts that entry, and
- * after the subscriber reconnects (messages may have been missed) the whole cache is dropped.
+ * `gatehouse:{sessions}:session:<sha256(id)>` expiring with it, a handle key pointing at that hash,
+ * and its handle in the sorted-set indexes of redis-keys.ts (session-indexes.ts), so a user's
+ * sessions are found without a scan. Reads go through a small local cache
+ * (confirmed-session-cache.ts) so the data plane does not hit Redis per request; only live
+ * sessions are cached (a session created elsewhere is visible at once). Ending or changing a
+ * session PUBLISHes its key hash on `gatehouse:session-revoked`, on which every instance's cache
+ * evicts it. Refreshes at the provider are locked per session (refresh-locks.ts).
  *
  * Faults: while Redis is unreachable `get` serves sessions validated within the cache TTL and
  * rejects for any other (never null for "cannot tell"), so protected routes fail closed.
@@ -72,16 +60,11 @@ export class RedisSessionStore implements SessionStore {
   readonly #connections: RedisConnections;
   readonly #redis: RedisClient;
   /** Sessions Redis confirmed, each served for `cacheTtlMs` after that. */
-  readonly #cache: ExpiringCache<Session>;
-  readonly #cacheTtlMs: number;
+  readonly #cache: ConfirmedSessionCache;
+  readonly #indexes: SessionIndexes;
+  readonly #refreshLocks: RefreshLocks;
   readonly #idleTimeoutMs: number | undefined;
   readonly #logger: Logger;
-  readonly #unsubscribe: () => void;
-  readonly #stopReconnectWatch: () => void;
-  /** The tokens of the refresh locks this instance holds, by handle. */
-  readonly #lockTokens = new Map<string, string>();
-  /** Bumped by every eviction from outside: a read that raced with one is not cached. */
-  #evictions = 0;
   /** New and ended sessions, written on a connection of their own and confirmed by a replica. */
   readonly #confirmedWrites: ReplicaConfirmation;
 
@@ -89,12 +72,11 @@ export class RedisSessionStore implements SessionStore {
     this.#connections = connections;
     this.#redis = connections.command;
     this.#confirmedWrites = new ReplicaConfirmation(connections, 'session-writes');
-    this.#cache = new ExpiringCache(options.cacheMaxEntries ?? 10_000);
-    this.#cacheTtlMs = options.cacheTtlMs ?? 5_000;
+    this.#cache = new ConfirmedSessionCache(connections.subscriptions, options.cacheTtlMs ?? 5_000, options.cacheMaxEntries ?? 10_000);
+    this.#indexes = new SessionIndexes(this.#redis, (handle) => this.byHandle(handle));
+    this.#refreshLocks = new RefreshLocks(this.#redis);
     this.#idleTimeoutMs = options.idleTimeoutMs;
     this.#logger = options.logger ?? createLogger('silent', 'sessions');
-    this.#unsubscribe = connections.subscriptions.subscribe(SESSION_REVOKED_CHANNEL, (hash) => this.#evict(hash));
-    this.#stopReconnectWatch = connections.subscriptions.onReconnect(() => this.#evictAll());
   }
 
   /**
@@ -121,7 +103,7 @@ export class RedisSessionStore implements SessionStore {
       return tx;
     };
     await this.#confirmedWrites.write(store, sessionRedisKey(key), 'storing a session');
-    this.#cache.set(key, session, Date.now() + this.#cacheTtlMs);
+    this.#cache.confirmed(key, session);
     return id;
   }
 
@@ -135,17 +117,14 @@ export class RedisSessionStore implements SessionStore {
     const key = sessionKey(sessionId);
     const cached = options.fresh ? undefined : this.#cache.get(key, Date.now());
     // A cache hit (nearly every request) settles without an async frame of its own.
-    if (cached !== undefined) return Promise.resolve(live(cached));
+    if (cached !== undefined) return Promise.resolve(liveSession(cached));
     return this.#readThrough(key);
   }
 
   /** A cache miss: read Redis, then cache what it said unless an eviction raced with the read. */
   async #readThrough(key: string): Promise<Session | null> {
-    const evictionsBefore = this.#evictions;
-    const session = await this.#read(key);
-    if (session === null) this.#cache.delete(key);
-    else if (this.#evictions === evictionsBefore) this.#cache.set(key, session, Date.now() + this.#cacheTtlMs);
-    return session === null ? null : live(session);
+    const session = await this.#cache.readThrough(key, (k) => this.#read(k));
+    return session === null ? null : liveSession(session);
   }
 
   /**
@@ -193,27 +172,19 @@ export class RedisSessionStore implements SessionStore {
     } catch (error) {
       throw new RedisUnavailableError('updating a session', error);
     }
-    this.#evict(key);
-    if (written === 1 && emailKey(next) !== emailKey(current)) await this.#reindexEmail(current, next);
+    this.#cache.evict(key);
+    if (written === 1 && emailKey(next) !== emailKey(current)) await this.#indexes.reindexEmail(current, next);
     return written === 1;
   }
 
-  /**
-   * A user's sessions are few: all of them are read and paged here. Everyone's are paged in
-   * Redis (ZREVRANGE), newest expiry first, which is newest first under one SESSION_TTL.
-   * @throws {RedisUnavailableError} when Redis does not answer.
-   */
-  async list(query: SessionQuery): Promise<{ sessions: Session[]; total: number }> {
-    if (query.user !== undefined) {
-      const sessions = await this.#userSessions(query.user);
-      return { sessions: sessions.slice(query.offset, query.offset + query.limit), total: sessions.length };
-    }
-    return this.#pageEveryone(query);
+  /** See {@link SessionIndexes.list}. @throws {RedisUnavailableError} when Redis does not answer. */
+  list(query: SessionQuery): Promise<{ sessions: Session[]; total: number }> {
+    return this.#indexes.list(query);
   }
 
   /** @throws {RedisUnavailableError} when Redis does not answer. */
-  async find(selector: SessionSelector): Promise<Session[]> {
-    return this.#liveMembers('sub' in selector ? sessionsBySubKey(selector.sub) : sessionsBySidKey(selector.sid));
+  find(selector: SessionSelector): Promise<Session[]> {
+    return this.#indexes.find(selector);
   }
 
   /** @throws {RedisUnavailableError} when Redis does not answer. */
@@ -241,31 +212,17 @@ export class RedisSessionStore implements SessionStore {
   }
 
   /** @throws {RedisUnavailableError} when Redis does not answer. */
-  async lockRefresh(handle: string, ttlMs: number): Promise<boolean> {
-    const token = randomBytes(16).toString('base64url');
-    let taken: string | null;
-    try {
-      taken = await this.#redis.set(sessionRefreshLockKey(handle), token, 'PX', ttlMs, 'NX');
-    } catch (error) {
-      throw new RedisUnavailableError('locking a session refresh', error);
-    }
-    if (taken === 'OK') this.#lockTokens.set(handle, token);
-    return taken === 'OK';
+  lockRefresh(handle: string, ttlMs: number): Promise<boolean> {
+    return this.#refreshLocks.take(handle, ttlMs);
   }
 
-  async unlockRefresh(handle: string): Promise<void> {
-    const token = this.#lockTokens.get(handle);
-    if (token === undefined) return;
-    this.#lockTokens.delete(handle);
-    // A lock left behind lapses with its TTL; releasing it early is only a courtesy.
-    await this.#redis.eval(UNLOCK, 1, sessionRefreshLockKey(handle), token).catch(() => undefined);
+  unlockRefresh(handle: string): Promise<void> {
+    return this.#refreshLocks.release(handle);
   }
 
   /** Stops listening for revocations. The connections belong to the caller. */
   async close(): Promise<void> {
-    this.#unsubscribe();
-    this.#stopReconnectWatch();
-    this.#cache.clear();
+    this.#cache.close();
   }
 
   /**
@@ -283,16 +240,6 @@ export class RedisSessionStore implements SessionStore {
       return tx.publish(SESSION_REVOKED_CHANNEL, key);
     };
     await this.#confirmedWrites.write(end, sessionRedisKey(key), 'revoking a session');
-  }
-
-  async #exec(tx: ChainableCommander, doing: string): Promise<void> {
-    try {
-      const results = await tx.exec();
-      const failed = results?.find(([error]) => error !== null)?.[0];
-      if (failed) throw failed;
-    } catch (error) {
-      throw new RedisUnavailableError(doing, error);
-    }
   }
 
   async #keyOf(handle: string): Promise<string | null> {
@@ -323,91 +270,4 @@ export class RedisSessionStore implements SessionStore {
       return null;
     }
   }
-
-  /** The live sessions whose handles an index holds, newest expiry first; stale members are dropped. */
-  async #liveMembers(index: string): Promise<Session[]> {
-    let handles: string[];
-    try {
-      await this.#redis.zremrangebyscore(index, '-inf', Date.now());
-      handles = await this.#redis.zrevrange(index, 0, -1);
-    } catch (error) {
-      throw new RedisUnavailableError('listing sessions', error);
-    }
-    return this.#sessionsOf(index, handles);
-  }
-
-  /** The sessions of `handles`, in order; those gone (revoked elsewhere, idle) leave `index`. */
-  async #sessionsOf(index: string, handles: readonly string[]): Promise<Session[]> {
-    // Read together: ioredis sends them at once, two round trips for a page rather than two per session.
-    const found = await Promise.all(handles.map((handle) => this.byHandle(handle)));
-    const sessions: Session[] = [];
-    const gone: string[] = [];
-    found.forEach((session, i) => (session !== null && live(session) ? sessions.push(session) : gone.push(handles[i]!)));
-    if (gone.length > 0) await this.#redis.zrem(index, ...gone).catch(() => undefined);
-    return sessions;
-  }
-
-  /** A subject's sessions and a verified email's, once each, newest first. */
-  async #userSessions(user: string): Promise<Session[]> {
-    const [bySub, byEmail] = await Promise.all([this.#liveMembers(sessionsBySubKey(user)), this.#liveMembers(sessionsByEmailKey(user.toLowerCase()))]);
-    const byHandle = new Map([...bySub, ...byEmail].map((session) => [session.handle, session]));
-    return [...byHandle.values()].sort((a, b) => b.createdAt - a.createdAt);
-  }
-
-  async #pageEveryone(query: SessionQuery): Promise<{ sessions: Session[]; total: number }> {
-    // Members found gone are dropped from the index and the page read again (a few times at most).
-    for (let attempt = 0; ; attempt++) {
-      let handles: string[];
-      let total: number;
-      try {
-        await this.#redis.zremrangebyscore(SESSIONS_INDEX_KEY, '-inf', Date.now());
-        [handles, total] = await Promise.all([
-          this.#redis.zrevrange(SESSIONS_INDEX_KEY, query.offset, query.offset + query.limit - 1),
-          this.#redis.zcard(SESSIONS_INDEX_KEY),
-        ]);
-      } catch (error) {
-        throw new RedisUnavailableError('listing sessions', error);
-      }
-      const sessions = await this.#sessionsOf(SESSIONS_INDEX_KEY, handles);
-      if (sessions.length === handles.length || attempt === 3) return { sessions, total: total - (handles.length - sessions.length) };
-    }
-  }
-
-  async #reindexEmail(before: Session, after: Session): Promise<void> {
-    const tx = this.#redis.multi();
-    if (emailKey(before) !== '') tx.zrem(sessionsByEmailKey(emailKey(before)), before.handle);
-    if (emailKey(after) !== '') addToIndex(tx, sessionsByEmailKey(emailKey(after)), after);
-    await this.#exec(tx, 'indexing a session');
-  }
-
-  #evict(key: string): void {
-    this.#evictions++;
-    this.#cache.delete(key);
-  }
-
-  #evictAll(): void {
-    this.#evictions++;
-    this.#cache.clear();
-  }
-}
-
-/** The sorted sets a session's handle is in. */
-function indexesOf(session: Session): string[] {
-  const indexes = [SESSIONS_INDEX_KEY, sessionsBySubKey(session.user.sub)];
-  if (emailKey(session) !== '') indexes.push(sessionsByEmailKey(emailKey(session)));
-  if (session.sid !== undefined) indexes.push(sessionsBySidKey(session.sid));
-  return indexes;
-}
-
-/**
- * ZADD the handle scored by its expiry; a per-user index expires with its last session (NX sets
- * a first expiry, GT only ever extends it). The everyone index never expires (pruned on read).
- */
-function addToIndex(tx: ChainableCommander, index: string, session: Session): void {
-  tx.zadd(index, session.expiresAt, session.handle);
-  if (index !== SESSIONS_INDEX_KEY) tx.pexpireat(index, session.expiresAt, 'NX').pexpireat(index, session.expiresAt, 'GT');
-}
-
-function live(session: Session): Session | null {
-  return session.expiresAt > Date.now() ? session : null;
 }
