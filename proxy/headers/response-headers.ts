@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { GATEWAY_COOKIE_NAMES } from '../../shared/http/cookies.js';
 import { connectionOptions, HOP_BY_HOP } from './hop-by-hop.js';
 import { joinPath, remainderUnder } from '../routing/path-mapping.js';
-import type { TargetMapping } from '../pool/target-pool.js';
+import type { TargetMapping } from '../pool/route-target.js';
 
 /** A `Path` attribute inside a Set-Cookie value (RFC 6265 §5.2.4), compiled once. */
 const PATH_ATTRIBUTE = /;\s*path\s*=/i;

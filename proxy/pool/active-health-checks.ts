@@ -3,7 +3,7 @@ import { errorCode } from '../../shared/error-code.js';
 import type { HealthCheck } from '../../shared/types.js';
 import { joinPath } from '../routing/path-mapping.js';
 import type { Route } from '../routing/route-table.js';
-import type { RouteTarget } from './target-pool.js';
+import type { RouteTarget } from './route-target.js';
 
 /** Connections one origin's probes may hold open (a probe at a time per target, mostly). */
 const PROBE_CONNECTIONS = 2;

@@ -4,38 +4,11 @@ import { ClientIpHash } from './balancing/client-ip-hash.js';
 import { LeastRequests } from './balancing/least-requests.js';
 import { SmoothRoundRobin } from './balancing/smooth-round-robin.js';
 import { StickyCookie } from './balancing/sticky-cookie-balancer.js';
-import type { TargetHealth } from './target-health.js';
-
-/**
- * Where a target sits and the public prefix it serves: what moves paths, `Location` and cookie
- * paths between the two sides (path-mapping.ts, response-headers.ts).
- */
-export interface TargetMapping {
-  /** The service path as a prefix: `''` for `/`, otherwise `/seg(/seg)*` (no trailing slash). */
-  readonly prefix: string;
-  /** The target's origin (`http://host:port`), as WHATWG URL serialises it; the connection pool's key. */
-  readonly origin: string;
-  /** The target's base path without a trailing slash: `''` when the target has none. */
-  readonly basePath: string;
-}
-
-/** One target of a route, prepared once per registry snapshot. */
-export interface RouteTarget extends TargetMapping {
-  /** As registered. */
-  readonly url: string;
-  /** 1–100. */
-  readonly weight: number;
-  /** Its state and counts, kept across snapshots (target-health-book.ts). */
-  readonly health: TargetHealth;
-  /** What the sticky cookie names it by (sticky-target-cookie.ts): opaque, never its address. */
-  readonly stickyId: string;
-  /** Its url's hash, which client-ip hashing combines with the address. */
-  readonly hashSeed: number;
-}
+import type { RouteTarget } from './route-target.js';
 
 /**
  * A service's targets and how a request picks one (its `loadBalancing`). The pick takes the
- * targets that are {@link TargetHealth.available} and not yet tried by the request; when none is
+ * targets that are available (target-health.ts) and not yet tried by the request; when none is
  * available, any untried one (a pool never fails closed on its own judgement: when every target
  * is ejected or failing its checks, each is still tried before the client gets a 503).
  */

@@ -7,7 +7,8 @@ import { routingKey } from './routing-key.js';
 import { stickyTargetId } from '../pool/sticky-target.js';
 import type { TargetHealth } from '../pool/target-health.js';
 import { TargetHealthBook } from '../pool/target-health-book.js';
-import { TargetPool, type RouteTarget } from '../pool/target-pool.js';
+import type { RouteTarget } from '../pool/route-target.js';
+import { TargetPool } from '../pool/target-pool.js';
 
 /**
  * A registered service, prepared once per registry snapshot so the request path does no parsing:

@@ -1,4 +1,4 @@
-import type { RouteTarget } from '../target-pool.js';
+import type { RouteTarget } from '../route-target.js';
 
 /** What a balancer may base its choice on. */
 export interface BalancingInput {

@@ -1,5 +1,5 @@
 import type { Balancer } from './balancer.js';
-import type { RouteTarget } from '../target-pool.js';
+import type { RouteTarget } from '../route-target.js';
 
 /**
  * Least requests by the power of two choices (Mitzenmacher; Envoy's LEAST_REQUEST): two eligible

@@ -1,5 +1,5 @@
 import type { Balancer } from './balancer.js';
-import type { RouteTarget } from '../target-pool.js';
+import type { RouteTarget } from '../route-target.js';
 
 /**
  * Smooth weighted round robin, nginx's (ngx_http_upstream_round_robin.c): every choice adds each

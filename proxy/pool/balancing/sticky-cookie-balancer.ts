@@ -1,5 +1,5 @@
 import type { Balancer, BalancingInput } from './balancer.js';
-import type { RouteTarget } from '../target-pool.js';
+import type { RouteTarget } from '../route-target.js';
 import { SmoothRoundRobin } from './smooth-round-robin.js';
 
 /**
