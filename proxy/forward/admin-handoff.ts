@@ -1,7 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../../shared/config/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { UpstreamForwarder, type AdminProcessTarget } from './upstream-forwarder.js';
+import { mapResponseHeaders } from '../headers/response-headers.js';
+import type { AttemptPlan, Destination, ResponseFields } from './attempt-plan.js';
+import { exchange } from './exchange.js';
+import { UpstreamConnections } from './upstream-connections.js';
+import type { UpstreamFailureKind } from './upstream-errors.js';
 import { readInboundHeaders } from '../headers/inbound-headers.js';
 import { RequestHeaderBuilder } from '../headers/request-headers.js';
 
@@ -18,7 +22,7 @@ export type AdminHandoffConfig = Pick<Config, 'adminInternalUrl' | 'publicUrl' |
 /**
  * In split mode the proxy serves gateway-owned paths (`/auth`, `/api`, `/dashboard`, `/`) by
  * forwarding them to the admin process at `ADMIN_INTERNAL_URL`, through the data plane's own
- * forwarder (forward.ts, with a pool of its own): request bodies streamed, `Expect` answered by
+ * exchange (exchange.ts, with a connection pool of its own): request bodies streamed, `Expect` answered by
  * the proxy, the same answers to failures as for a service (503 `Service unavailable` when the
  * admin process cannot be reached, 504 after UPSTREAM_TIMEOUT without response headers, 502 for a
  * broken response), proxied traffic unaffected by any of them. Request fields follow the `admin`
@@ -32,15 +36,53 @@ export function createAdminHandoff(
   clientIp: (req: IncomingMessage) => string,
   logger: Logger,
 ): AdminHandoff {
-  const target: AdminProcessTarget = { origin: config.adminInternalUrl.origin, service: undefined };
   const headers = new RequestHeaderBuilder(config.trustProxy, config.publicUrl, 'admin');
-  const forwarder = new UpstreamForwarder({ headersTimeoutMs: config.upstreamTimeoutMs, logger });
+  const connections = new UpstreamConnections(config.upstreamTimeoutMs);
+  const origin = config.adminInternalUrl.origin;
   return {
     handle(req, res) {
       const inbound = readInboundHeaders(req.rawHeaders);
       const list = headers.build(req, inbound, undefined, clientIp(req), undefined);
-      forwarder.forward(req, res, target, req.url ?? '/', list, inbound.hasBody ? 'body' : 'no-body');
+      const plan = new AdminProcessAttempt({ origin, path: req.url ?? '/' }, logger);
+      exchange(req, res, plan, { headers: list, mode: inbound.hasBody ? 'body' : 'no-body', trailerNames: undefined }, connections);
     },
-    close: () => forwarder.close(),
+    close: () => connections.close(),
   };
+}
+
+/**
+ * The admin process as an exchange's only destination. What it answers is the gateway's own: its
+ * response heads reach the client unmapped, and its failures are no service's, so they get the
+ * same answers as a service's (503, 504 after UPSTREAM_TIMEOUT, 502) and are logged at error
+ * (every sign-in and console request depends on it), but are not counted in
+ * `gatehouse_upstream_errors_total`, and nothing is retried.
+ */
+class AdminProcessAttempt implements AttemptPlan {
+  readonly #destination: Destination;
+  readonly #logger: Logger;
+
+  constructor(destination: Destination, logger: Logger) {
+    this.#destination = destination;
+    this.#logger = logger;
+  }
+
+  first(): Destination {
+    return this.#destination;
+  }
+
+  failed(): void {}
+
+  next(): undefined {
+    return undefined;
+  }
+
+  settled(): void {}
+
+  responseFields(_destination: Destination, fields: ResponseFields): (string | string[])[] {
+    return mapResponseHeaders(fields);
+  }
+
+  report(kind: UpstreamFailureKind, code: string | undefined): void {
+    this.#logger.error({ kind, code }, 'admin process request failed');
+  }
 }

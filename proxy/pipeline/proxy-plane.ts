@@ -19,7 +19,9 @@ import { isBarePrefix, redirectToEntry } from '../routing/bare-prefix.js';
 import { bearerTokensFor, type BearerTokens } from '../auth/bearer-token.js';
 import { isCanonicalPath, pathLength } from '../routing/canonical-path.js';
 import { ActiveHealthChecks } from '../pool/active-health-checks.js';
-import { UpstreamForwarder, type ForwardExtras, type ForwardMode } from '../forward/upstream-forwarder.js';
+import type { ForwardMode } from '../forward/attempt-plan.js';
+import { ServiceForwarder } from '../forward/service-forwarder.js';
+import type { ForwardExtras } from '../forward/target-attempts.js';
 import { IdentityAssertions } from '../auth/identity-assertion.js';
 import { readInboundHeaders, type InboundHeaders } from '../headers/inbound-headers.js';
 import { JwksEndpoint } from '../auth/jwks-endpoint.js';
@@ -77,7 +79,7 @@ export function createProxyPlane(deps: ProxyPlaneDeps): ProxyPlane {
 
 class GatewayProxyPlane implements ProxyPlane {
   readonly #deps: ProxyPlaneDeps;
-  readonly #forwarder: UpstreamForwarder;
+  readonly #forwarder: ServiceForwarder;
   readonly #requestHeaders: RequestHeaderBuilder;
   readonly #sessions: SessionCheck;
   readonly #assertions: IdentityAssertions;
@@ -97,7 +99,7 @@ class GatewayProxyPlane implements ProxyPlane {
 
   constructor(deps: ProxyPlaneDeps) {
     this.#deps = deps;
-    this.#forwarder = new UpstreamForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger, failures: deps.upstreamFailures });
+    this.#forwarder = new ServiceForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger, failures: deps.upstreamFailures });
     this.#bearerTokens = bearerTokensFor(deps.config, deps.logger);
     this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl, 'public', this.#bearerTokens !== undefined);
     this.#sessions = new SessionCheck(deps.sessionGate, deps.config.publicUrl, deps.logger);

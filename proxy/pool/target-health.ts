@@ -22,11 +22,9 @@ export type TargetStateListener = (health: TargetHealth, previous: TargetState) 
 export class TargetHealth {
   readonly serviceId: string;
   readonly url: string;
-  /** Requests sent to this target (retries too), and how many of those failed, for `/metrics`. */
-  requests = 0;
-  errors = 0;
-  /** Requests in flight to this target, for `least_requests`. */
-  active = 0;
+  #requests = 0;
+  #errors = 0;
+  #active = 0;
   #state: TargetState;
   #since = Date.now();
   #lastError: string | null = null;
@@ -60,6 +58,32 @@ export class TargetHealth {
     return this.#state;
   }
 
+  /** Requests sent to this target (retries too), for `/metrics`. */
+  get requests(): number {
+    return this.#requests;
+  }
+
+  /** Of {@link requests}, how many failed (connection failure, 502/503/504, timeout), for `/metrics`. */
+  get errors(): number {
+    return this.#errors;
+  }
+
+  /** Requests in flight to this target, for `least_requests`. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** A request is being sent to this target: counted, and in flight until {@link requestSettled}. */
+  requestSent(): void {
+    this.#requests++;
+    this.#active++;
+  }
+
+  /** A request sent to this target is done (answered, failed or aborted): no longer in flight. */
+  requestSettled(): void {
+    this.#active--;
+  }
+
   /** Neither failed by active checks nor ejected: a balancer may choose it. */
   get available(): boolean {
     const state = this.state;
@@ -84,7 +108,7 @@ export class TargetHealth {
    */
   failed(error: string, mayEject: () => boolean): void {
     const now = Date.now();
-    this.errors++;
+    this.#errors++;
     this.#lastError = error;
     const { maxFails, windowSeconds, ejectSeconds } = this.#outlier;
     this.#failures.push(now);
