@@ -4,7 +4,6 @@ import type { Duplex } from 'node:stream';
 import { sendError } from '../../shared/http/http-response.js';
 import { requestHeadError } from '../../shared/http/request-head.js';
 import { readInboundHeaders } from '../headers/inbound-headers.js';
-import type { ProxyPlane } from './proxy-plane.js';
 
 /** `Upgrade: websocket` (RFC 6455 §4.1: the token is case-insensitive). */
 const WEBSOCKET = /(?:^|,)\s*websocket\s*(?:,|$)/i;
@@ -36,7 +35,7 @@ export function isWebSocketHandshake(method: string | undefined, upgrade: string
  * Handles the requests `server` (the public listener) emits as 'upgrade': Node does so for every
  * request with `Connection: upgrade` and `Upgrade`, and hands over the bare socket.
  *
- * A WebSocket handshake goes to `plane.handle`, so it takes exactly the path of any request
+ * A WebSocket handshake goes to `handle` (the data plane's `ProxyPlane.handle`), so it takes exactly the path of any request
  * (canonical path, gateway paths, route, rate limit, session, access log) and only the last step
  * differs: a 101 from the target joins the two sockets. The socket is wrapped in a ServerResponse
  * for one request, then closes unless it was upgraded.
@@ -48,7 +47,7 @@ export function isWebSocketHandshake(method: string | undefined, upgrade: string
  * The request-head checks of every listener apply first (request-head.ts: 431, or 400 for two
  * `Host` fields; the connection then closes).
  */
-export function createUpgradeHandler(plane: ProxyPlane, server: Server): UpgradeHandler {
+export function createUpgradeHandler(handle: (req: IncomingMessage, res: ServerResponse) => void, server: Server): UpgradeHandler {
   const open = new Set<Duplex>();
   const serve = (req: IncomingMessage, socket: Socket, head: Buffer): void => {
     const refused = requestHeadError(req);
@@ -64,7 +63,7 @@ export function createUpgradeHandler(plane: ProxyPlane, server: Server): Upgrade
     res.shouldKeepAlive = false;
     res.assignSocket(socket);
     res.on('finish', onFinish);
-    if (refused === undefined) plane.handle(req, res);
+    if (refused === undefined) handle(req, res);
     else sendError(res, refused);
   };
   return {

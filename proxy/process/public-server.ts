@@ -21,7 +21,7 @@ export interface PublicServer {
 export function createPublicServer(plane: ProxyPlane): PublicServer {
   const server = createGatewayServer(plane.handle);
   server.on('checkContinue', checkingRequestHead(plane.handleContinue)); // refused before `100 Continue`
-  const upgrades = createUpgradeHandler(plane, server);
+  const upgrades = createUpgradeHandler(plane.handle, server);
   server.on('upgrade', upgrades.handle);
   return {
     server,
