@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { jwtVerify, type JWTPayload } from 'jose';
 import type { Config } from '../../shared/config/config.js';
+import { errorCode } from '../../shared/error-code.js';
 import { GatewayError } from '../../shared/errors.js';
 import { userFromClaims } from '../../shared/identity/identity-claims.js';
 import type { Logger } from '../../shared/logger.js';
@@ -89,7 +90,7 @@ export class BearerTokens {
     } catch (error) {
       if (error instanceof GatewayError) throw error;
       // The reason only (jose's error code): the token itself is a credential.
-      this.#logger.debug({ reason: (error as { code?: string }).code ?? (error as Error).name }, 'bearer token refused');
+      this.#logger.debug({ reason: errorCode(error) ?? (error as Error).name }, 'bearer token refused');
       throw invalidToken();
     }
     const user = userFromClaims(claims, this.#config);

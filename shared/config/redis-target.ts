@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { errorCode } from '../error-code.js';
 
 /** A `host:port` of a Sentinel or a Cluster node. */
 export interface RedisNode {
@@ -118,7 +119,7 @@ function readTls(vars: RedisVariables, problems: string[]): RedisTls {
     try {
       return readFileSync(path);
     } catch (error) {
-      problems.push(`${name}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      problems.push(`${name}: cannot read ${path} (${errorCode(error) ?? 'error'})`);
       return undefined;
     }
   };

@@ -1,3 +1,5 @@
+import { errorCode } from '../../../error-code.js';
+
 /**
  * ioredis errors carry the failed command's arguments (`command.args`), and for a session write
  * or an access-log batch those hold secrets (CSRF token, ID token, query strings). Errors leaving
@@ -12,7 +14,7 @@ export class RedisUnavailableError extends Error {
   constructor(operation: string, cause: unknown) {
     super(`${operation} failed: ${summary(cause)}`);
     this.name = 'RedisUnavailableError';
-    this.causeCode = codeOf(cause);
+    this.causeCode = errorCode(cause);
   }
 }
 
@@ -24,13 +26,8 @@ export function summary(error: unknown): string {
 
 /** A loggable description of an error: name, code and message only (see the file comment). */
 export function describeError(error: unknown): { name: string; code?: string; message: string } {
-  const code = codeOf(error);
+  const code = errorCode(error);
   const name = error instanceof Error ? error.name : 'Error';
   const message = error instanceof Error ? error.message : String(error);
   return code === undefined ? { name, message } : { name, code, message };
-}
-
-function codeOf(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
 }
