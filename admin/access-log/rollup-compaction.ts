@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
+import { STATUS_CLASSES } from '../../shared/http/status-classes.js';
 import { BUCKET_COLUMNS } from './latency-histogram.js';
-import { STATUS_CLASSES } from './traffic-rollups.js';
 
 /**
  * Per-minute traffic rollups older than this are folded into one row per hour. The console's

@@ -1,13 +1,11 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { STATUS_CLASSES, type StatusClass } from '../../shared/http/status-classes.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { BUCKET_COLUMNS, BUCKET_COUNT, bucketOf, percentile } from './latency-histogram.js';
 
 /** The rollup key that counts every service together (never a UUID, so never a service's id). */
 export const ALL_SERVICES = '*';
 
-/** Status classes the rollups count; a status below 200 counts as 1xx, 500 and above as 5xx. */
-export const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
-export type StatusClass = (typeof STATUS_CLASSES)[number];
 const COUNT_COLUMNS = STATUS_CLASSES.map((name) => `count_${name}`);
 
 /** The chart ranges: how many points, each covering how many minutes. */
@@ -44,7 +42,8 @@ class Tally {
   }
 }
 
-const classIndex = (statusCode: number): number => Math.min(4, Math.max(0, Math.floor(statusCode / 100) - 1));
+/** The index in STATUS_CLASSES of `statusCode`'s class; a status below 200 counts as 1xx, 500 and above as 5xx. */
+const classIndex = (statusCode: number): number => Math.min(STATUS_CLASSES.length - 1, Math.max(0, Math.floor(statusCode / 100) - 1));
 const MINUTE_MS = 60_000;
 
 /**

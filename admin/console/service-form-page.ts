@@ -2,16 +2,8 @@ import { DEFAULT_HEALTH_CHECK, DEFAULT_LOAD_BALANCING, DEFAULT_OUTLIER_DETECTION
 import type { AccessPolicy, HealthCheck, OutlierDetection, ServiceTarget } from '../../shared/types.js';
 import { html, type Html } from '../../shared/pages/html.js';
 import type { TaggedService } from '../registry/service-registry.js';
-import {
-  HEALTH_CHECK_RANGES,
-  LOAD_BALANCING_METHODS,
-  MAX_DESCRIPTION_LENGTH,
-  MAX_NAME_LENGTH,
-  MAX_RETRIES,
-  MAX_TARGETS,
-  MAX_WEIGHT,
-  OUTLIER_DETECTION_RANGES,
-} from '../registry/service-validation.js';
+import { HEALTH_CHECK_RANGES, LOAD_BALANCING_METHODS, MAX_RETRIES, MAX_TARGETS, MAX_WEIGHT, OUTLIER_DETECTION_RANGES } from '../registry/pool-fields.js';
+import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from '../registry/service-fields.js';
 import { POLICY_LISTS } from './access-policy-text.js';
 import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
 import { LOAD_BALANCING_LABELS } from './pool-settings-text.js';

@@ -1,8 +1,9 @@
 import * as v from 'valibot';
 import { AUDIT_ACTIONS } from '../audit-log.js';
-import { HEALTH_CHECK_RANGES, LOAD_BALANCING_METHODS, MAX_RETRIES, MAX_TARGETS, MAX_WEIGHT, OUTLIER_DETECTION_RANGES } from '../registry/service-validation.js';
+import { HEALTH_CHECK_RANGES, LOAD_BALANCING_METHODS, MAX_RETRIES, MAX_TARGETS, MAX_WEIGHT, OUTLIER_DETECTION_RANGES } from '../registry/pool-fields.js';
 import { TOKEN_SCOPES } from '../credentials/token-validation.js';
-import { STATUS_CLASSES, TRAFFIC_RANGES, type TrafficRange } from '../access-log/traffic-rollups.js';
+import { TRAFFIC_RANGES, type TrafficRange } from '../access-log/traffic-rollups.js';
+import { STATUS_CLASSES, type StatusClass } from '../../shared/http/status-classes.js';
 import { TARGET_STATES } from '../../shared/services/target-health-report.js';
 
 /**
@@ -138,7 +139,7 @@ const latency = v.pipe(v.nullable(v.number()), v.description('Milliseconds; null
 const trafficPoint = v.strictObject({
   time: v.pipe(timestamp, v.description('Start of the step')),
   requests: count,
-  ...(Object.fromEntries(STATUS_CLASSES.map((name) => [name, count])) as Record<(typeof STATUS_CLASSES)[number], typeof count>),
+  ...(Object.fromEntries(STATUS_CLASSES.map((name) => [name, count])) as Record<StatusClass, typeof count>),
   p50: latency,
   p95: latency,
 });

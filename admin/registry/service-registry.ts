@@ -9,7 +9,8 @@ import { ifMatchHolds, type IfMatch } from '../http/preconditions.js';
 import { parseRegistryDocument, planRegistry, toDocument, type RegistryDocument, type RegistryPlan } from './registry-document.js';
 import { afterChanges, changedFields } from './service-changes.js';
 import type { StoredService } from './stored-service.js';
-import { assertPolicyNeedsSignIn, parseServiceCreate, parseServiceUpdate, parseToggle } from './service-validation.js';
+import { assertPolicyNeedsSignIn } from './access-policy-fields.js';
+import { parseServiceCreate, parseServiceUpdate, parseToggle } from './service-validation.js';
 
 /**
  * A `services` row: snake_case columns, booleans as 0/1, timestamps as ISO text, the access policy

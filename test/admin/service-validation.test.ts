@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GatewayError, type ErrorCode } from '../../shared/errors.js';
-import {
-  assertPolicyNeedsSignIn,
-  MAX_POLICY_ENTRIES,
-  MAX_POLICY_ENTRY_LENGTH,
-  parseServiceCreate,
-  parseServiceUpdate,
-  parseToggle,
-} from '../../admin/registry/service-validation.js';
+import { assertPolicyNeedsSignIn, MAX_POLICY_ENTRIES, MAX_POLICY_ENTRY_LENGTH } from '../../admin/registry/access-policy-fields.js';
+import { parseServiceCreate, parseServiceUpdate, parseToggle } from '../../admin/registry/service-validation.js';
 import { defaultPool } from './pool-fields.js';
 
 const valid = { name: 'Orders', path: '/orders', targetUrl: 'http://localhost:3000' };
