@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import type { ErrorCode } from '../../shared/errors.js';
 import { FILTER_PARAMETER_SCHEMAS } from '../access-log/reading/access-log-filter.js';
+import { TRAFFIC_PARAMETERS } from '../access-log/traffic-query.js';
 import { PAGE_PARAMETERS } from '../http/pagination.js';
-import { TRAFFIC_PARAMETERS } from '../routes/dashboard-routes.js';
 import { READ_ONLY, SERVICE_BODY_SCHEMAS } from '../registry/service-validation.js';
 import { TOKEN_BODY_SCHEMAS } from '../credentials/token-validation.js';
 import { RESPONSE_SCHEMAS as R } from './response-schemas.js';

@@ -1,11 +1,10 @@
-import * as v from 'valibot';
 import { sendJson } from '../../shared/http/http-response.js';
 import type { AuditLog } from '../audit-log.js';
 import { parsePagination } from '../http/pagination.js';
-import { rejectWrongParameters, type QueryFields } from '../http/query-errors.js';
 import type { Handler } from '../http/request-context.js';
 import type { ServiceRegistry } from '../registry/service-registry.js';
-import { ALL_SERVICES, TRAFFIC_RANGES, type TrafficRange, type TrafficRollups } from '../access-log/traffic-rollups.js';
+import { parseTrafficQuery } from '../access-log/traffic-query.js';
+import { ALL_SERVICES, type TrafficRollups } from '../access-log/traffic-rollups.js';
 
 /** How many audit entries the statistics object shows as recent activity. */
 export const RECENT_ACTIVITY_COUNT = 10;
@@ -53,26 +52,4 @@ export function createDashboardHandlers(deps: { registry: ServiceRegistry; audit
       sendJson(res, 200, rollups.series(serviceId ?? ALL_SERVICES, range));
     },
   };
-}
-
-const RANGES = Object.keys(TRAFFIC_RANGES) as TrafficRange[];
-
-/** `range` and `serviceId`: what {@link parseTrafficQuery} checks, and what the API's description (admin/openapi/) converts. */
-export const TRAFFIC_PARAMETERS = {
-  range: v.optional(v.pipe(v.picklist(RANGES), v.description('1h: 60 one-minute points; 1d: 288 five-minute points')), '1h'),
-  serviceId: v.optional(v.pipe(v.string(), v.uuid(), v.description('One service; without it, all services together'))),
-};
-
-/**
- * Reads `range` (`1h` or `1d`, default `1h`) and `serviceId` (a UUID; absent or empty: all services).
- * @throws {GatewayError} BAD_REQUEST naming each bad parameter.
- */
-function parseTrafficQuery(query: URLSearchParams): { range: TrafficRange; serviceId: string | undefined } {
-  const range = query.get('range') || '1h';
-  const serviceId = query.get('serviceId') || undefined;
-  const fields: QueryFields = {};
-  if (!v.is(TRAFFIC_PARAMETERS.range, range)) fields.range = `must be one of ${RANGES.join(', ')}`;
-  if (!v.is(TRAFFIC_PARAMETERS.serviceId, serviceId)) fields.serviceId = 'must be a service id (a UUID)';
-  rejectWrongParameters(fields);
-  return { range: range as TrafficRange, serviceId };
 }
