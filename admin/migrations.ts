@@ -166,7 +166,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX used_token_ids_by_expiry ON used_token_ids (expires_at);
   `,
   `
-  -- A service is a pool of targets (issue 23, shared/types.ts). targets: JSON text
+  -- A service is a pool of targets (design.md §4.13, shared/types.ts). targets: JSON text
   -- [{"url":…,"weight":…}], target_url being the first one's url; NULL in the rows from before,
   -- which read as the one target target_url, weight 1. load_balancing: round_robin,
   -- least_requests, client_ip or cookie. health_check: JSON text {"path","intervalSeconds",

@@ -1,7 +1,7 @@
 import type { LoadBalancing } from '../../shared/types.js';
 
 /**
- * A service's pool settings (issue 23) as the console words them: the audit table's before/after
+ * A service's pool settings (design.md §4.13) as the console words them: the audit table's before/after
  * lines, the services table, the service form. Each takes `unknown` because the audit log's
  * details are read back from JSON (and may predate pools); a value of another shape reads as `—`.
  * service-conflicts.js words them the same way in the browser.

@@ -16,7 +16,7 @@ const POLICY_HINTS: Record<keyof AccessPolicy, string> = {
   subjects: 'Subject identifiers (sub) from the identity provider, matched exactly.',
 };
 
-/** What each balancing does, under the choice (issue 23). */
+/** What each balancing does, under the choice (design.md §4.13). */
 const BALANCING_HINTS: Record<(typeof LOAD_BALANCING_METHODS)[number], string> = {
   round_robin: 'each target in turn, as often as its weight says',
   least_requests: 'the less busy of two targets picked at random',
@@ -26,7 +26,7 @@ const BALANCING_HINTS: Record<(typeof LOAD_BALANCING_METHODS)[number], string> =
 
 /**
  * `GET /dashboard/services/new` and `/dashboard/services/:id/edit` (design.md §4.6): the service form,
- * the targets (issue 23) as one per line (`URL [weight]`), the access policy (design.md §4.7) as
+ * the targets (design.md §4.13) as one per line (`URL [weight]`), the access policy (design.md §4.7) as
  * four lists of one entry per line, the balancing, retries and both kinds of health checks (the
  * active ones on or off, their fields filled in either way). service-form.js sends it to
  * `POST /api/services` or `PUT /api/services/:id` and shows each of the API's per-field messages

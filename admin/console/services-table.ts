@@ -25,7 +25,7 @@ ${options.edit === false ? '' : html`<a class="button small secondary" href="/da
 
 /**
  * A service's targets in the table: each url on a line, its weight unless 1, and for several the
- * balancing (issue 23).
+ * balancing (design.md §4.13).
  */
 function targetsCell(service: Service): Html {
   const { targets, loadBalancing } = poolSettingsOf(service);

@@ -12,7 +12,7 @@ const STATES: Record<TargetState, { label: string; meaning: string }> = {
 };
 
 /**
- * A service's targets on its console page (issue 23 "Visible"): each target's url, weight and
+ * A service's targets on its console page (design.md §4.13): each target's url, weight and
  * overall state, and under it every proxy process that reported it within the last minute with its
  * state there, since when, and its latest error. The table is a live region (live-regions.js
  * refreshes it every few seconds with the rest of the page), so states change without a reload.

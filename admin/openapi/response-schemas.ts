@@ -29,13 +29,13 @@ const accessPolicy = v.strictObject({
 /** An integer from `min` to `max`. */
 const integerIn = ([min, max]: readonly [number, number]) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 
-/** One target of a service's pool (issue 23). */
+/** One target of a service's pool (design.md §4.13). */
 const serviceTarget = v.strictObject({
   url: v.string(),
   weight: v.pipe(integerIn([1, MAX_WEIGHT]), v.description('Relative share of requests')),
 });
 
-/** A service's active health checks (issue 23), every field present. */
+/** A service's active health checks (design.md §4.13), every field present. */
 const healthCheck = v.strictObject({
   path: v.pipe(v.string(), v.description("Probed with GET, relative to each target's base path")),
   intervalSeconds: v.pipe(integerIn(HEALTH_CHECK_RANGES.intervalSeconds), v.description('Seconds between probes of one target')),
@@ -45,7 +45,7 @@ const healthCheck = v.strictObject({
   expectStatus: v.pipe(v.union([integerIn([100, 599]), v.picklist(STATUS_CLASSES)]), v.description('A status (200) or a class ("2xx")')),
 });
 
-/** A service's outlier detection (issue 23), every field present. */
+/** A service's outlier detection (design.md §4.13), every field present. */
 const outlierDetection = v.strictObject({
   maxFails: v.pipe(integerIn(OUTLIER_DETECTION_RANGES.maxFails), v.description('Failures within the window that eject a target')),
   windowSeconds: v.pipe(integerIn(OUTLIER_DETECTION_RANGES.windowSeconds), v.description('Seconds in which maxFails failures eject a target')),
@@ -71,7 +71,7 @@ const declaredEntries = {
 
 /**
  * A registry entry (interface.md §2.1), with `access`, `forwardAuthorization` and the pool's fields
- * always present (design.md §5, issue 23).
+ * always present (design.md §5, §4.13).
  */
 const service = v.strictObject({ id: uuid, ...declaredEntries, createdAt: timestamp, updatedAt: timestamp });
 
@@ -222,7 +222,7 @@ const registryPlan = v.strictObject({
   unchanged: v.array(v.string()),
 });
 
-/** A target's state (issue 23): `unhealthy` by active health checks, `ejected` by outlier detection. */
+/** A target's state (design.md §4.13): `unhealthy` by active health checks, `ejected` by outlier detection. */
 const targetState = v.picklist(TARGET_STATES);
 
 /** One proxy process's view of a target, from its latest report (admin/target-health.ts). */

@@ -39,9 +39,9 @@ interface Received {
 }
 
 /**
- * What the proxy processes see of every service's targets (issue 23 "Visible"), from the reports
+ * What the proxy processes see of every service's targets (design.md §4.13, "Reports"), from the reports
  * they publish on the event bus every few seconds and on each change
- * (proxy/target-health-reporter.ts). It keeps the latest report of each proxy process (by
+ * (proxy/pool/target-health-reporter.ts). It keeps the latest report of each proxy process (by
  * `proxy`; one with an earlier `at` than the kept one, delivered out of order, is ignored) and
  * drops a report made more than {@link REPORT_MAX_AGE_MS} ago by its own `at` (so a proxy whose
  * clock is a minute behind counts as silent) or received more than that ago (a proxy stopped or cut
