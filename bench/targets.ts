@@ -3,7 +3,7 @@
  * PASS or FAIL with the numbers it was judged on.
  */
 import type { AccessLogCheck } from './access-log-check.js';
-import type { AccessLogScaleResult } from './access-log-scale.js';
+import type { AccessLogScaleResult } from './access-log-scale-result.js';
 import { APACHE_REDIS_ROLE } from './process-stats.js';
 import type { Measurement, MemoryMeasurement } from './scenarios.js';
 
