@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../shared/config/config.js';
 import { readCookie } from '../shared/http/cookies.js';
+import { errorCode } from '../shared/error-code.js';
 import { GatewayError } from '../shared/errors.js';
 import type { EventBus } from '../shared/backends/event-bus.js';
 import { sendError } from '../shared/http/http-response.js';
@@ -177,7 +178,7 @@ async function publishRegistryAtStart(registry: ServiceRegistry, logger: Logger)
   try {
     await registry.publish();
   } catch (error) {
-    if ((error as { code?: unknown } | null)?.code !== 'REDIS_UNAVAILABLE') throw error;
+    if (errorCode(error) !== 'REDIS_UNAVAILABLE') throw error;
     logger.warn('registry not published yet: Redis is unreachable; it will be once Redis answers');
   }
 }

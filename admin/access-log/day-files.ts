@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
+import { errorCode } from '../../shared/error-code.js';
 
 /**
  * Raw access-log records live in one SQLite file per UTC day (`2025-01-31.sqlite`) in a folder of
@@ -41,7 +42,7 @@ export function listDays(dir: string): number[] {
   try {
     names = readdirSync(dir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if (errorCode(error) === 'ENOENT') return [];
     throw error;
   }
   const days: number[] = [];

@@ -1,4 +1,5 @@
 import { parentPort, Worker } from 'node:worker_threads';
+import { errorCode } from '../../shared/error-code.js';
 
 /** A call to a worker thread, numbered by the caller. */
 interface CallMessage<Request> {
@@ -109,7 +110,7 @@ export function serveCalls<Request, Result, Notice = never>(
       .then(() => handle(request))
       .then(
         (result) => port.postMessage({ id, result } satisfies ReplyMessage<Result>),
-        (error: Error & { code?: string }) => port.postMessage({ id, error: { message: error.message, code: error.code } } satisfies ReplyMessage<Result>),
+        (error: Error) => port.postMessage({ id, error: { message: error.message, code: errorCode(error) } } satisfies ReplyMessage<Result>),
       );
   });
   port.once('close', close);

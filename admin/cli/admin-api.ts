@@ -3,6 +3,7 @@
  * what from the environment, one request each with Node's fetch, and every failure as a
  * {@link CliError} whose message says what to do.
  */
+import { errorCode } from '../../shared/error-code.js';
 
 /** A failure the CLI reports as its message (one or more lines) and exit status 1. */
 export class CliError extends Error {
@@ -80,8 +81,9 @@ function describeFailure(status: number, answer: unknown, text: string, url: URL
 
 /** Why fetch failed: undici puts the system error (ECONNREFUSED …) in `cause`. */
 function reasonOf(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  if (typeof cause?.message === 'string') return cause.message;
+  const cause = error instanceof Error ? error.cause : undefined;
+  const code = errorCode(cause);
+  if (code !== undefined) return code;
+  if (cause instanceof Error) return cause.message;
   return error instanceof Error ? error.message : String(error);
 }

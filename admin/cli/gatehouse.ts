@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { errorCode } from '../../shared/error-code.js';
 import type { RegistryPlan } from '../registry/registry-document.js';
 import { adminApiFromEnv, callAdminApi, CliError, type AdminApi } from './admin-api.js';
 import { planTable } from './plan-table.js';
@@ -96,7 +97,7 @@ function readDocument(file: string): unknown {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || (error as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+  if (error instanceof UsageError || errorCode(error) === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     process.stderr.write(`gatehouse: ${(error as Error).message}\n\n${USAGE}`);
     process.exitCode = 2;
     return;

@@ -3,6 +3,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import type { AssertionKeySet, PublicAssertionKey, SigningAssertionKey } from '../../shared/identity/assertion-key-set.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
 import type { Config } from '../../shared/config/config.js';
+import { errorCode } from '../../shared/error-code.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Actor, AuditLog } from '../audit-log.js';
 
@@ -216,7 +217,7 @@ export class AssertionKeys {
  * (matched here rather than imported, so the admin plane does not depend on the Redis backend).
  */
 function isRedisUnavailable(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === 'REDIS_UNAVAILABLE';
+  return errorCode(error) === 'REDIS_UNAVAILABLE';
 }
 
 function parseKey(row: KeyRow): SigningAssertionKey {

@@ -1,5 +1,6 @@
 import * as client from 'openid-client';
 import type { Config } from '../../shared/config/config.js';
+import { errorCode } from '../../shared/error-code.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { LoginTransaction } from './login-transactions.js';
@@ -215,6 +216,6 @@ function isInvalidGrant(error: unknown): boolean {
 
 /** A refresh failure that says the provider could not answer; its message names the kind, never a token. */
 function unavailable(error: unknown): ProviderUnavailable {
-  const code = error instanceof client.ResponseBodyError ? error.error : (error as { code?: unknown })?.code;
-  return new ProviderUnavailable(`the provider could not refresh the session (${typeof code === 'string' ? code : (error as Error)?.name ?? 'error'})`, { cause: error });
+  const code = error instanceof client.ResponseBodyError ? error.error : errorCode(error);
+  return new ProviderUnavailable(`the provider could not refresh the session (${code ?? (error as Error)?.name ?? 'error'})`, { cause: error });
 }

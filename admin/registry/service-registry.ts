@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
+import { errorCode } from '../../shared/error-code.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
 import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
@@ -322,7 +323,7 @@ export class ServiceRegistry {
       // in between (SQLite's WAL mode cannot upgrade a stale read snapshot).
       return this.#db.transaction(change).immediate();
     } catch (error) {
-      if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new GatewayError('PATH_IN_USE');
+      if (errorCode(error) === 'SQLITE_CONSTRAINT_UNIQUE') throw new GatewayError('PATH_IN_USE');
       throw error;
     } finally {
       this.#snapshot = undefined;

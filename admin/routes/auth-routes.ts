@@ -2,6 +2,7 @@ import { rateLimitKey } from '../../shared/http/client-ip.js';
 import type { Config } from '../../shared/config/config.js';
 import { readCookie } from '../../shared/http/cookies.js';
 import { GatewayError } from '../../shared/errors.js';
+import { errorCode } from '../../shared/error-code.js';
 import { redirect, sendHtml, sendJson } from '../../shared/http/http-response.js';
 import type { Logger } from '../../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../../shared/backends/rate-limiter.js';
@@ -180,8 +181,9 @@ function describeFailure(error: unknown): string {
   let specific: unknown = error;
   while (specific instanceof Error && specific.cause instanceof Error) specific = specific.cause;
   if (!(specific instanceof Error)) return "The identity provider's response was rejected.";
-  const code = (specific as { error?: unknown; code?: unknown }).error ?? (specific as { code?: unknown }).code;
-  const text = `${typeof code === 'string' ? `${code}: ` : ''}${specific.message}`;
+  const oauthError = (specific as { error?: unknown }).error; // an OAuth error code (`invalid_grant`…), as openid-client reports the provider's
+  const code = typeof oauthError === 'string' ? oauthError : errorCode(specific);
+  const text = `${code !== undefined ? `${code}: ` : ''}${specific.message}`;
   return `The identity provider's response was rejected (${text.slice(0, 300)}).`;
 }
 

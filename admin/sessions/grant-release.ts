@@ -1,3 +1,4 @@
+import { errorCode } from '../../shared/error-code.js';
 import type { Logger } from '../../shared/logger.js';
 import type { TokenCipher } from '../../shared/identity/token-encryption.js';
 import type { Session } from '../../shared/types.js';
@@ -32,7 +33,7 @@ export class GrantRelease {
         continue; // sealed under a key no longer configured: nothing the gateway can give back
       }
       this.#relyingParty.revokeRefreshToken(token).catch((error: unknown) => {
-        this.#logger.warn({ code: (error as { code?: unknown })?.code, name: (error as Error)?.name }, 'revoking a refresh token at the provider failed');
+        this.#logger.warn({ code: errorCode(error), name: (error as Error)?.name }, 'revoking a refresh token at the provider failed');
       });
     }
   }

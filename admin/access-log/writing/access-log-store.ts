@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { AccessLogBatch } from '../../../shared/backends/access-log-batch.js';
+import { errorCode } from '../../../shared/error-code.js';
 import type { AccessLogEntry } from '../../../shared/types.js';
 import { createDayFile, dayBytes, dayName, dayOf, DAY_MS, deleteDayFile, listDays } from '../day-files.js';
 import { DAY_SCHEMA } from '../day-schema.js';
@@ -203,7 +204,7 @@ export class AccessLogStore {
         this.#storingAgain();
         return fresh.flatMap((group) => group.records);
       } catch (error) {
-        if ((error as { code?: string }).code !== 'SQLITE_FULL') throw error;
+        if (errorCode(error) !== 'SQLITE_FULL') throw error;
         const oldest = this.#listed().at(-1);
         if (!checkpointed) {
           // The write-ahead logs may hold the room: fold them into their files and measure again.
@@ -240,7 +241,7 @@ export class AccessLogStore {
       this.#addRollups(records);
       this.#rollupsFull = false;
     } catch (error) {
-      if ((error as { code?: string }).code !== 'SQLITE_FULL') throw error;
+      if (errorCode(error) !== 'SQLITE_FULL') throw error;
       if (!this.#rollupsFull) this.#options.notify?.({ level: 'warn', message: 'traffic rollups not updated: the disk of the gateway database is full', fields: { records: records.length } });
       this.#rollupsFull = true;
     }

@@ -1,5 +1,6 @@
 import { statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { errorCode } from '../../../shared/error-code.js';
 
 /**
  * How much room the access log's day files may take: the configured cap (ACCESS_LOG_MAX_SIZE), and
@@ -38,7 +39,7 @@ export function filesystemOf(path: string): { freeBytes: number; totalBytes: num
       const stats = statfsSync(current);
       return { freeBytes: stats.bavail * stats.bsize, totalBytes: stats.blocks * stats.bsize };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(current) === current) throw error;
+      if (errorCode(error) !== 'ENOENT' || dirname(current) === current) throw error;
     }
   }
 }
