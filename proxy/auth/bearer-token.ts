@@ -41,7 +41,7 @@ function invalidToken(): GatewayError {
 
 /**
  * Machine clients on protected services (design.md §4.7): the caller of a request's
- * `Authorization: Bearer <JWT>`, from the token's claims (shared/identity-claims.ts, as a session's
+ * `Authorization: Bearer <JWT>`, from the token's claims (shared/identity/identity-claims.ts, as a session's
  * user is made, so an access policy reads both alike). The token must be signed by OIDC_ISSUER's
  * key (issuer-keys.ts) with an asymmetric algorithm, carry `iss` = the issuer, an `aud` among
  * OIDC_API_AUDIENCES, a `sub`, and an `exp`, with `exp` and `nbf` holding within 5 s of skew.

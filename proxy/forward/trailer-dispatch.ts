@@ -21,7 +21,7 @@ export interface TrailerRequest {
  * Sends the requests whose client announced trailer fields (RFC 9110 §6.6.2) with node:http:
  * undici, which sends every other request, always ends a chunked body with an empty trailer
  * section, while node:http's `addTrailers` writes one (RFC 9112 §7.1.2). It drives the same
- * undici dispatch handler (forward.ts's exchange), so such a response is relayed, timed and its
+ * undici dispatch handler (exchange.ts's exchange), so such a response is relayed, timed and its
  * failures answered and counted exactly as any other. Rare (digests, gRPC-web), so it keeps plain
  * keep-alive agents beside undici's pools; connections are capped per origin like those.
  */

@@ -147,7 +147,7 @@ export class RequestHeaderBuilder {
       'x-forwarded-host',
       this.#publicHost,
     ];
-    if (this.#forAdmin) out.push(PUBLIC_HANDOFF_HEADER, '1'); // see admin/served-origin.ts
+    if (this.#forAdmin) out.push(PUBLIC_HANDOFF_HEADER, '1'); // see admin/http/served-origin.ts
     if (route !== undefined && route.prefix !== '') out.push('x-forwarded-prefix', route.prefix);
     if (user) {
       out.push('x-forwarded-user', fieldValue(user.sub));

@@ -21,7 +21,7 @@ type RecordCarrier = ServerResponse & { [kRecord]?: AccessRecord };
 export class AccessRecord {
   /** The session's subject, once known; null for an anonymous request. */
   userId: string | null = null;
-  /** The url of the target that answered, once one has (forward.ts); null while none has. */
+  /** The url of the target that answered, once one has (exchange.ts); null while none has. */
   target: string | null = null;
   readonly #sink: AccessLogSink;
   readonly #serviceId: string;

@@ -41,7 +41,7 @@ export interface ProxyPlaneDeps {
   config: Config;
   /** Registry snapshots, each replacing the route table; assertion key sets (design.md §4.7). */
   bus: EventBus;
-  /** Admits sessions (shared/session-gate.ts): their checks, their recorded use, their revalidation. */
+  /** Admits sessions (shared/identity/session-gate.ts): their checks, their recorded use, their revalidation. */
   sessionGate: SessionGate;
   accessLog: AccessLogSink;
   generalLimiter: RateLimiter;
@@ -218,7 +218,7 @@ class GatewayProxyPlane implements ProxyPlane {
   }
 
   /**
-   * The sticky cookie's HMAC key (sticky-target-cookie.ts): derived from the assertion signing
+   * The sticky cookie's HMAC key (sticky-target.ts): derived from the assertion signing
    * key, the one secret every proxy process shares; the table's target ids follow it.
    */
   #useStickyKey(keys: AssertionKeySet): void {

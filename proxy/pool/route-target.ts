@@ -21,7 +21,7 @@ export interface RouteTarget extends TargetMapping {
   readonly weight: number;
   /** Its state and counts, kept across snapshots (target-health-book.ts). */
   readonly health: TargetHealth;
-  /** What the sticky cookie names it by (sticky-target-cookie.ts): opaque, never its address. */
+  /** What the sticky cookie names it by (sticky-target.ts): opaque, never its address. */
   readonly stickyId: string;
   /** Its url's hash, which client-ip hashing combines with the address. */
   readonly hashSeed: number;

@@ -35,7 +35,7 @@ export type InvalidTargetListener = (service: Service, error: unknown) => void;
 /** What a table's targets are made with: the process's health book, and the sticky cookie's key. */
 export interface TargetContext {
   readonly book: TargetHealthBook;
-  /** The HMAC key of sticky target ids (sticky-target-cookie.ts). */
+  /** The HMAC key of sticky target ids (sticky-target.ts). */
   readonly stickyKey: Buffer;
 }
 

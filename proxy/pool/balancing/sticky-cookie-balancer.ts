@@ -5,7 +5,7 @@ import { SmoothRoundRobin } from './smooth-round-robin.js';
 /**
  * Sticky sessions by cookie: a request whose sticky cookie names an eligible target goes there;
  * any other is balanced by {@link SmoothRoundRobin}, and the forwarder then sets the cookie for the
- * target chosen (sticky-target-cookie.ts). A target that is down loses its clients to the others,
+ * target chosen (sticky-target.ts). A target that is down loses its clients to the others,
  * each of which is given a new cookie; they do not come back when it does.
  */
 export class StickyCookie implements Balancer {
