@@ -2,7 +2,7 @@
  * `node dist/bench/access-log-insert.js`: how long the admin plane's access-log store
  * (`AccessLogStore.insertBatch`: one transaction in the day's file, admin/access-log/day-files.ts,
  * plus one in the gateway database for the rollups) takes per batch as the day's file grows, with
- * the data plane's random event ids (UUID v4, as proxy/access-record.ts makes them) and with
+ * the data plane's random event ids (UUID v4, as proxy/pipeline/access-record.ts makes them) and with
  * time-ordered ones (UUID v7, RFC 9562 §5.7). Run on this thread, as the writer thread runs it.
  *
  * Why both: when every record's `event_id` was a UNIQUE column, random ids landed on random pages

@@ -33,7 +33,7 @@ const BENCH_USER_GROUPS = ['bench-readers', 'bench-writers', 'bench-users'];
 
 /**
  * An access policy the benchmark's user passes only by its group, the last rule checked (subjects,
- * then emails and domains, then groups: shared/access-policy.ts), and by the last of its groups:
+ * then emails and domains, then groups: shared/services/access-policy.ts), and by the last of its groups:
  * the most work a policy's check does for a caller it allows.
  */
 const BENCH_POLICY = {

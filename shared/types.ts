@@ -22,7 +22,7 @@ export interface Service {
   forwardAuthorization?: boolean;
   /**
    * The pool of targets (1–64); `targetUrl` is the first one's url. Absent in snapshots from before
-   * pools: then the one target `targetUrl` (see shared/target-pool-settings.ts `poolSettingsOf`).
+   * pools: then the one target `targetUrl` (see shared/services/target-pool-settings.ts `poolSettingsOf`).
    */
   targets?: ServiceTarget[];
   /** How a request picks its target; default `round_robin`. */
@@ -154,7 +154,7 @@ export interface Session {
   userAgent: string;
   /** The provider's session id (the ID token's `sid`), which a back-channel logout names. */
   sid?: string;
-  /** The refresh token, sealed by shared/token-encryption.ts (bound to {@link handle}). Secret. */
+  /** The refresh token, sealed by shared/identity/token-encryption.ts (bound to {@link handle}). Secret. */
   refreshToken?: string;
   /** The latest successful check at the provider: sign-in or refresh. */
   checkedAt: number;

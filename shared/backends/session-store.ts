@@ -5,7 +5,7 @@ import type { Session } from '../types.js';
 export interface SessionQuery {
   /** A subject (`sub`) or a verified email (any case): that user's sessions. Absent: everyone's. */
   user?: string;
-  /** Page size and start (admin/pagination.ts bounds them). */
+  /** Page size and start (admin/http/pagination.ts bounds them). */
   limit: number;
   offset: number;
 }
@@ -33,7 +33,7 @@ export interface SessionStore {
   /**
    * Records a use at `at` (epoch ms) as the session's `lastSeenAt`; with an idle timeout
    * (SESSION_IDLE_TIMEOUT, given to the store), the store ends the session once it goes that long
-   * without another. Callers record at most once a minute per session (shared/session-gate.ts),
+   * without another. Callers record at most once a minute per session (shared/identity/session-gate.ts),
    * never per request. A session ended meanwhile stays ended.
    */
   touch(sessionId: string, at: number): Promise<void>;

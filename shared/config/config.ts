@@ -28,7 +28,7 @@ export interface Config {
   databasePath: string;
   /** REDIS_URL (single-node mode); see {@link redis} for every mode. */
   redisUrl: string | undefined;
-  /** How Redis is reached (shared/redis-target.ts): one node, a Sentinel group or a Cluster; undefined: embedded implementations. */
+  /** How Redis is reached (shared/config/redis-target.ts): one node, a Sentinel group or a Cluster; undefined: embedded implementations. */
   redis: RedisTarget | undefined;
   oidc: {
     issuer: URL | undefined;
@@ -46,14 +46,14 @@ export interface Config {
   /** Absolute session lifetime in ms. */
   sessionTtlMs: number;
   /**
-   * What ends a session before its TTL (admin/sessions/, shared/session-gate.ts), all in ms:
+   * What ends a session before its TTL (admin/sessions/, shared/identity/session-gate.ts), all in ms:
    * `revalidateMs`, how long a session goes unchecked at the provider before a request starts a
    * refresh; `graceMs`, how long a session outlives a provider that is down; `idleTimeoutMs`, how
    * long it may go unused (undefined: no idle timeout).
    */
   sessionChecks: { revalidateMs: number; graceMs: number; idleTimeoutMs: number | undefined };
   /**
-   * SESSION_ENCRYPTION_KEY: AES-256 keys for refresh tokens at rest (shared/token-encryption.ts),
+   * SESSION_ENCRYPTION_KEY: AES-256 keys for refresh tokens at rest (shared/identity/token-encryption.ts),
    * the first encrypting, all decrypting; empty: refresh tokens are not kept, sessions live their TTL.
    */
   sessionEncryptionKeys: readonly Buffer[];
@@ -71,7 +71,7 @@ export interface Config {
   upstreamTimeoutMs: number;
   /** A day's raw access-log records are deleted (its file) once the day ended this many days ago. */
   accessLogRetentionDays: number;
-  /** ACCESS_LOG_MAX_SIZE in bytes; undefined: a fifth of the disk the access log is on (admin/access-log/disk-budget.ts). */
+  /** ACCESS_LOG_MAX_SIZE in bytes; undefined: a fifth of the disk the access log is on (admin/access-log/writing/disk-budget.ts). */
   accessLogMaxBytes: number | undefined;
   /** ACCESS_LOG_EXPORT=otlp: where every access-log record is also sent; undefined: nowhere. */
   accessLogExport: AccessLogExport | undefined;

@@ -19,7 +19,7 @@ export interface GatewayCookieNames {
  */
 export const GATEWAY_COOKIE_NAMES: ReadonlySet<string> = new Set([
   ...['gw_session', 'gw_oidc', 'gw_admin_session', 'gw_admin_oidc'].flatMap((name) => [name, `__Host-${name}`]),
-  // the sticky cookie of `loadBalancing: cookie` (proxy/sticky-target-cookie.ts)
+  // the sticky cookie of `loadBalancing: cookie` (proxy/pool/sticky-target.ts)
   'gw_target',
   '__Secure-gw_target',
 ]);

@@ -1,6 +1,6 @@
 /**
  * The identity assertion's public keys (design.md §4.7), answered by the data plane itself from
- * its key set (proxy/jwks-endpoint.ts); anything under it goes to the admin plane like the other
+ * its key set (proxy/auth/jwks-endpoint.ts); anything under it goes to the admin plane like the other
  * gateway paths (and is not found there).
  */
 export const JWKS_PATH = '/.well-known/jwks.json';
@@ -14,7 +14,7 @@ export const GATEWAY_PREFIXES: readonly string[] = ['/auth', '/api', '/dashboard
 
 /**
  * True when `key` is `/p` or under `/p/` for a gateway prefix. `key` is a routing key
- * (proxy/routing-key.ts: decoded, lowercased, separators collapsed), never a raw path, so that no
+ * (proxy/routing/routing-key.ts: decoded, lowercased, separators collapsed), never a raw path, so that no
  * spelling of a gateway path (`/API/services`, `/%61uth/x`, `//dashboard`) reaches a service
  * registered at `/`. A registered service path's key is its lowercase form.
  */
@@ -37,7 +37,7 @@ export const BACKCHANNEL_LOGOUT_PATH = '/auth/backchannel-logout';
 /**
  * Request field a proxy process sets on every gateway-owned request it hands to the admin process
  * (split mode), so the admin plane answers it as the public origin rather than as ADMIN_URL's
- * (see admin/served-origin.ts). A client's own copy is overwritten by the proxy.
+ * (see admin/http/served-origin.ts). A client's own copy is overwritten by the proxy.
  */
 export const PUBLIC_HANDOFF_HEADER = 'x-gatehouse-public-origin';
 

@@ -19,7 +19,7 @@ export const DEFAULT_SESSION_CHECKS: SessionChecks = { revalidateMs: 5 * 60_000,
 
 /**
  * Whether a stored session may serve a request now, and what using it sets going, for both planes
- * (proxy/session-check.ts, admin/admin-plane.ts). On the request path it is comparisons and two
+ * (proxy/auth/session-check.ts, admin/admin-plane.ts). On the request path it is comparisons and two
  * map lookups; the rest happens beside the request:
  * - ended: past its `expiresAt`; unused for SESSION_IDLE_TIMEOUT (by its last recorded use, or this
  *   process's own later one); or its provider down for longer than SESSION_REVALIDATE_GRACE;

@@ -8,7 +8,7 @@ export interface CompiledAccessPolicy {
 
 /**
  * Compiles a service's `access` once per registry snapshot, for the data plane's route table
- * (proxy/route-table.ts) and the admin plane's home page (admin/routes/page-routes.ts), so a
+ * (proxy/routing/route-table.ts) and the admin plane's home page (admin/routes/page-routes.ts), so a
  * request only looks up sets: `sub` exactly, the verified email (`user.email`, which is `''`
  * unless verified, design.md §4.2) and the part after its last `@` lowercased (the registry stores
  * emails and domains lowercased), each group exactly; checked in that order, the groups last.

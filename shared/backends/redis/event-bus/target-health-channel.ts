@@ -16,7 +16,7 @@ import { TARGET_HEALTH_CHANNEL } from '../redis-keys.js';
  *
  * The channel is subscribed only while this instance has a listener, so proxy processes, which
  * only publish, never receive the fleet's reports. Each message is parsed and checked once
- * (shared/target-health-report.ts); one that is no report is dropped (the first with a warning,
+ * (shared/services/target-health-report.ts); one that is no report is dropped (the first with a warning,
  * later ones at debug level: an old proxy beside a new admin would publish one every few seconds).
  */
 export class TargetHealthChannel {
