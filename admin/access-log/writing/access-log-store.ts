@@ -4,6 +4,7 @@ import { errorCode } from '../../../shared/error-code.js';
 import type { AccessLogEntry } from '../../../shared/types.js';
 import { createDayFile, dayBytes, dayName, dayOf, DAY_MS, deleteDayFile, listDays } from '../day-files.js';
 import { DAY_SCHEMA } from '../day-schema.js';
+import { groupByDay } from './day-groups.js';
 import { DayWriter, type DayGroup } from './day-writer.js';
 import { filesystemOf, headroom, type DiskBudget } from './disk-budget.js';
 import { TrafficRollups } from '../traffic-rollups.js';
@@ -86,9 +87,9 @@ export class AccessLogStore {
   #days: number[] | undefined;
   #listedAt = 0;
   readonly #sizes = new Map<number, number>();
-  /** The disk's free bytes as last read, and when. */
+  /** The disk's free bytes as last read, and when (-Infinity: read it before use). */
   #free = 0;
-  #freeAt = 0;
+  #freeAt = -Infinity;
   readonly #totals: StoreTotals = { stored: 0, duplicates: 0, expired: 0, discarded: 0, bytes: 0, days: 0 };
 
   /** `db` is the gateway's database (for the rollups); the day files are in `options.dir`. */
@@ -134,7 +135,7 @@ export class AccessLogStore {
     let room = this.#room(days);
     if (room < 0) {
       // Write-ahead logs hold copies of pages the files already have: fold them in before deleting days.
-      for (const writer of this.#writers.values()) writer.checkpoint();
+      this.#checkpointWriters();
       room = this.#room(days);
     }
     while (days.length > 1 && room < 0) {
@@ -158,23 +159,10 @@ export class AccessLogStore {
   }
 
   #store(batches: readonly (readonly AccessLogEntry[])[], countInRollups: boolean): void {
-    const byDay = new Map<number, DayGroup[]>();
-    const counted: AccessLogEntry[] = [];
     const floor = Math.max(this.#floorDay, dayOf(this.#now() - this.#options.retentionDays * DAY_MS));
-    for (const records of batches) {
-      if (records.length === 0) continue;
-      const key = batchKey(records[0]!.eventId);
-      for (const [day, dayRecords] of splitByDay(records)) {
-        if (day < floor) {
-          this.#totals.expired += dayRecords.length;
-          counted.push(...dayRecords); // traffic all the same: the charts count it
-          continue;
-        }
-        let groups = byDay.get(day);
-        if (!groups) byDay.set(day, (groups = []));
-        groups.push({ key, records: dayRecords });
-      }
-    }
+    const { byDay, expired } = groupByDay(batches, floor);
+    this.#totals.expired += expired.length;
+    const counted = [...expired]; // traffic all the same: the charts count it
     try {
       for (const [day, groups] of byDay) counted.push(...this.#writeDay(day, groups));
     } finally {
@@ -184,51 +172,72 @@ export class AccessLogStore {
   }
 
   /**
-   * Writes one day's groups; when its file may not grow, deletes older days to make room and
-   * tries again, and with none left discards the records (counted, told once).
+   * Writes one day's groups; when its file may not grow, makes room and tries again, and when no
+   * room can be made, stores what fits and discards the rest (counted, told once).
    * @returns the records to count in the rollups: those stored now, and those discarded.
    */
   #writeDay(day: number, groups: readonly DayGroup[]): AccessLogEntry[] {
-    const all = () => groups.flatMap((group) => group.records);
+    // Why it retries: SQLITE_FULL says the file reached the size this store lets it have (or the
+    // disk is full), and room may yet be made: first the write-ahead logs may hold it (folded into
+    // their files, the room measured again), then each day older than this one (deleted, oldest
+    // first). Each retry follows one such step and there are finitely many, so the loop ends.
     let checkpointed = false;
-    for (;;) {
-      if (day < this.#floorDay || this.#firstToGo(day)) {
-        this.#totals.expired += all().length; // deleted meanwhile to make room, or would be at once
-        return all();
+    let counted = this.#tryWriteDay(day, groups);
+    while (counted === undefined) {
+      if (!checkpointed) {
+        checkpointed = true;
+        this.#checkpointWriters();
+        this.#limitWriters(this.#room(this.#listed()), false);
+      } else if (!this.#dropOldestBefore(day)) {
+        return this.#writeFullDay(day, groups);
       }
-      if (this.#fullDays.has(day)) return this.#discard(day, all());
-      try {
-        const { stored, duplicates, fresh } = this.#writerFor(day).write(groups);
-        this.#totals.stored += stored;
-        this.#totals.duplicates += duplicates;
-        this.#storingAgain();
-        return fresh.flatMap((group) => group.records);
-      } catch (error) {
-        if (errorCode(error) !== 'SQLITE_FULL') throw error;
-        const oldest = this.#listed().at(-1);
-        if (!checkpointed) {
-          // The write-ahead logs may hold the room: fold them into their files and measure again.
-          checkpointed = true;
-          for (const writer of this.#writers.values()) writer.checkpoint();
-          this.#limitWriters(this.#room(this.#listed()), false);
-        } else if (oldest !== undefined && oldest < day) {
-          this.#drop(oldest, 'size', oldest + 1);
-          this.enforceLimits();
-        } else {
-          return groups.length > 1 ? this.#fillDay(day, groups) : (this.#fullDays.add(day), this.#discard(day, all()));
-        }
-      }
+      counted = this.#tryWriteDay(day, groups);
     }
+    return counted;
   }
 
   /**
-   * Writes `groups` one at a time into a day that cannot take them all: those that fit are
-   * stored, and from the first that does not, the day is full and the rest discarded.
+   * One attempt of {@link #writeDay}: records of a day that is gone (or would be at once) count
+   * as expired, those of a full day are discarded, the others are written.
+   * @returns the records to count in the rollups, or undefined when the file may not grow (SQLITE_FULL).
+   * @throws the SQLite error of a file that cannot be written for another reason.
    */
-  #fillDay(day: number, groups: readonly DayGroup[]): AccessLogEntry[] {
-    const counted: AccessLogEntry[] = [];
-    for (const group of groups) counted.push(...this.#writeDay(day, [group]));
-    return counted;
+  #tryWriteDay(day: number, groups: readonly DayGroup[]): AccessLogEntry[] | undefined {
+    const all = groups.flatMap((group) => group.records);
+    if (day < this.#floorDay || this.#firstToGo(day)) {
+      this.#totals.expired += all.length; // deleted meanwhile to make room, or would be at once
+      return all;
+    }
+    if (this.#fullDays.has(day)) return this.#discard(day, all);
+    try {
+      const { stored, duplicates, fresh } = this.#writerFor(day).write(groups);
+      this.#totals.stored += stored;
+      this.#totals.duplicates += duplicates;
+      this.#storingAgain();
+      return fresh.flatMap((group) => group.records);
+    } catch (error) {
+      if (errorCode(error) !== 'SQLITE_FULL') throw error;
+      return undefined;
+    }
+  }
+
+  /** Deletes the oldest day when it is older than `day`, then keeps the limits; false when there is none. */
+  #dropOldestBefore(day: number): boolean {
+    const oldest = this.#listed().at(-1);
+    if (oldest === undefined || oldest >= day) return false;
+    this.#drop(oldest, 'size', oldest + 1);
+    this.enforceLimits();
+    return true;
+  }
+
+  /**
+   * Writes `groups` into a day that cannot take them all and has no room to make: one at a time,
+   * so those that fit are stored; from the first that does not, the day is full and the rest discarded.
+   */
+  #writeFullDay(day: number, groups: readonly DayGroup[]): AccessLogEntry[] {
+    if (groups.length > 1) return groups.flatMap((group) => this.#writeDay(day, [group]));
+    this.#fullDays.add(day);
+    return this.#discard(day, [...groups[0]!.records]);
   }
 
   /**
@@ -300,7 +309,7 @@ export class AccessLogStore {
    * (or since this store made or deleted a file), so a batch does not list it every time.
    */
   #listed(): readonly number[] {
-    const now = Date.now();
+    const now = this.#now();
     if (this.#days === undefined || now - this.#listedAt > RELIST_MS) {
       this.#days = listDays(this.#options.dir);
       this.#listedAt = now;
@@ -311,7 +320,7 @@ export class AccessLogStore {
 
   /** Bytes free on the disk, read at most once every {@link FREE_SPACE_MS}. */
   #freeBytes(): number {
-    const now = Date.now();
+    const now = this.#now();
     if (now - this.#freeAt > FREE_SPACE_MS) {
       this.#free = filesystemOf(this.#options.dir).freeBytes;
       this.#freeAt = now;
@@ -350,6 +359,11 @@ export class AccessLogStore {
     if (dropped || room >= this.#options.budget.maxBytes / ROOM_AGAIN_SHARE) this.#fullDays.clear();
   }
 
+  /** Folds each open writer's write-ahead log into its file. */
+  #checkpointWriters(): void {
+    for (const writer of this.#writers.values()) writer.checkpoint();
+  }
+
   /** After records were discarded, a stored batch is told once. */
   #storingAgain(): void {
     if (!this.#discarding) return;
@@ -364,30 +378,8 @@ export class AccessLogStore {
     deleteDayFile(this.#options.dir, day);
     this.#days = undefined;
     this.#sizes.delete(day);
-    this.#freeAt = 0;
+    this.#freeAt = -Infinity;
     this.#floorDay = Math.max(this.#floorDay, floor);
     this.#options.notify?.({ level: 'info', message: 'access log: deleted a day of raw records', fields: { day: dayName(day), reason } });
   }
-}
-
-/** The records of a batch by UTC day. */
-function splitByDay(records: readonly AccessLogEntry[]): Map<number, AccessLogEntry[]> {
-  const byDay = new Map<number, AccessLogEntry[]>();
-  for (const record of records) {
-    const day = dayOf(record.timestamp);
-    const list = byDay.get(day);
-    if (list) list.push(record);
-    else byDay.set(day, [record]);
-  }
-  return byDay;
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * A shipped batch's key: the event id of its first record (ids are unique, and a re-delivery
- * carries the same text), as 16 bytes when it is a UUID.
- */
-function batchKey(eventId: string): Buffer {
-  return UUID.test(eventId) ? Buffer.from(eventId.replaceAll('-', ''), 'hex') : Buffer.from(eventId, 'utf8');
 }
