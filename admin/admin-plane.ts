@@ -20,7 +20,7 @@ import { exemptFromGeneralLimit } from './http/guards.js';
 import { LoginTransactions } from './oidc/login-transactions.js';
 import { RelyingParty } from './oidc/relying-party.js';
 import type { Handler } from './http/request-context.js';
-import { buildRouter } from './routes/route-table.js';
+import { buildRouter, type RouteHandlers } from './routes/route-table.js';
 import type { Router } from './http/router.js';
 import { ConsoleAssets } from './console/console-assets.js';
 import { createAssertionKeyHandlers } from './routes/assertion-key-routes.js';
@@ -87,22 +87,72 @@ export interface AdminPlane {
  * bus publishes both once Redis answers.
  */
 export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane> {
+  const parts = openParts(deps);
+  const { origins, assertionKeys, targetHealth } = parts;
+  const handlers = routeHandlers(deps, parts);
+  const routers = new Map<ServedOrigin, Router>([origins.public, origins.admin].map((o) => [o, buildRouter(handlers, o)]));
+  // Side by side: with Redis away each waits for it (about 2 s) before the plane goes on without it.
+  await Promise.all([assertionKeys.start(), publishRegistryAtStart(parts.registry, deps.logger)]);
+  const stopRevalidating = parts.revalidator.start();
+  const serve = requestServer(deps, parts.tokens, routers);
+  const serveOn = (req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): void => {
+    serve(req, res, origin).catch((error: unknown) => respondWithError(res, error, deps.logger));
+  };
+  return {
+    handle: (req, res) => serveOn(req, res, origins.ofAdminPortRequest(req)),
+    handlePublic: (req, res) => serveOn(req, res, origins.public),
+    close() {
+      stopRevalidating();
+      assertionKeys.close();
+      targetHealth.close();
+    },
+  };
+}
+
+/** What the plane's routes work with, made once per plane over its database and backends. */
+interface PlaneParts {
+  audit: AuditLog;
+  registry: ServiceRegistry;
+  targetHealth: TargetHealthReports;
+  assertionKeys: AssertionKeys;
+  rollups: TrafficRollups;
+  tokens: ApiTokens;
+  relyingParty: RelyingParty;
+  origins: ServedOrigins;
+  /** Seals refresh tokens at rest; undefined without SESSION_ENCRYPTION_KEY (refresh tokens are not kept). */
+  cipher: TokenCipher | undefined;
+  grants: GrantRelease;
+  revocation: SessionRevocation;
+  revalidator: SessionRevalidator;
+  /** The identity provider's keys for logout tokens; undefined without an issuer configured. */
+  issuerKeys: IssuerKeys | undefined;
+}
+
+/** The plane's parts over `deps`; nothing is started or published yet. */
+function openParts(deps: AdminPlaneDeps): PlaneParts {
   const { config, db, sessions, bus, logger } = deps;
   const audit = new AuditLog(db);
   const registry = new ServiceRegistry(db, audit, bus);
   const targetHealth = new TargetHealthReports(bus);
   const assertionKeys = new AssertionKeys(db, audit, bus, config, logger);
   const rollups = new TrafficRollups(db);
-  const { accessLogs } = deps;
   const tokens = new ApiTokens(db, audit);
   const relyingParty = new RelyingParty(config, logger);
   const origins = new ServedOrigins(config);
   const cipher = config.sessionEncryptionKeys.length > 0 ? new TokenCipher(config.sessionEncryptionKeys) : undefined;
-  const grants = new GrantRelease(relyingParty, cipher, logger.child({ component: 'session-checks' }));
+  const checksLogger = logger.child({ component: 'session-checks' });
+  const grants = new GrantRelease(relyingParty, cipher, checksLogger);
   const revocation = new SessionRevocation(sessions, audit, grants);
-  const revalidator = new SessionRevalidator({ store: sessions, relyingParty, cipher, revocation, config, logger: logger.child({ component: 'session-checks' }) });
+  const revalidator = new SessionRevalidator({ store: sessions, relyingParty, cipher, revocation, config, logger: checksLogger });
   const issuerKeys = config.oidc.issuer ? new IssuerKeys(config.oidc.issuer, logger, 'logout tokens') : undefined;
-  const handlers = {
+  return { audit, registry, targetHealth, assertionKeys, rollups, tokens, relyingParty, origins, cipher, grants, revocation, revalidator, issuerKeys };
+}
+
+/** Every group of the plane's handlers (routes/route-table.ts routes them), over `parts`. */
+function routeHandlers(deps: AdminPlaneDeps, parts: PlaneParts): RouteHandlers {
+  const { config, db, sessions, accessLogs, logger } = deps;
+  const { audit, registry, targetHealth, rollups, tokens, relyingParty, origins, cipher, grants, revocation } = parts;
+  return {
     pages: createPageHandlers({ config, registry, relyingParty }),
     auth: createAuthHandlers({
       config,
@@ -115,22 +165,27 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
       grants,
       logger,
     }),
-    backchannelLogout: createBackchannelLogoutHandler({ config, sessions, revocation, usedTokenIds: deps.usedTokenIds, issuerKeys, logger }),
+    backchannelLogout: createBackchannelLogoutHandler({ config, sessions, revocation, usedTokenIds: deps.usedTokenIds, issuerKeys: parts.issuerKeys, logger }),
     sessions: createSessionHandlers({ sessions, revocation }),
     sessionPages: createSessionPageHandlers({ sessions, revocation }),
     services: createServiceHandlers({ registry, accessLogs, targetHealth }),
     dashboard: createDashboardHandlers({ registry, audit, rollups }),
     console: createConsoleHandlers({ registry, audit, accessLogs, rollups, tokens, targetHealth, assets: ConsoleAssets.load() }),
-    assertionKeys: createAssertionKeyHandlers({ keys: assertionKeys }),
+    assertionKeys: createAssertionKeyHandlers({ keys: parts.assertionKeys }),
     tokens: createTokenHandlers({ tokens }),
     openapi: createOpenApiHandlers({ origins: [origins.public, origins.admin] }),
   };
-  const routers = new Map<ServedOrigin, Router>([origins.public, origins.admin].map((o) => [o, buildRouter(handlers, o)]));
-  // Side by side: with Redis away each waits for it (about 2 s) before the plane goes on without it.
-  await Promise.all([assertionKeys.start(), publishRegistryAtStart(registry, logger)]);
-  const stopRevalidating = revalidator.start();
+}
 
-  async function serve(req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): Promise<void> {
+/**
+ * How the plane serves a request on one of its origins: the session of the origin's cookie (when
+ * the session gate admits it and the origin accepts it), an API token where the admin API is
+ * served, the general rate limit, then the handler `routers` give for the origin, method and path.
+ * The returned function rejects with a {@link GatewayError} (over the rate limit, a method the
+ * path does not take) or with whatever the handler throws.
+ */
+function requestServer(deps: AdminPlaneDeps, tokens: ApiTokens, routers: ReadonlyMap<ServedOrigin, Router>) {
+  return async (req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): Promise<void> => {
     const clientIp = deps.clientIp(req);
     const rawUrl = req.url ?? '/';
     const url = new URL(rawUrl.startsWith('/') ? origin.url.origin + rawUrl : origin.url.origin);
@@ -149,21 +204,8 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
     await handler({
       req, res, origin, url, params: match.params, clientIp, session, apiToken,
       sessionId: session ? cookieValue! : null,
-      bodyPauseMs: config.upstreamTimeoutMs,
+      bodyPauseMs: deps.config.upstreamTimeoutMs,
     });
-  }
-
-  const serveOn = (req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): void => {
-    serve(req, res, origin).catch((error: unknown) => respondWithError(res, error, logger));
-  };
-  return {
-    handle: (req, res) => serveOn(req, res, origins.ofAdminPortRequest(req)),
-    handlePublic: (req, res) => serveOn(req, res, origins.public),
-    close() {
-      stopRevalidating();
-      assertionKeys.close();
-      targetHealth.close();
-    },
   };
 }
 
