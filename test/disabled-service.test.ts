@@ -3,40 +3,25 @@
  * clients (design.md §3.4), and an access-log record that names the signed-in user (design.md §3.9).
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { request } from 'undici';
-import { startEchoUpstream, type EchoUpstream } from './support/upstream.js';
-import { apiClient } from './support/api-client.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
-import { signIn, type SignedIn } from './support/sessions.js';
+import { useAdminSession } from './support/admin-session.js';
 
-let gw: TestGateway;
-let upstream: EchoUpstream;
-let admin: SignedIn;
-let call: ReturnType<typeof apiClient>;
 let serviceId: string;
 
-before(async () => {
-  gw = await startTestGateway();
-  upstream = await startEchoUpstream();
-  admin = await signIn(gw);
-  call = apiClient(gw.origin);
-  const created = await call('POST', '/api/services', {
-    as: admin,
-    json: { name: 'Internal <wiki>', path: '/wiki', targetUrl: upstream.origin, requireAuth: true },
+const env = useAdminSession({ upstream: true }, async (env) => {
+  const created = await env.call('POST', '/api/services', {
+    as: env.admin,
+    json: { name: 'Internal <wiki>', path: '/wiki', targetUrl: env.upstream.origin, requireAuth: true },
   });
   assert.equal(created.status, 201, created.text);
   serviceId = created.json.id;
-  assert.equal((await call('PATCH', `/api/services/${serviceId}/toggle`, { as: admin, json: { enabled: false } })).status, 200);
-});
-after(async () => {
-  await gw?.close();
-  await upstream?.close();
+  assert.equal((await env.call('PATCH', `/api/services/${serviceId}/toggle`, { as: env.admin, json: { enabled: false } })).status, 200);
 });
 
 /** GET `target` on the public listener, with `Accept: accept` when given. */
 async function get(target: string, accept?: string) {
-  const response = await request(`${gw.origin}${target}`, { headers: accept === undefined ? {} : { accept } });
+  const response = await request(`${env.gw.origin}${target}`, { headers: accept === undefined ? {} : { accept } });
   return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
 }
 
@@ -56,17 +41,17 @@ test("a browser gets an HTML 503 page in the gateway's look; an API client the e
     assert.match(String(api.headers['content-type']), /^application\/json/);
     assert.equal(api.text, '{"error":"Service is disabled"}', `Accept: ${accept}`);
   }
-  assert.equal(upstream.requests.length, 0);
+  assert.equal(env.upstream.requests.length, 0);
 });
 
 test("a signed-in user's request to a disabled service is logged with their user_id", async () => {
-  const user = await signIn(gw, { sub: 'disabled-visitor', isAdmin: false });
-  const refused = await call('GET', '/wiki/while-off?n=1', { as: user });
+  const user = await env.signIn({ sub: 'disabled-visitor', isAdmin: false });
+  const refused = await env.call('GET', '/wiki/while-off?n=1', { as: user });
   assert.equal(refused.status, 503);
   // Records are stored in batches about every 100 ms: read the log until this one is there.
   let record: { user_id: string | null; status_code: number } | undefined;
   while (record === undefined) {
-    const logs = await call('GET', `/api/services/${serviceId}/logs?path=${encodeURIComponent('/wiki/while-off?n=1')}`, { as: admin });
+    const logs = await env.call('GET', `/api/services/${serviceId}/logs?path=${encodeURIComponent('/wiki/while-off?n=1')}`, { as: env.admin });
     assert.equal(logs.status, 200, logs.text);
     record = logs.json.logs[0];
   }

@@ -1,19 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { batchOf } from '../../shared/backends/access-log-batch.js';
 import type { AccessLogEntry } from '../../shared/types.js';
-import { apiClient, type ApiResponse } from '../support/api-client.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
+import { useAdminSession } from '../support/admin-session.js';
+import type { ApiResponse } from '../support/api-client.js';
 
 /** design.md §4.6: the filters of `GET /api/services/:id/logs` through the running gateway. */
 
 const T0 = Date.parse('2025-03-01T12:00:00.000Z');
 
-let gw: TestGateway;
-let admin: SignedIn;
-let call: ReturnType<typeof apiClient>;
+// The records are dated March 2025: keep every day, or the writer would count them expired.
 let serviceId: string;
 let otherId: string;
 
@@ -35,26 +32,21 @@ function record(n: number, service: string, overrides: Partial<AccessLogEntry> =
 
 /** The `response_time_ms` (= n) of each record of a logs answer, in order. */
 const ns = (response: ApiResponse): number[] => response.json.logs.map((log: { response_time_ms: number }) => log.response_time_ms);
-const logs = (query: string) => call('GET', `/api/services/${serviceId}/logs${query}`, { as: admin });
+const logs = (query: string) => env.call('GET', `/api/services/${serviceId}/logs${query}`, { as: env.admin });
 /** What the filter should return: records 1..30 that pass `keep`, newest first. */
 const expected = (keep: (n: number) => boolean) => Array.from({ length: 30 }, (_, i) => 30 - i).filter(keep);
 
-before(async () => {
-  // The records are dated March 2025: keep every day, or the writer would count them expired.
-  gw = await startTestGateway({ ACCESS_LOG_RETENTION_DAYS: '36500' });
-  admin = await signIn(gw);
-  call = apiClient(gw.origin);
+const env = useAdminSession({ env: { ACCESS_LOG_RETENTION_DAYS: '36500' } }, async (env) => {
   const create = (path: string) =>
-    call('POST', '/api/services', { as: admin, json: { name: path, path, targetUrl: 'http://127.0.0.1:9' } });
+    env.call('POST', '/api/services', { as: env.admin, json: { name: path, path, targetUrl: 'http://127.0.0.1:9' } });
   serviceId = (await create('/shop')).json.id;
   otherId = (await create('/other')).json.id;
   // Stored as if the data plane had shipped them; resolves once committed (then readable).
-  const writer = gw.gateway.accessLogWriter;
+  const writer = env.gw.gateway.accessLogWriter;
   await writer.store(batchOf(Array.from({ length: 30 }, (_, i) => record(i + 1, serviceId))));
   await writer.store(batchOf(Array.from({ length: 10 }, (_, i) => record(i + 1, otherId))));
   assert.deepEqual({ stored: writer.totals.stored, expired: writer.totals.expired }, { stored: 40, expired: 0 });
 });
-after(() => gw.close());
 
 describe('GET /api/services/:id/logs filters', () => {
   it('without filters: every record of the service, newest first', async () => {
@@ -110,7 +102,7 @@ describe('GET /api/services/:id/logs filters', () => {
     assert.deepEqual(ns(first), want.slice(0, 2));
     assert.equal(first.json.total, want.length);
     assert.deepEqual(ns(await logs(`${query}&limit=2&offset=2`)), want.slice(2, 4));
-    const other = await call('GET', `/api/services/${otherId}/logs?status=2xx`, { as: admin });
+    const other = await env.call('GET', `/api/services/${otherId}/logs?status=2xx`, { as: env.admin });
     assert.deepEqual(ns(other), [10, 6, 5, 1]);
   });
 
@@ -148,9 +140,9 @@ describe('GET /api/services/:id/logs filters', () => {
   });
 
   it('filters keep the endpoint’s guards: 401, 403, 404', async () => {
-    assert.equal((await call('GET', `/api/services/${serviceId}/logs?status=2xx`)).status, 401);
-    const member = await signIn(gw, { sub: 'member', isAdmin: false });
-    assert.equal((await call('GET', `/api/services/${serviceId}/logs?status=2xx`, { as: member })).status, 403);
-    assert.equal((await call('GET', `/api/services/${randomUUID()}/logs?status=2xx`, { as: admin })).status, 404);
+    assert.equal((await env.call('GET', `/api/services/${serviceId}/logs?status=2xx`)).status, 401);
+    const member = await env.signIn({ sub: 'member', isAdmin: false });
+    assert.equal((await env.call('GET', `/api/services/${serviceId}/logs?status=2xx`, { as: member })).status, 403);
+    assert.equal((await env.call('GET', `/api/services/${randomUUID()}/logs?status=2xx`, { as: env.admin })).status, 404);
   });
 });

@@ -6,9 +6,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { useAdminSession } from '../support/admin-session.js';
 import { apiClient } from '../support/api-client.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
+import { signIn } from '../support/sessions.js';
 import { assertError, bearer, checkApiTokens, createToken, expireToken } from './api-token-checks.js';
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -26,22 +27,14 @@ describe('admin API tokens in the embedded gateway (admin port and public port)'
 });
 
 describe('one embedded gateway', () => {
-  let gw: TestGateway;
-  let admin: SignedIn;
-  let call: ReturnType<typeof apiClient>;
-  before(async () => {
-    gw = await startTestGateway();
-    admin = await signIn(gw);
-    call = apiClient(gw.adminUrl);
-  });
-  after(() => gw?.close());
+  const env = useAdminSession({ api: 'admin' });
 
   describe('POST /api/tokens bodies', () => {
     it('400 naming every missing, invalid or unknown field', async () => {
-      const empty = await call('POST', '/api/tokens', { as: admin, json: {} });
+      const empty = await env.call('POST', '/api/tokens', { as: env.admin, json: {} });
       assertError(empty, 400, 'Invalid API token: name is required; scope is required');
       assert.deepEqual(empty.json.fields, { name: 'is required', scope: 'is required' });
-      const bad = await call('POST', '/api/tokens', { as: admin, json: { name: ' ', scope: 'admin', expiresInDays: 7, secret: 'mine' } });
+      const bad = await env.call('POST', '/api/tokens', { as: env.admin, json: { name: ' ', scope: 'admin', expiresInDays: 7, secret: 'mine' } });
       assertError(bad, 400, 'Invalid API token: name must not be empty; scope must be read or write; expiresInDays must be 30, 90, 365 or null. Unknown fields: secret');
       assert.deepEqual(bad.json.fields, {
         name: 'must not be empty',
@@ -49,17 +42,17 @@ describe('one embedded gateway', () => {
         expiresInDays: 'must be 30, 90, 365 or null',
         secret: 'unknown field',
       });
-      const long = await call('POST', '/api/tokens', { as: admin, json: { name: 'n'.repeat(101), scope: 'read', expiresInDays: '90' } });
+      const long = await env.call('POST', '/api/tokens', { as: env.admin, json: { name: 'n'.repeat(101), scope: 'read', expiresInDays: '90' } });
       assert.deepEqual(long.json.fields, { name: 'must be at most 100 characters', expiresInDays: 'must be 30, 90, 365 or null' });
-      assertError(await call('POST', '/api/tokens', { as: admin, json: [] }), 400, 'Body must be a JSON object');
-      assertError(await call('POST', '/api/tokens', { as: admin, body: 'name=x', contentType: 'application/x-www-form-urlencoded' }), 415, 'Content-Type must be application/json');
-      assert.deepEqual((await call('GET', '/api/tokens', { as: admin })).json, [], 'nothing was created');
+      assertError(await env.call('POST', '/api/tokens', { as: env.admin, json: [] }), 400, 'Body must be a JSON object');
+      assertError(await env.call('POST', '/api/tokens', { as: env.admin, body: 'name=x', contentType: 'application/x-www-form-urlencoded' }), 415, 'Content-Type must be application/json');
+      assert.deepEqual((await env.call('GET', '/api/tokens', { as: env.admin })).json, [], 'nothing was created');
     });
 
     it('expires after 30, 90 (the default) or 365 days, or never (null)', async () => {
       for (const [expiresInDays, days] of [[30, 30], [undefined, 90], [365, 365], [null, null]] as const) {
-        const created = await createToken(gw.adminUrl, admin, { name: `lifetime ${days}`, scope: 'read', expiresInDays });
-        const response = (await call('GET', '/api/tokens', { as: admin })).json.find((t: { id: string }) => t.id === created.id);
+        const created = await createToken(env.gw.adminUrl, env.admin, { name: `lifetime ${days}`, scope: 'read', expiresInDays });
+        const response = (await env.call('GET', '/api/tokens', { as: env.admin })).json.find((t: { id: string }) => t.id === created.id);
         const expected = days === null ? null : new Date(Date.parse(response.createdAt) + days * DAY_MS).toISOString();
         assert.equal(response.expiresAt, expected, `expiresInDays ${expiresInDays}`);
         assert.equal(response.lastUsedAt, null);
@@ -69,23 +62,23 @@ describe('one embedded gateway', () => {
 
   describe('what the gateway keeps', () => {
     it('only the secret’s SHA-256: the secret is in no table, and no answer after the first shows it', async () => {
-      const created = await createToken(gw.adminUrl, admin, { name: 'kept', scope: 'write' });
-      const row = gw.gateway.db.prepare('SELECT * FROM api_tokens WHERE id = ?').get(created.id) as Record<string, unknown>;
+      const created = await createToken(env.gw.adminUrl, env.admin, { name: 'kept', scope: 'write' });
+      const row = env.gw.gateway.db.prepare('SELECT * FROM api_tokens WHERE id = ?').get(created.id) as Record<string, unknown>;
       assert.equal(row.secret_hash, createHash('sha256').update(created.secret).digest('hex'));
       const randomPart = created.secret.slice('ght_'.length);
       for (const table of ['api_tokens', 'audit_logs']) {
-        const dump = JSON.stringify(gw.gateway.db.prepare(`SELECT * FROM ${table}`).all());
+        const dump = JSON.stringify(env.gw.gateway.db.prepare(`SELECT * FROM ${table}`).all());
         assert.ok(!dump.includes(randomPart), `${table} holds the secret`);
       }
-      const listed = (await call('GET', '/api/tokens', { as: admin })).json;
+      const listed = (await env.call('GET', '/api/tokens', { as: env.admin })).json;
       assert.ok(!JSON.stringify(listed).includes(randomPart));
       assert.deepEqual(Object.keys(listed[0]).sort(), ['createdAt', 'createdBy', 'expiresAt', 'id', 'lastUsedAt', 'name', 'scope']);
     });
 
     it('lastUsedAt: set by a request, written at most once a minute', async () => {
-      const created = await createToken(gw.adminUrl, admin, { name: 'used', scope: 'read' });
-      const lastUsed = () => (gw.gateway.db.prepare('SELECT last_used_at FROM api_tokens WHERE id = ?').get(created.id) as { last_used_at: number | null }).last_used_at;
-      const use = async () => assert.equal((await call('GET', '/dashboard/stats', { authorization: bearer(created.secret) })).status, 200);
+      const created = await createToken(env.gw.adminUrl, env.admin, { name: 'used', scope: 'read' });
+      const lastUsed = () => (env.gw.gateway.db.prepare('SELECT last_used_at FROM api_tokens WHERE id = ?').get(created.id) as { last_used_at: number | null }).last_used_at;
+      const use = async () => assert.equal((await env.call('GET', '/dashboard/stats', { authorization: bearer(created.secret) })).status, 200);
       const before = Date.now();
       await use();
       const first = lastUsed();
@@ -93,34 +86,34 @@ describe('one embedded gateway', () => {
       await use();
       await use();
       assert.equal(lastUsed(), first, 'no write per request');
-      gw.gateway.db.prepare('UPDATE api_tokens SET last_used_at = ? WHERE id = ?').run(first - 60_000, created.id);
+      env.gw.gateway.db.prepare('UPDATE api_tokens SET last_used_at = ? WHERE id = ?').run(first - 60_000, created.id);
       await use();
       assert.ok(lastUsed()! >= first, 'a minute later, the next request is recorded');
-      const listed = (await call('GET', '/api/tokens', { as: admin })).json.find((t: { id: string }) => t.id === created.id);
+      const listed = (await env.call('GET', '/api/tokens', { as: env.admin })).json.find((t: { id: string }) => t.id === created.id);
       assert.equal(listed.lastUsedAt, new Date(lastUsed()!).toISOString());
     });
   });
 
   describe('where a token is not taken', () => {
     it('console pages and the session endpoints ignore it: it is no session', async () => {
-      const write = await createToken(gw.adminUrl, admin, { name: 'not for pages', scope: 'write' });
+      const write = await createToken(env.gw.adminUrl, env.admin, { name: 'not for pages', scope: 'write' });
       const authorization = bearer(write.secret);
       for (const path of ['/dashboard', '/dashboard/tokens', '/dashboard/audit']) {
-        const page = await call('GET', path, { authorization });
+        const page = await env.call('GET', path, { authorization });
         assert.equal(page.status, 302, path);
         assert.match(String(page.headers.location), /^\/auth\/login-page\?returnTo=/);
       }
-      assertError(await call('GET', '/auth/profile', { authorization }), 401, 'Not authenticated');
-      assertError(await call('GET', '/auth/csrf-token', { authorization }), 401, 'Not authenticated');
+      assertError(await env.call('GET', '/auth/profile', { authorization }), 401, 'Not authenticated');
+      assertError(await env.call('GET', '/auth/csrf-token', { authorization }), 401, 'Not authenticated');
     });
   });
 
   describe('the console', () => {
     it('/dashboard/tokens lists the tokens without their secrets, marking expired ones', async () => {
-      await createToken(gw.adminUrl, admin, { name: 'Nightly <backup>', scope: 'read', expiresInDays: null });
-      const expired = await createToken(gw.adminUrl, admin, { name: 'Old deploy', scope: 'write' });
-      expireToken(gw.gateway.db, expired.id);
-      const page = await call('GET', '/dashboard/tokens', { as: admin });
+      await createToken(env.gw.adminUrl, env.admin, { name: 'Nightly <backup>', scope: 'read', expiresInDays: null });
+      const expired = await createToken(env.gw.adminUrl, env.admin, { name: 'Old deploy', scope: 'write' });
+      expireToken(env.gw.gateway.db, expired.id);
+      const page = await env.call('GET', '/dashboard/tokens', { as: env.admin });
       assert.equal(page.status, 200);
       assert.match(page.text, /<a href="\/dashboard\/tokens" aria-current="page">API tokens<\/a>/);
       assert.match(page.text, /Nightly &lt;backup&gt;/);
@@ -134,10 +127,10 @@ describe('one embedded gateway', () => {
     });
 
     it('the audit log names a token as the actor of what it did', async () => {
-      const write = await createToken(gw.adminUrl, admin, { name: 'Terraform', scope: 'write' });
-      const created = await call('POST', '/api/services', { authorization: bearer(write.secret), json: { name: 'By Terraform', path: '/by-terraform', targetUrl: 'http://127.0.0.1:9' } });
+      const write = await createToken(env.gw.adminUrl, env.admin, { name: 'Terraform', scope: 'write' });
+      const created = await env.call('POST', '/api/services', { authorization: bearer(write.secret), json: { name: 'By Terraform', path: '/by-terraform', targetUrl: 'http://127.0.0.1:9' } });
       assert.equal(created.status, 201);
-      const page = await call('GET', '/dashboard/audit', { as: admin });
+      const page = await env.call('GET', '/dashboard/audit', { as: env.admin });
       const rows = page.text.match(/<tr>[\s\S]*?<\/tr>/g) ?? [];
       const creation = rows.find((row) => row.includes('Service created') && row.includes('By Terraform')) ?? '';
       assert.match(creation, new RegExp(`API token “Terraform”<br><code class="muted">token:${write.id}</code>`));

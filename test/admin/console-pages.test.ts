@@ -3,33 +3,27 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gunzipSync } from 'node:zlib';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { request } from 'undici';
+import { useAdminSession } from '../support/admin-session.js';
 import { apiClient } from '../support/api-client.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway } from '../support/gateway.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
 
 /** design.md §4.6 over HTTP: who may see the console's pages, their CSRF token, and the assets. */
 
-let gw: TestGateway;
-let admin: SignedIn;
 let member: SignedIn;
-let call: ReturnType<typeof apiClient>;
 let serviceId: string;
 
-before(async () => {
-  gw = await startTestGateway();
-  admin = await signIn(gw, { name: 'Ada Admin' });
-  member = await signIn(gw, { sub: 'member-sub', name: 'Max Member', email: 'max@example.com', isAdmin: false });
-  call = apiClient(gw.origin);
-  const created = await call('POST', '/api/services', {
-    as: admin,
+const env = useAdminSession({ admin: { name: 'Ada Admin' } }, async (env) => {
+  member = await env.signIn({ sub: 'member-sub', name: 'Max Member', email: 'max@example.com', isAdmin: false });
+  const created = await env.call('POST', '/api/services', {
+    as: env.admin,
     json: { name: 'Wiki <script>alert(1)</script>', path: '/wiki', targetUrl: 'http://127.0.0.1:9', description: 'a & b' },
   });
   serviceId = created.json.id;
 });
-after(() => gw.close());
 
 const PAGES = () => ['/dashboard', '/dashboard/audit', '/dashboard/tokens', '/dashboard/services/new', `/dashboard/services/${serviceId}`, `/dashboard/services/${serviceId}/edit`];
 
@@ -39,7 +33,7 @@ const assetUrls = (html: string): string[] => [...html.matchAll(/(?:src|href)="(
 describe('console pages', () => {
   it('anonymous: 302 to the login page, coming back to the page asked for', async () => {
     for (const path of [...PAGES(), '/dashboard/services/x?status=5xx&offset=50']) {
-      const response = await call('GET', path);
+      const response = await env.call('GET', path);
       assert.equal(response.status, 302, path);
       assert.equal(response.headers.location, `/auth/login-page?returnTo=${encodeURIComponent(path)}`);
     }
@@ -47,7 +41,7 @@ describe('console pages', () => {
 
   it('a signed-in non-admin: a 403 HTML page that says why', async () => {
     for (const path of PAGES()) {
-      const response = await call('GET', path, { as: member });
+      const response = await env.call('GET', path, { as: member });
       assert.equal(response.status, 403, path);
       assert.match(String(response.headers['content-type']), /^text\/html/);
       assert.match(response.text, /signed in as <strong>Max Member<\/strong> \(max@example\.com\), but this account is not an administrator/);
@@ -57,85 +51,85 @@ describe('console pages', () => {
 
   it('an admin: each page with the CSRF token in the meta tag and in every form that changes something', async () => {
     for (const path of PAGES()) {
-      const response = await call('GET', path, { as: admin });
+      const response = await env.call('GET', path, { as: env.admin });
       assert.equal(response.status, 200, path);
       assert.match(String(response.headers['content-security-policy']), /default-src 'self'/);
-      assert.match(response.text, new RegExp(`<meta name="csrf-token" content="${admin.csrfToken}">`), path);
+      assert.match(response.text, new RegExp(`<meta name="csrf-token" content="${env.admin.csrfToken}">`), path);
       const forms = response.text.match(/<form[\s\S]*?<\/form>/g) ?? [];
       for (const form of forms.filter((f) => !/method="get"/.test(f))) {
-        assert.match(form, new RegExp(`<input type="hidden" name="_csrf" value="${admin.csrfToken}">`), `${path}: ${form.slice(0, 80)}`);
+        assert.match(form, new RegExp(`<input type="hidden" name="_csrf" value="${env.admin.csrfToken}">`), `${path}: ${form.slice(0, 80)}`);
       }
       assert.doesNotMatch(response.text, /<script(?![^>]*\bsrc=)[^>]*>/, `${path}: no inline script`);
     }
   });
 
   it('escapes what admins typed', async () => {
-    const overview = await call('GET', '/dashboard', { as: admin });
+    const overview = await env.call('GET', '/dashboard', { as: env.admin });
     assert.doesNotMatch(overview.text, /<script>alert/);
     assert.match(overview.text, /Wiki &lt;script&gt;alert\(1\)&lt;\/script&gt;/);
-    const service = await call('GET', `/dashboard/services/${serviceId}`, { as: admin });
+    const service = await env.call('GET', `/dashboard/services/${serviceId}`, { as: env.admin });
     assert.match(service.text, /a &amp; b/);
   });
 
   it('shows a service’s access policy (design.md §4.7) on its page and in its form, escaped', async () => {
     const access = { groups: ['ops', '<b>x</b>'], emailDomains: ['example.org'] };
-    const created = await call('POST', '/api/services', { as: admin, json: { name: 'Ops', path: '/ops-policy', targetUrl: 'http://127.0.0.1:9', access } });
+    const created = await env.call('POST', '/api/services', { as: env.admin, json: { name: 'Ops', path: '/ops-policy', targetUrl: 'http://127.0.0.1:9', access } });
     assert.equal(created.status, 201, created.text);
-    const page = await call('GET', `/dashboard/services/${created.json.id}`, { as: admin });
+    const page = await env.call('GET', `/dashboard/services/${created.json.id}`, { as: env.admin });
     assert.match(page.text, /<li>Groups: ops, &lt;b&gt;x&lt;\/b&gt;<\/li><li>Email domains: example\.org<\/li>/);
     assert.match(page.text, /Bearer token<\/dt><dd>Not forwarded/);
-    const form = await call('GET', `/dashboard/services/${created.json.id}/edit`, { as: admin });
+    const form = await env.call('GET', `/dashboard/services/${created.json.id}/edit`, { as: env.admin });
     assert.match(form.text, /name="access\.groups"[^>]*>ops\n&lt;b&gt;x&lt;\/b&gt;<\/textarea>/);
     assert.match(form.text, /name="access\.emailDomains"[^>]*>example\.org<\/textarea>/);
     assert.match(form.text, /name="access\.emails"[^>]*><\/textarea>/);
-    assert.match((await call('GET', `/dashboard/services/${serviceId}`, { as: admin })).text, /<li>Any signed-in user<\/li>/);
+    assert.match((await env.call('GET', `/dashboard/services/${serviceId}`, { as: env.admin })).text, /<li>Any signed-in user<\/li>/);
   });
 
   it('the JSON endpoints under /dashboard stay JSON', async () => {
     for (const path of ['/dashboard/stats', '/dashboard/logs', '/dashboard/traffic']) {
-      const response = await call('GET', path, { as: admin });
+      const response = await env.call('GET', path, { as: env.admin });
       assert.equal(response.status, 200, path);
       assert.match(String(response.headers['content-type']), /^application\/json/, path);
     }
   });
 
   it('an unknown service or bad paging: a console page with the reason and its status', async () => {
-    const missing = await call('GET', `/dashboard/services/${randomUUID()}`, { as: admin });
+    const missing = await env.call('GET', `/dashboard/services/${randomUUID()}`, { as: env.admin });
     assert.equal(missing.status, 404);
     assert.match(missing.text, /Service not found/);
-    const badPage = await call('GET', '/dashboard/audit?offset=-1', { as: admin });
+    const badPage = await env.call('GET', '/dashboard/audit?offset=-1', { as: env.admin });
     assert.equal(badPage.status, 400);
     assert.match(badPage.text, /offset must be an integer of 0 or more/);
   });
 
   it('a bad log filter: the service page still shows, with the API’s message, status 400', async () => {
-    const response = await call('GET', `/dashboard/services/${serviceId}?status=9xx`, { as: admin });
+    const response = await env.call('GET', `/dashboard/services/${serviceId}?status=9xx`, { as: env.admin });
     assert.equal(response.status, 400);
     assert.match(response.text, /role="alert">status must be one of 2xx, 3xx, 4xx, 5xx</);
     assert.match(response.text, /<form class="filters"/);
   });
 
   it('links each service at its prefix plus / (a bare prefix is only a redirect there), the service at / at /', async () => {
-    const overview = await call('GET', '/dashboard', { as: admin });
+    const overview = await env.call('GET', '/dashboard', { as: env.admin });
     assert.match(overview.text, /<a href="\/wiki\/" title="Open \/wiki through the gateway">/);
-    const page = await call('GET', `/dashboard/services/${serviceId}`, { as: admin });
+    const page = await env.call('GET', `/dashboard/services/${serviceId}`, { as: env.admin });
     assert.match(page.text, /<dd><a href="\/wiki\/"><code>\/wiki<\/code><\/a><\/dd>/);
     assert.match(page.text, /Open <a href="\/wiki\/"><code>\/wiki<\/code><\/a> through the gateway/, 'the empty access log says where to go');
-    const root = await call('POST', '/api/services', { as: admin, json: { name: 'Root', path: '/', targetUrl: 'http://127.0.0.1:9' } });
+    const root = await env.call('POST', '/api/services', { as: env.admin, json: { name: 'Root', path: '/', targetUrl: 'http://127.0.0.1:9' } });
     try {
       assert.equal(root.status, 201, root.text);
-      assert.match((await call('GET', '/dashboard', { as: admin })).text, /<a href="\/" title="Open \/ through the gateway">/);
+      assert.match((await env.call('GET', '/dashboard', { as: env.admin })).text, /<a href="\/" title="Open \/ through the gateway">/);
     } finally {
-      assert.equal((await call('DELETE', `/api/services/${root.json.id}`, { as: admin })).status, 204);
+      assert.equal((await env.call('DELETE', `/api/services/${root.json.id}`, { as: env.admin })).status, 204);
     }
   });
 
   it('/dashboard/ redirects to /dashboard; the home page links the console for admins only', async () => {
-    const slash = await call('GET', '/dashboard/', { as: admin });
+    const slash = await env.call('GET', '/dashboard/', { as: env.admin });
     assert.equal(slash.status, 302);
     assert.equal(slash.headers.location, '/dashboard');
-    assert.match((await call('GET', '/', { as: admin })).text, /<a class="button" href="\/dashboard">Console<\/a>/);
-    assert.doesNotMatch((await call('GET', '/', { as: member })).text, /href="\/dashboard"/);
+    assert.match((await env.call('GET', '/', { as: env.admin })).text, /<a class="button" href="\/dashboard">Console<\/a>/);
+    assert.doesNotMatch((await env.call('GET', '/', { as: member })).text, /href="\/dashboard"/);
   });
 });
 
@@ -164,14 +158,14 @@ describe('the general rate limit and the console', () => {
 describe('console assets', () => {
   let urls: string[];
   before(async () => {
-    urls = assetUrls((await call('GET', '/dashboard', { as: admin })).text);
+    urls = assetUrls((await env.call('GET', '/dashboard', { as: env.admin })).text);
   });
 
   it('are named by their content hash and cached for a year, without a session', async () => {
     assert.ok(urls.length >= 8, urls.join(' '));
     for (const url of urls) {
       assert.match(url, /^\/dashboard\/assets\/[a-z-]+\.[0-9a-f]{10}\.(js|css)$/);
-      const response = await call('GET', url);
+      const response = await env.call('GET', url);
       assert.equal(response.status, 200, url);
       assert.equal(response.headers['cache-control'], 'public, max-age=31536000, immutable');
       assert.match(String(response.headers['content-type']), url.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
@@ -183,30 +177,30 @@ describe('console assets', () => {
   it('serves uPlot from node_modules, byte for byte, gzipped when asked, 304 on a matching ETag', async () => {
     const url = urls.find((u) => u.includes('/uplot.') && u.endsWith('.js'))!;
     const onDisk = readFileSync(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
-    const plain = await request(gw.origin + url);
+    const plain = await request(env.gw.origin + url);
     assert.deepEqual(Buffer.from(await plain.body.arrayBuffer()), onDisk);
-    const gzipped = await request(gw.origin + url, { headers: { 'accept-encoding': 'gzip' } });
+    const gzipped = await request(env.gw.origin + url, { headers: { 'accept-encoding': 'gzip' } });
     assert.equal(gzipped.headers['content-encoding'], 'gzip');
     assert.deepEqual(gunzipSync(Buffer.from(await gzipped.body.arrayBuffer())), onDisk);
-    const again = await request(gw.origin + url, { headers: { 'if-none-match': String(plain.headers.etag) } });
+    const again = await request(env.gw.origin + url, { headers: { 'if-none-match': String(plain.headers.etag) } });
     assert.equal(again.statusCode, 304);
     await again.body.dump();
   });
 
   it('an unknown or stale name is 404', async () => {
-    assert.equal((await call('GET', '/dashboard/assets/api.0000000000.js')).status, 404);
-    assert.equal((await call('GET', '/dashboard/assets/api.js')).status, 404);
+    assert.equal((await env.call('GET', '/dashboard/assets/api.0000000000.js')).status, 404);
+    assert.equal((await env.call('GET', '/dashboard/assets/api.js')).status, 404);
   });
 });
 
 describe('the audit page names each service as it was when the action happened', () => {
   it('created, renamed, disabled, deleted: each row keeps the name of its moment', async () => {
-    const created = await call('POST', '/api/services', { as: admin, json: { name: 'First name', path: '/history', targetUrl: 'http://127.0.0.1:9' } });
+    const created = await env.call('POST', '/api/services', { as: env.admin, json: { name: 'First name', path: '/history', targetUrl: 'http://127.0.0.1:9' } });
     const id = created.json.id as string;
-    assert.equal((await call('PUT', `/api/services/${id}`, { as: admin, json: { name: 'Second name' } })).status, 200);
-    assert.equal((await call('PUT', `/api/services/${id}`, { as: admin, json: { description: 'no rename' } })).status, 200);
-    assert.equal((await call('PATCH', `/api/services/${id}/toggle`, { as: admin, json: { enabled: false } })).status, 200);
-    assert.equal((await call('PUT', `/api/services/${id}`, { as: admin, json: { name: 'Third name' } })).status, 200);
+    assert.equal((await env.call('PUT', `/api/services/${id}`, { as: env.admin, json: { name: 'Second name' } })).status, 200);
+    assert.equal((await env.call('PUT', `/api/services/${id}`, { as: env.admin, json: { description: 'no rename' } })).status, 200);
+    assert.equal((await env.call('PATCH', `/api/services/${id}/toggle`, { as: env.admin, json: { enabled: false } })).status, 200);
+    assert.equal((await env.call('PUT', `/api/services/${id}`, { as: env.admin, json: { name: 'Third name' } })).status, 200);
     const rowsWhileItExists = await serviceCells();
     assert.deepEqual(rowsWhileItExists.slice(0, 5), [
       { action: 'Service updated', service: 'Third name', linked: true },
@@ -215,7 +209,7 @@ describe('the audit page names each service as it was when the action happened',
       { action: 'Service updated', service: 'Second name', linked: true },
       { action: 'Service created', service: 'First name', linked: true },
     ]);
-    assert.equal((await call('DELETE', `/api/services/${id}`, { as: admin })).status, 204);
+    assert.equal((await env.call('DELETE', `/api/services/${id}`, { as: env.admin })).status, 204);
     const rowsAfterDelete = await serviceCells();
     assert.deepEqual(rowsAfterDelete.slice(0, 6), [
       { action: 'Service deleted', service: 'Third name', linked: false },
@@ -240,7 +234,7 @@ describe('a service’s pool of targets (issue 23) in the console', () => {
   };
 
   it('the new form: the defaults, active checks off with their defaults ready', async () => {
-    const form = (await call('GET', '/dashboard/services/new', { as: admin })).text;
+    const form = (await env.call('GET', '/dashboard/services/new', { as: env.admin })).text;
     assert.match(form, /<textarea id="targets" name="targets" rows="3" required[^>]*><\/textarea>/);
     assert.match(form, /<option value="round_robin" selected>Round robin \(weighted\)<\/option>/);
     assert.match(form, /name="retries" type="number" inputmode="numeric" min="0" max="5" step="1" value="1"/);
@@ -252,10 +246,10 @@ describe('a service’s pool of targets (issue 23) in the console', () => {
   });
 
   it('the edit form, the services table and the audit log show the pool, escaped', async () => {
-    const created = await call('POST', '/api/services', { as: admin, json: pool });
+    const created = await env.call('POST', '/api/services', { as: env.admin, json: pool });
     assert.equal(created.status, 201, created.text);
     const id = created.json.id as string;
-    const form = (await call('GET', `/dashboard/services/${id}/edit`, { as: admin })).text;
+    const form = (await env.call('GET', `/dashboard/services/${id}/edit`, { as: env.admin })).text;
     assert.match(form, /name="targets"[^>]*>http:\/\/127\.0\.0\.1:9\/a&amp;b 3\nhttp:\/\/127\.0\.0\.1:9\/c<\/textarea>/);
     assert.match(form, /<option value="cookie" selected>Sticky cookie<\/option>/);
     assert.match(form, /name="retries" [^>]*value="2"/);
@@ -265,7 +259,7 @@ describe('a service’s pool of targets (issue 23) in the console', () => {
     assert.match(form, /name="healthCheck\.timeoutMs" [^>]*value="1500"/);
     assert.match(form, /name="healthCheck\.expectStatus" type="text" value="204"/);
 
-    const overview = (await call('GET', '/dashboard', { as: admin })).text;
+    const overview = (await env.call('GET', '/dashboard', { as: env.admin })).text;
     assert.match(
       overview,
       /<td data-label="Targets" class="wrap"><code>http:\/\/127\.0\.0\.1:9\/a&amp;b<\/code> <span class="muted">\(weight 3\)<\/span><br><code>http:\/\/127\.0\.0\.1:9\/c<\/code><br><span class="muted">Sticky cookie<\/span><\/td>/,
@@ -273,8 +267,8 @@ describe('a service’s pool of targets (issue 23) in the console', () => {
     assert.match(overview, /<td data-label="Targets" class="wrap"><code>http:\/\/127\.0\.0\.1:9<\/code><\/td>/, 'one target: its url only');
 
     const changes = { targetUrl: 'http://127.0.0.1:9/c', loadBalancing: 'round_robin', healthCheck: null, outlierDetection: {}, retries: 0 };
-    assert.equal((await call('PUT', `/api/services/${id}`, { as: admin, json: changes })).status, 200);
-    const audit = (await call('GET', '/dashboard/audit', { as: admin })).text;
+    assert.equal((await env.call('PUT', `/api/services/${id}`, { as: env.admin, json: changes })).status, 200);
+    const audit = (await env.call('GET', '/dashboard/audit', { as: env.admin })).text;
     const text = (markup: string) => markup.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ').trim();
     const [updated, createdRow] = [...audit.matchAll(/<td data-label="Details" class="wrap">([\s\S]*?)<\/td>/g)].map((m) => m[1]!);
     assert.deepEqual([...updated!.matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => text(m[1]!)), [
@@ -286,11 +280,11 @@ describe('a service’s pool of targets (issue 23) in the console', () => {
       'Retries: before: 2 → after: 0',
     ]);
     assert.equal(text(createdRow!), '/pool-console → http://127.0.0.1:9/a&amp;b (weight 3), http://127.0.0.1:9/c, sign-in required');
-    assert.equal((await call('DELETE', `/api/services/${id}`, { as: admin })).status, 204);
+    assert.equal((await env.call('DELETE', `/api/services/${id}`, { as: env.admin })).status, 204);
   });
 
   it('an audit entry from before pools names its one target', async () => {
-    const db = new BetterSqlite3(gw.databasePath);
+    const db = new BetterSqlite3(env.gw.databasePath);
     try {
       const service = { id: randomUUID(), name: 'Before pools', path: '/before-pools', targetUrl: 'http://127.0.0.1:9/old', requireAuth: false };
       db.prepare("INSERT INTO audit_logs (action, user_id, service_id, ip_address, details, timestamp) VALUES ('SERVICE_CREATED', 'admin-sub', ?, '127.0.0.1', ?, ?)").run(
@@ -301,14 +295,14 @@ describe('a service’s pool of targets (issue 23) in the console', () => {
     } finally {
       db.close();
     }
-    const audit = (await call('GET', '/dashboard/audit', { as: admin })).text;
+    const audit = (await env.call('GET', '/dashboard/audit', { as: env.admin })).text;
     assert.match(audit, /<code>\/before-pools<\/code> → <code>http:\/\/127\.0\.0\.1:9\/old<\/code>, open to anyone/);
   });
 });
 
 /** The audit page's rows, newest first: the action, the service cell's text, and whether it links. */
 async function serviceCells(): Promise<Array<{ action: string; service: string; linked: boolean }>> {
-  const page = await call('GET', '/dashboard/audit', { as: admin });
+  const page = await env.call('GET', '/dashboard/audit', { as: env.admin });
   assert.equal(page.status, 200);
   return [...page.text.matchAll(/<th scope="row" data-label="Action"><span[^>]*>([^<]+)<\/span><\/th>[\s\S]*?<td data-label="Service">([\s\S]*?)<\/td>/g)].map(
     (match) => ({ action: match[1]!, service: match[2]!.replace(/<[^>]+>/g, '').trim(), linked: match[2]!.includes('<a ') }),

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
-import { apiClient, type ApiResponse } from '../support/api-client.js';
+import { describe, it } from 'node:test';
+import { useAdminSession } from '../support/admin-session.js';
+import type { SignedIn } from '../support/sessions.js';
+import type { ApiResponse } from '../support/api-client.js';
 
 /** interface.md §4.3, §2.3 and §2.5 through the running gateway; each describe starts its own gateway. */
 
@@ -13,17 +13,13 @@ function assertError(response: ApiResponse, status: number, error: string): void
   assert.equal(response.json.error, error);
 }
 
-/** A fresh gateway with an admin and a non-admin session. */
+/** A fresh gateway with an admin session (`admin`) and a non-admin one (`member`). */
 function useGateway() {
-  const state = {} as { gw: TestGateway; admin: SignedIn; member: SignedIn; call: ReturnType<typeof apiClient> };
-  before(async () => {
-    state.gw = await startTestGateway();
-    state.admin = await signIn(state.gw, { sub: 'ada-sub' });
-    state.member = await signIn(state.gw, { sub: 'max-sub', isAdmin: false });
-    state.call = apiClient(state.gw.origin);
+  let member: SignedIn;
+  const env = useAdminSession({ admin: { sub: 'ada-sub' } }, async (env) => {
+    member = await env.signIn({ sub: 'max-sub', isAdmin: false });
   });
-  after(() => state.gw.close());
-  return state;
+  return Object.defineProperty(env, 'member', { get: () => member }) as typeof env & { readonly member: SignedIn };
 }
 
 /** Creates `count` services at /s1, /s2, …, asserting 201. */

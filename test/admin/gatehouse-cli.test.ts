@@ -9,11 +9,10 @@ import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
+import { useAdminSession } from '../support/admin-session.js';
 import { apiClient } from '../support/api-client.js';
 import { freePort } from '../support/free-port.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { signIn } from '../support/sessions.js';
 import { bearer, createToken, type CreatedToken } from './api-token-checks.js';
 
 const CLI = new URL('../../admin/cli/gatehouse.js', import.meta.url).pathname;
@@ -24,26 +23,20 @@ interface Run {
   stderr: string;
 }
 
-let gw: TestGateway;
 let dir: string;
 let write: CreatedToken;
 let read: CreatedToken;
 
-before(async () => {
-  gw = await startTestGateway();
+const session = useAdminSession({}, async (session) => {
   dir = mkdtempSync(join(tmpdir(), 'gatehouse-cli-'));
-  const admin = await signIn(gw);
-  write = await createToken(gw.adminUrl, admin, { name: 'CLI write', scope: 'write' });
-  read = await createToken(gw.adminUrl, admin, { name: 'CLI read', scope: 'read' });
+  write = await createToken(session.gw.adminUrl, session.admin, { name: 'CLI write', scope: 'write' });
+  read = await createToken(session.gw.adminUrl, session.admin, { name: 'CLI read', scope: 'read' });
 });
-after(async () => {
-  await gw?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs the CLI with `args`, the gateway's admin port and `token` in its environment (unless `env` says otherwise), `stdin` on its standard input. */
 async function gatehouse(args: string[], options: { token?: string; env?: Record<string, string | undefined>; stdin?: string } = {}): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, GATEHOUSE_ADMIN_URL: gw.adminUrl, GATEHOUSE_TOKEN: options.token ?? write.secret, ...options.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, GATEHOUSE_ADMIN_URL: session.gw.adminUrl, GATEHOUSE_TOKEN: options.token ?? write.secret, ...options.env };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
@@ -55,7 +48,7 @@ async function gatehouse(args: string[], options: { token?: string; env?: Record
   return { code, stdout, stderr };
 }
 
-const api = () => apiClient(gw.adminUrl);
+const api = () => apiClient(session.gw.adminUrl);
 const exported = async () => (await api()('GET', '/api/services/export', { authorization: bearer(read.secret) })).json;
 
 describe('gatehouse services export, plan, apply', () => {
@@ -66,7 +59,7 @@ describe('gatehouse services export, plan, apply', () => {
     }
     const file = join(dir, 'services.json');
     const exportRun = await gatehouse(['services', 'export', file], { token: read.secret });
-    assert.deepEqual(exportRun, { code: 0, stdout: '', stderr: `Exported 2 services from ${gw.adminUrl} to ${file}.\n` });
+    assert.deepEqual(exportRun, { code: 0, stdout: '', stderr: `Exported 2 services from ${session.gw.adminUrl} to ${file}.\n` });
     const written = readFileSync(file, 'utf8');
     assert.equal(written, `${JSON.stringify(await exported(), null, 2)}\n`, 'indented, for a repository');
 
@@ -110,7 +103,7 @@ describe('gatehouse services export, plan, apply', () => {
         code: 1,
         stdout: '',
         stderr: [
-          `gatehouse: ${gw.adminUrl}/api/services/apply answered 400: Invalid registry document: services[0].path must start with /; services[1].targetUrl is required`,
+          `gatehouse: ${session.gw.adminUrl}/api/services/apply answered 400: Invalid registry document: services[0].path must start with /; services[1].targetUrl is required`,
           '  services[0].path: must start with /',
           '  services[1].targetUrl: is required',
           '',
@@ -131,11 +124,11 @@ describe('gatehouse services export, plan, apply', () => {
     };
     await fails(
       gatehouse(['services', 'apply', file], { token: read.secret }),
-      `gatehouse: ${gw.adminUrl}/api/services/apply answered 403: Insufficient scope\nGATEHOUSE_TOKEN is a read token: plan and apply need a write token.\n`,
+      `gatehouse: ${session.gw.adminUrl}/api/services/apply answered 403: Insufficient scope\nGATEHOUSE_TOKEN is a read token: plan and apply need a write token.\n`,
     );
     await fails(
       gatehouse(['services', 'export', '-'], { token: `ght_${'A'.repeat(43)}` }),
-      `gatehouse: ${gw.adminUrl}/api/services/export answered 401: Not authenticated\nGATEHOUSE_TOKEN is not a live token of this gateway (unknown, expired or revoked).\n`,
+      `gatehouse: ${session.gw.adminUrl}/api/services/export answered 401: Not authenticated\nGATEHOUSE_TOKEN is not a live token of this gateway (unknown, expired or revoked).\n`,
     );
     const closed = `http://127.0.0.1:${await freePort()}`;
     await fails(gatehouse(['services', 'plan', file], { env: { GATEHOUSE_ADMIN_URL: closed } }), `gatehouse: cannot reach ${closed}: ECONNREFUSED\n`);

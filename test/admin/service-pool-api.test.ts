@@ -5,25 +5,11 @@
  * registry document round-trips them, and one from before pools still applies.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { apiClient } from '../support/api-client.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
+import { describe, it } from 'node:test';
+import { useAdminSession } from '../support/admin-session.js';
 import { DEFAULT_HEALTH_CHECK, defaultPool } from './pool-fields.js';
 
-let gw: TestGateway;
-let admin: SignedIn;
-let call: ReturnType<typeof apiClient>;
-
-before(async () => {
-  gw = await startTestGateway();
-  admin = await signIn(gw);
-  call = apiClient(gw.origin);
-});
-
-after(async () => {
-  await gw.close();
-});
+const env = useAdminSession();
 
 const pool = {
   targets: [
@@ -38,7 +24,7 @@ const pool = {
 
 /** Creates a service; resolves with the answer's JSON. */
 async function create(body: Record<string, unknown>) {
-  const response = await call('POST', '/api/services', { as: admin, json: { requireAuth: false, ...body } });
+  const response = await env.call('POST', '/api/services', { as: env.admin, json: { requireAuth: false, ...body } });
   assert.equal(response.status, 201, response.text);
   return response.json;
 }
@@ -48,13 +34,13 @@ describe('every service answer carries the pool', () => {
     const created = await create({ name: 'Plain', path: '/pool-plain', targetUrl: 'http://127.0.0.1:9' });
     const pooled = { ...defaultPool('http://127.0.0.1:9'), targetUrl: 'http://127.0.0.1:9' };
     assert.deepEqual({ ...created, ...pooled }, created, 'POST');
-    assert.deepEqual((await call('GET', `/api/services/${created.id}`, { as: admin })).json, created, 'GET');
-    assert.deepEqual((await call('GET', '/api/services', { as: admin })).json.find((s: { id: string }) => s.id === created.id), created, 'list');
-    const renamed = (await call('PUT', `/api/services/${created.id}`, { as: admin, json: { name: 'Plain 2' } })).json;
+    assert.deepEqual((await env.call('GET', `/api/services/${created.id}`, { as: env.admin })).json, created, 'GET');
+    assert.deepEqual((await env.call('GET', '/api/services', { as: env.admin })).json.find((s: { id: string }) => s.id === created.id), created, 'list');
+    const renamed = (await env.call('PUT', `/api/services/${created.id}`, { as: env.admin, json: { name: 'Plain 2' } })).json;
     assert.deepEqual(renamed, { ...created, name: 'Plain 2', updatedAt: renamed.updatedAt }, 'PUT');
-    const toggled = (await call('PATCH', `/api/services/${created.id}/toggle`, { as: admin, json: { enabled: false } })).json;
+    const toggled = (await env.call('PATCH', `/api/services/${created.id}/toggle`, { as: env.admin, json: { enabled: false } })).json;
     assert.deepEqual(toggled, { ...renamed, enabled: false, updatedAt: toggled.updatedAt }, 'toggle');
-    const entry = (await call('GET', '/api/services/export', { as: admin })).json.services.find((s: { id: string }) => s.id === created.id);
+    const entry = (await env.call('GET', '/api/services/export', { as: env.admin })).json.services.find((s: { id: string }) => s.id === created.id);
     assert.deepEqual({ ...entry, ...pooled }, entry, 'export');
   });
 
@@ -66,24 +52,24 @@ describe('every service answer carries the pool', () => {
     assert.deepEqual(created.healthCheck, { ...DEFAULT_HEALTH_CHECK, path: '/healthz' });
     assert.deepEqual(created.outlierDetection, { maxFails: 3, windowSeconds: 10, ejectSeconds: 300 });
     assert.equal(created.retries, 3);
-    assert.deepEqual((await call('GET', `/api/services/${created.id}`, { as: admin })).json, created);
+    assert.deepEqual((await env.call('GET', `/api/services/${created.id}`, { as: env.admin })).json, created);
   });
 });
 
 describe('changes through PUT', () => {
   it('targetUrl alone replaces the pool; targets alone move targetUrl; each pool field changes, audited with before and after', async () => {
     const created = await create({ name: 'Edited', path: '/pool-edited', ...pool });
-    const single = await call('PUT', `/api/services/${created.id}`, { as: admin, json: { targetUrl: 'http://127.0.0.1:9/c' } });
+    const single = await env.call('PUT', `/api/services/${created.id}`, { as: env.admin, json: { targetUrl: 'http://127.0.0.1:9/c' } });
     assert.equal(single.status, 200, single.text);
     assert.deepEqual(single.json.targets, [{ url: 'http://127.0.0.1:9/c', weight: 1 }]);
-    const audit = async () => JSON.parse((await call('GET', '/dashboard/logs?limit=1', { as: admin })).json.logs[0].details);
+    const audit = async () => JSON.parse((await env.call('GET', '/dashboard/logs?limit=1', { as: env.admin })).json.logs[0].details);
     assert.deepEqual((await audit()).changes, {
       targetUrl: { before: 'http://127.0.0.1:9/a', after: 'http://127.0.0.1:9/c' },
       targets: { before: pool.targets, after: [{ url: 'http://127.0.0.1:9/c', weight: 1 }] },
     });
 
     const changes = { targets: [...pool.targets].reverse(), loadBalancing: 'round_robin', healthCheck: null, outlierDetection: {}, retries: 0 };
-    const updated = await call('PUT', `/api/services/${created.id}`, { as: admin, json: changes });
+    const updated = await env.call('PUT', `/api/services/${created.id}`, { as: env.admin, json: changes });
     assert.equal(updated.status, 200, updated.text);
     assert.deepEqual(updated.json, {
       ...single.json,
@@ -100,9 +86,9 @@ describe('changes through PUT', () => {
 
   it('what a GET answered, sent back changed, agrees with itself; a targetUrl changed without targets is refused', async () => {
     const created = await create({ name: 'Round trip', path: '/pool-round-trip', ...pool });
-    const fetched = (await call('GET', `/api/services/${created.id}`, { as: admin })).json;
-    assert.equal((await call('PUT', `/api/services/${created.id}`, { as: admin, json: { ...fetched, retries: 4 } })).json.retries, 4);
-    const refused = await call('PUT', `/api/services/${created.id}`, { as: admin, json: { ...fetched, targetUrl: 'http://127.0.0.1:9/z' } });
+    const fetched = (await env.call('GET', `/api/services/${created.id}`, { as: env.admin })).json;
+    assert.equal((await env.call('PUT', `/api/services/${created.id}`, { as: env.admin, json: { ...fetched, retries: 4 } })).json.retries, 4);
+    const refused = await env.call('PUT', `/api/services/${created.id}`, { as: env.admin, json: { ...fetched, targetUrl: 'http://127.0.0.1:9/z' } });
     assert.equal(refused.status, 400);
     assert.deepEqual(refused.json, {
       error: 'Invalid service: targetUrl must be the first target\'s url ("http://127.0.0.1:9/a")',
@@ -113,9 +99,9 @@ describe('changes through PUT', () => {
 
 describe('refusals', () => {
   it('400 with every bad field named, nothing created', async () => {
-    const before = (await call('GET', '/api/services', { as: admin })).json.length;
-    const response = await call('POST', '/api/services', {
-      as: admin,
+    const before = (await env.call('GET', '/api/services', { as: env.admin })).json.length;
+    const response = await env.call('POST', '/api/services', {
+      as: env.admin,
       json: { name: 'Bad', path: '/pool-bad', targets: [{ url: 'http://127.0.0.1:9', weight: 0 }], loadBalancing: 'sticky', healthCheck: { intervalSeconds: 1 }, outlierDetection: null, retries: -1 },
     });
     assert.equal(response.status, 400);
@@ -126,11 +112,11 @@ describe('refusals', () => {
       outlierDetection: 'must be an object',
       retries: 'must be an integer from 0 to 5',
     });
-    assert.equal((await call('GET', '/api/services', { as: admin })).json.length, before);
+    assert.equal((await env.call('GET', '/api/services', { as: env.admin })).json.length, before);
   });
 
   it('neither targetUrl nor targets: the exact missing-fields message', async () => {
-    const response = await call('POST', '/api/services', { as: admin, json: { name: 'None', path: '/pool-none', retries: 2 } });
+    const response = await env.call('POST', '/api/services', { as: env.admin, json: { name: 'None', path: '/pool-none', retries: 2 } });
     assert.equal(response.status, 400);
     assert.deepEqual(response.json, { error: 'Missing required fields: name, path, targetUrl', fields: { targetUrl: 'is required' } });
   });
@@ -139,12 +125,12 @@ describe('refusals', () => {
 describe('the registry document', () => {
   it('export → apply plans nothing; a changed pool is planned and applied as a diff; a document from before pools means one target', async () => {
     const created = await create({ name: 'Declared', path: '/pool-declared', ...pool });
-    const exported = (await call('GET', '/api/services/export', { as: admin })).json;
-    const again = await call('POST', '/api/services/apply?dryRun=true', { as: admin, json: exported });
+    const exported = (await env.call('GET', '/api/services/export', { as: env.admin })).json;
+    const again = await env.call('POST', '/api/services/apply?dryRun=true', { as: env.admin, json: exported });
     assert.deepEqual(again.json.update, []);
 
     const declared = exported.services.map((s: { path: string }) => (s.path === '/pool-declared' ? { ...s, targets: [{ url: 'http://127.0.0.1:9/a', weight: 9 }], retries: 5 } : s));
-    const applied = await call('POST', '/api/services/apply', { as: admin, json: { version: 1, services: declared } });
+    const applied = await env.call('POST', '/api/services/apply', { as: env.admin, json: { version: 1, services: declared } });
     assert.equal(applied.status, 200, applied.text);
     assert.deepEqual(applied.json.update, [
       {
@@ -166,11 +152,11 @@ describe('the registry document', () => {
       access,
       forwardAuthorization,
     }));
-    const fromBefore = await call('POST', '/api/services/apply', { as: admin, json: { version: 1, services: old } });
+    const fromBefore = await env.call('POST', '/api/services/apply', { as: env.admin, json: { version: 1, services: old } });
     assert.equal(fromBefore.status, 200, fromBefore.text);
     assert.ok(fromBefore.json.update.some((u: { path: string }) => u.path === '/pool-declared'), fromBefore.text);
     assert.ok(fromBefore.json.unchanged.includes('/pool-plain'), 'a service of one target with the defaults is as such a document says');
-    for (const service of (await call('GET', '/api/services', { as: admin })).json) {
+    for (const service of (await env.call('GET', '/api/services', { as: env.admin })).json) {
       assert.deepEqual({ ...service, ...defaultPool(service.targetUrl) }, service, service.path);
     }
   });

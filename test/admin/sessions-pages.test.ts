@@ -3,12 +3,13 @@ import { after, before, describe, it } from 'node:test';
 import { AuditLog } from '../../admin/audit-log.js';
 import { gatewayCookieNames } from '../../shared/http/cookies.js';
 import type { Session, SessionUser } from '../../shared/types.js';
+import { useAdminSession } from '../support/admin-session.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';
 import { freePort } from '../support/free-port.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { decodeEntities, parseForms } from '../support/html-forms.js';
 import { sampleSession } from '../support/samples.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
+import type { SignedIn } from '../support/sessions.js';
 
 /**
  * The sessions' pages over HTTP: the console's Sessions page (`/dashboard/sessions`, admins; its
@@ -20,9 +21,6 @@ const CHROME_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 
 const FIREFOX_UA = 'Mozilla/5.0 (Android 14; Mobile; rv:127.0) Gecko/127.0 Firefox/127.0';
 const SAFARI_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 
-let gw: TestGateway;
-let call: ReturnType<typeof apiClient>;
-let admin: SignedIn;
 let member: SignedIn;
 
 /** A client signed in as `user` from a browser: a session made in the store with this `User-Agent`, address and creation time. */
@@ -42,14 +40,14 @@ async function browserOf(gateway: TestGateway, user: Partial<SessionUser>, field
 }
 
 /** Whether `who`'s cookie still opens a session. */
-async function signedIn(who: SignedIn, base = gw.origin): Promise<boolean> {
+async function signedIn(who: SignedIn, base = env.gw.origin): Promise<boolean> {
   const status = (await apiClient(base)('GET', '/auth/profile', { as: who })).status;
   assert.ok(status === 200 || status === 401, `profile answered ${status}`);
   return status === 200;
 }
 
 /** Posts an HTML form the way a browser does (no X-CSRF-Token header). */
-function postForm(path: string, who: SignedIn | undefined, fields: Record<string, string>, base = gw.origin): Promise<ApiResponse> {
+function postForm(path: string, who: SignedIn | undefined, fields: Record<string, string>, base = env.gw.origin): Promise<ApiResponse> {
   return apiClient(base)('POST', path, {
     ...(who ? { as: who } : {}),
     csrf: null,
@@ -61,7 +59,7 @@ function postForm(path: string, who: SignedIn | undefined, fields: Record<string
 
 /** The newest audit entries (`GET /dashboard/logs`), details parsed. */
 async function auditEntries(limit = 20): Promise<Array<{ action: string; user_id: string | null; details: Record<string, unknown> }>> {
-  const response = await call('GET', `/dashboard/logs?limit=${limit}`, { as: admin });
+  const response = await env.call('GET', `/dashboard/logs?limit=${limit}`, { as: env.admin });
   assert.equal(response.status, 200, response.text);
   return response.json.logs.map((log: { action: string; user_id: string | null; details: string }) => ({ ...log, details: JSON.parse(log.details) }));
 }
@@ -69,32 +67,28 @@ async function auditEntries(limit = 20): Promise<Array<{ action: string; user_id
 /** The rows of the console's sessions table. */
 const tableRows = (page: string): string[] => page.match(/<tr>\s*<th scope="row" data-label="User"[\s\S]*?<\/tr>/g) ?? [];
 
-before(async () => {
-  gw = await startTestGateway();
-  call = apiClient(gw.origin);
-  admin = await signIn(gw, { name: 'Ada Admin' });
-  member = await signIn(gw, { sub: 'member-sub', name: 'Max Member', email: 'max@example.com', isAdmin: false });
+const env = useAdminSession({ admin: { name: 'Ada Admin' } }, async (env) => {
+  member = await env.signIn({ sub: 'member-sub', name: 'Max Member', email: 'max@example.com', isAdmin: false });
 });
-after(() => gw.close());
 
 describe('the console’s Sessions page', () => {
   it('anonymous: to the login page, coming back; a non-admin: the 403 page', async () => {
-    const anonymous = await call('GET', '/dashboard/sessions?user=max%40example.com');
+    const anonymous = await env.call('GET', '/dashboard/sessions?user=max%40example.com');
     assert.equal(anonymous.status, 302);
     assert.equal(anonymous.headers.location, `/auth/login-page?returnTo=${encodeURIComponent('/dashboard/sessions?user=max%40example.com')}`);
-    const forbidden = await call('GET', '/dashboard/sessions', { as: member });
+    const forbidden = await env.call('GET', '/dashboard/sessions', { as: member });
     assert.equal(forbidden.status, 403);
     assert.match(String(forbidden.headers['content-type']), /^text\/html/);
     assert.match(forbidden.text, /this account is not an administrator/);
   });
 
   it('lists everyone’s sessions newest first, with who, when, where from and which browser; in the navigation', async () => {
-    const older = await browserOf(gw, { sub: 'list-sub', name: 'Lee List', email: 'lee@example.com' }, { userAgent: CHROME_UA, ipAddress: '203.0.113.7', createdAt: Date.now() - 3_600_000 });
-    const newer = await browserOf(gw, { sub: 'list-sub', name: 'Lee List', email: 'lee@example.com' }, { userAgent: FIREFOX_UA, ipAddress: '198.51.100.2' });
-    const page = await call('GET', '/dashboard/sessions', { as: admin });
+    const older = await browserOf(env.gw, { sub: 'list-sub', name: 'Lee List', email: 'lee@example.com' }, { userAgent: CHROME_UA, ipAddress: '203.0.113.7', createdAt: Date.now() - 3_600_000 });
+    const newer = await browserOf(env.gw, { sub: 'list-sub', name: 'Lee List', email: 'lee@example.com' }, { userAgent: FIREFOX_UA, ipAddress: '198.51.100.2' });
+    const page = await env.call('GET', '/dashboard/sessions', { as: env.admin });
     assert.equal(page.status, 200);
     assert.match(page.text, /<a href="\/dashboard\/sessions" aria-current="page">Sessions<\/a>/);
-    assert.match(page.text, new RegExp(`<meta name="csrf-token" content="${admin.csrfToken}">`));
+    assert.match(page.text, new RegExp(`<meta name="csrf-token" content="${env.admin.csrfToken}">`));
     assert.doesNotMatch(page.text, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
     const rows = tableRows(page.text);
     const index = (handle: string) => rows.findIndex((row) => row.includes(`data-id="${handle}"`));
@@ -110,7 +104,7 @@ describe('the console’s Sessions page', () => {
     // The admin's own session: marked, with no Revoke button (the header's Sign out ends it).
     assert.ok(rows.some((r) => r.includes('admin-sub') && r.includes('This browser') && !r.includes('data-revoke-session')));
     // Never a session's secrets.
-    for (const secret of [member.csrfToken, older.csrfToken, admin.cookie.split('=')[1]!, member.cookie.split('=')[1]!]) {
+    for (const secret of [member.csrfToken, older.csrfToken, env.admin.cookie.split('=')[1]!, member.cookie.split('=')[1]!]) {
       assert.ok(!page.text.includes(secret), 'no cookie value or another session’s CSRF token');
     }
     assert.match(page.text, /Everyone’s sessions <span class="muted">\(\d+\)<\/span>/);
@@ -118,10 +112,10 @@ describe('the console’s Sessions page', () => {
   });
 
   it('searches by email (any case) and by subject; a search without result says so; bad input is a 400 page', async () => {
-    const a = await browserOf(gw, { sub: 'search-sub', name: 'Sam Search', email: 'sam@example.com' }, { userAgent: SAFARI_UA });
-    const b = await browserOf(gw, { sub: 'search-sub', name: 'Sam Search', email: 'sam@example.com' });
+    const a = await browserOf(env.gw, { sub: 'search-sub', name: 'Sam Search', email: 'sam@example.com' }, { userAgent: SAFARI_UA });
+    const b = await browserOf(env.gw, { sub: 'search-sub', name: 'Sam Search', email: 'sam@example.com' });
     for (const query of ['SAM%40example.com', 'search-sub', '%20search-sub%20']) {
-      const page = await call('GET', `/dashboard/sessions?user=${query}`, { as: admin });
+      const page = await env.call('GET', `/dashboard/sessions?user=${query}`, { as: env.admin });
       assert.equal(page.status, 200, query);
       const rows = tableRows(page.text);
       assert.equal(rows.length, 2, query);
@@ -132,67 +126,67 @@ describe('the console’s Sessions page', () => {
       assert.match(page.text, /data-sign-out-user data-sub="search-sub" data-user="sam@example\.com"/);
       assert.match(page.text, /<a class="button secondary" href="\/dashboard\/sessions">Everyone<\/a>/);
     }
-    const none = await call('GET', '/dashboard/sessions?user=nobody%40example.com', { as: admin });
+    const none = await env.call('GET', '/dashboard/sessions?user=nobody%40example.com', { as: env.admin });
     assert.equal(none.status, 200);
     assert.match(none.text, /nobody@example\.com has no live session/);
-    const empty = await call('GET', '/dashboard/sessions?user=', { as: admin });
+    const empty = await env.call('GET', '/dashboard/sessions?user=', { as: env.admin });
     assert.equal(empty.status, 200);
     assert.match(empty.text, /Everyone’s sessions/);
-    const tooLong = await call('GET', `/dashboard/sessions?user=${'x'.repeat(321)}`, { as: admin });
+    const tooLong = await env.call('GET', `/dashboard/sessions?user=${'x'.repeat(321)}`, { as: env.admin });
     assert.equal(tooLong.status, 400);
     assert.match(tooLong.text, /role="alert">user must be an email or a subject of at most 320 characters/);
-    const badOffset = await call('GET', '/dashboard/sessions?offset=-1', { as: admin });
+    const badOffset = await env.call('GET', '/dashboard/sessions?offset=-1', { as: env.admin });
     assert.equal(badOffset.status, 400);
     assert.match(badOffset.text, /offset must be an integer of 0 or more/);
   });
 
   it('pages like the audit log, keeping the search', async () => {
     const sessions = [];
-    for (let i = 0; i < 52; i++) sessions.push(await browserOf(gw, { sub: 'many-sub', email: 'many@example.com' }, { createdAt: Date.now() - i * 1000 }));
-    const first = await call('GET', '/dashboard/sessions?user=many-sub', { as: admin });
+    for (let i = 0; i < 52; i++) sessions.push(await browserOf(env.gw, { sub: 'many-sub', email: 'many@example.com' }, { createdAt: Date.now() - i * 1000 }));
+    const first = await env.call('GET', '/dashboard/sessions?user=many-sub', { as: env.admin });
     assert.equal(tableRows(first.text).length, 50);
     assert.match(first.text, /Showing 1–50 of 52/);
     assert.match(first.text, /<a class="button secondary" href="\/dashboard\/sessions\?user=many-sub&amp;offset=50" rel="next">Older →<\/a>/);
-    const second = await call('GET', '/dashboard/sessions?user=many-sub&offset=50', { as: admin });
+    const second = await env.call('GET', '/dashboard/sessions?user=many-sub&offset=50', { as: env.admin });
     assert.deepEqual(
       tableRows(second.text).map((row) => /data-id="([^"]+)"/.exec(row)![1]),
       sessions.slice(50).map((s) => s.handle),
     );
     assert.match(second.text, /Showing 51–52 of 52/);
     assert.doesNotMatch(second.text, /data-live="sessions"/, 'an older page does not refresh itself');
-    assert.equal((await call('DELETE', '/api/users/many-sub/sessions', { as: admin })).json.revoked, 52);
+    assert.equal((await env.call('DELETE', '/api/users/many-sub/sessions', { as: env.admin })).json.revoked, 52);
   });
 
   it('Revoke (the sessions API, with the CSRF token): that session’s cookie gets 401 at once, the others stay; audited', async () => {
-    const phone = await browserOf(gw, { sub: 'rev-sub', email: 'rev@example.com' }, { userAgent: SAFARI_UA });
-    const laptop = await browserOf(gw, { sub: 'rev-sub', email: 'rev@example.com' }, { userAgent: CHROME_UA });
-    const page = await call('GET', '/dashboard/sessions?user=rev%40example.com', { as: admin });
+    const phone = await browserOf(env.gw, { sub: 'rev-sub', email: 'rev@example.com' }, { userAgent: SAFARI_UA });
+    const laptop = await browserOf(env.gw, { sub: 'rev-sub', email: 'rev@example.com' }, { userAgent: CHROME_UA });
+    const page = await env.call('GET', '/dashboard/sessions?user=rev%40example.com', { as: env.admin });
     const button = /<button[^>]*data-revoke-session data-id="([^"]+)" data-user="rev@example\.com" data-browser="Safari 17 on iOS"/.exec(page.text);
     assert.ok(button, 'a Revoke button names the session’s handle');
     assert.equal(button[1], phone.handle);
     assert.match(page.text, /src="\/dashboard\/assets\/sessions\.[0-9a-f]+\.js"/);
 
-    assert.equal((await call('DELETE', `/api/sessions/${phone.handle}`, { as: admin, csrf: null })).status, 403, 'CSRF required');
+    assert.equal((await env.call('DELETE', `/api/sessions/${phone.handle}`, { as: env.admin, csrf: null })).status, 403, 'CSRF required');
     assert.equal(await signedIn(phone), true);
-    assert.equal((await call('DELETE', `/api/sessions/${phone.handle}`, { as: admin })).status, 204);
+    assert.equal((await env.call('DELETE', `/api/sessions/${phone.handle}`, { as: env.admin })).status, 204);
     assert.equal(await signedIn(phone), false);
     assert.equal(await signedIn(laptop), true);
     const [entry] = await auditEntries(1);
     assert.deepEqual(entry, { ...entry, action: 'SESSION_REVOKED', user_id: 'admin-sub' });
     assert.deepEqual(entry!.details, { subject: 'rev-sub', email: 'rev@example.com', count: 1, by: 'administrator', reason: 'admin-revoked' });
-    const after = await call('GET', '/dashboard/sessions?user=rev-sub', { as: admin });
+    const after = await env.call('GET', '/dashboard/sessions?user=rev-sub', { as: env.admin });
     assert.deepEqual(tableRows(after.text).map((row) => /data-id="([^"]+)"/.exec(row)![1]), [laptop.handle]);
   });
 
   it('Sign out everywhere (after the dialog, through the API): every session of that user ends; audited once', async () => {
-    const one = await browserOf(gw, { sub: 'all-sub', email: 'all@example.com' });
-    const two = await browserOf(gw, { sub: 'all-sub', email: 'all@example.com' }, { userAgent: FIREFOX_UA });
-    const page = await call('GET', '/dashboard/sessions?user=all-sub', { as: admin });
+    const one = await browserOf(env.gw, { sub: 'all-sub', email: 'all@example.com' });
+    const two = await browserOf(env.gw, { sub: 'all-sub', email: 'all@example.com' }, { userAgent: FIREFOX_UA });
+    const page = await env.call('GET', '/dashboard/sessions?user=all-sub', { as: env.admin });
     assert.match(page.text, /<button type="button" class="button danger" data-sign-out-user data-sub="all-sub" data-user="all@example\.com"[\s\S]*?aria-label="Sign out all@example\.com everywhere">Sign out everywhere<\/button>/);
     assert.match(page.text, /<dialog id="confirm-dialog"/, 'the console’s confirmation dialog');
-    assert.equal((await call('DELETE', '/api/users/all-sub/sessions', { as: admin, csrf: 'wrong' })).status, 403, 'CSRF required');
+    assert.equal((await env.call('DELETE', '/api/users/all-sub/sessions', { as: env.admin, csrf: 'wrong' })).status, 403, 'CSRF required');
     assert.equal(await signedIn(one), true);
-    const response = await call('DELETE', '/api/users/all-sub/sessions', { as: admin });
+    const response = await env.call('DELETE', '/api/users/all-sub/sessions', { as: env.admin });
     assert.deepEqual(response.json, { revoked: 2 });
     assert.equal(await signedIn(one), false);
     assert.equal(await signedIn(two), false);
@@ -200,24 +194,24 @@ describe('the console’s Sessions page', () => {
     const [entry] = await auditEntries(1);
     assert.equal(entry!.action, 'SESSION_REVOKED');
     assert.deepEqual(entry!.details, { subject: 'all-sub', email: 'all@example.com', count: 2, by: 'administrator', reason: 'admin-revoked' });
-    assert.match((await call('GET', '/dashboard/sessions?user=all-sub', { as: admin })).text, /all-sub has no live session/);
+    assert.match((await env.call('GET', '/dashboard/sessions?user=all-sub', { as: env.admin })).text, /all-sub has no live session/);
   });
 
   it('the audit log links users to their sessions and says who ended which sessions and why', async () => {
     // The entries of the tests above, and ones as the back-channel logout and the refresh checks write them.
-    const audit = new AuditLog(gw.gateway.db);
+    const audit = new AuditLog(env.gw.gateway.db);
     const ended = (email: string, count: number, by: string, reason: string) =>
       audit.record({ action: 'SESSION_REVOKED', userId: null, ipAddress: null, serviceId: null, details: { subject: `${email}-sub`, email, count, by, reason } });
     ended('bcl@example.com', 2, 'identity provider', 'backchannel-logout');
     ended('sealed@example.com', 1, 'gateway', 'refresh-token-unreadable');
-    const page = await call('GET', '/dashboard/audit', { as: admin });
+    const page = await env.call('GET', '/dashboard/audit', { as: env.admin });
     assert.equal(page.status, 200);
     assert.match(page.text, /<td data-label="Who"><a href="\/dashboard\/sessions\?user=admin-sub" title="Sessions of this user"><code>admin-sub<\/code><\/a><\/td>/);
     assert.match(page.text, /2 sessions of <a href="\/dashboard\/sessions\?user=all-sub" title="Sessions of all@example\.com">all@example\.com<\/a>, by an administrator/);
     assert.match(page.text, /1 session of <a href="\/dashboard\/sessions\?user=rev-sub"[^>]*>rev@example\.com<\/a>, by an administrator/);
     assert.match(page.text, /<td data-label="Who"><span class="muted">the identity provider<\/span><\/td>[\s\S]*?2 sessions of <a href="\/dashboard\/sessions\?user=bcl%40example\.com-sub"[^>]*>bcl@example\.com<\/a>, by the identity provider \(back-channel logout\)/);
     assert.match(page.text, /<td data-label="Who"><span class="muted">the gateway<\/span><\/td>[\s\S]*?1 session of <a[^>]*>sealed@example\.com<\/a>, by the gateway \(the refresh token is sealed with a key no longer configured\)/);
-    const overview = await call('GET', '/dashboard', { as: admin });
+    const overview = await env.call('GET', '/dashboard', { as: env.admin });
     assert.match(overview.text, /<a href="\/dashboard\/sessions">Who is signed in →<\/a>/);
   });
 });
@@ -230,17 +224,17 @@ describe('/auth/sessions: a user’s own sessions', () => {
   const uma = { sub: 'uma-sub', name: 'Uma User', email: 'uma@example.com' };
 
   before(async () => {
-    laptop = await browserOf(gw, uma, { userAgent: CHROME_UA, ipAddress: '203.0.113.9', createdAt: Date.now() - 2 * 86_400_000, lastSeenAt: Date.now() - 3 * 3_600_000 });
-    phone = await browserOf(gw, uma, { userAgent: SAFARI_UA, ipAddress: '198.51.100.4', createdAt: Date.now() - 3_600_000, lastSeenAt: Date.now() - 5 * 60_000 });
-    here = await browserOf(gw, uma, { userAgent: FIREFOX_UA });
-    stranger = await browserOf(gw, { sub: 'stranger-sub', name: 'Stan Stranger', email: 'stan@example.com' }, { userAgent: CHROME_UA });
+    laptop = await browserOf(env.gw, uma, { userAgent: CHROME_UA, ipAddress: '203.0.113.9', createdAt: Date.now() - 2 * 86_400_000, lastSeenAt: Date.now() - 3 * 3_600_000 });
+    phone = await browserOf(env.gw, uma, { userAgent: SAFARI_UA, ipAddress: '198.51.100.4', createdAt: Date.now() - 3_600_000, lastSeenAt: Date.now() - 5 * 60_000 });
+    here = await browserOf(env.gw, uma, { userAgent: FIREFOX_UA });
+    stranger = await browserOf(env.gw, { sub: 'stranger-sub', name: 'Stan Stranger', email: 'stan@example.com' }, { userAgent: CHROME_UA });
   });
 
   it('anonymous: a browser goes to the login page coming back here, an API client gets 401', async () => {
-    const browser = await call('GET', '/auth/sessions', { headers: { accept: 'text/html,application/xhtml+xml' } });
+    const browser = await env.call('GET', '/auth/sessions', { headers: { accept: 'text/html,application/xhtml+xml' } });
     assert.equal(browser.status, 302);
     assert.equal(browser.headers.location, '/auth/login-page?returnTo=%2Fauth%2Fsessions');
-    const api = await call('GET', '/auth/sessions');
+    const api = await env.call('GET', '/auth/sessions');
     assert.equal(api.status, 401);
     assert.deepEqual(api.json, { error: 'Not authenticated' });
     assert.equal((await postForm('/auth/sessions/revoke', undefined, { session: phone.handle })).status, 401);
@@ -249,7 +243,7 @@ describe('/auth/sessions: a user’s own sessions', () => {
   });
 
   it('lists only the user’s own sessions, newest first, this browser marked and without a sign-out form', async () => {
-    const page = await call('GET', '/auth/sessions', { as: here });
+    const page = await env.call('GET', '/auth/sessions', { as: here });
     assert.equal(page.status, 200);
     assert.match(String(page.headers['content-type']), /^text\/html/);
     assert.match(page.text, /<title>Your sessions · Gatehouse<\/title>/);
@@ -264,11 +258,11 @@ describe('/auth/sessions: a user’s own sessions', () => {
     for (const secret of [phone.csrfToken, laptop.csrfToken, here.cookie.split('=')[1]!, phone.cookie.split('=')[1]!]) {
       assert.ok(!page.text.includes(secret), 'no session id, no other session’s CSRF token');
     }
-    const forms = parseForms(page.text, `${gw.origin}/auth/sessions`).filter((form) => form.method === 'post');
+    const forms = parseForms(page.text, `${env.gw.origin}/auth/sessions`).filter((form) => form.method === 'post');
     for (const form of forms) assert.equal(form.fields.find((f) => f.name === '_csrf')?.value, here.csrfToken);
-    const revokeForms = forms.filter((form) => form.action === `${gw.origin}/auth/sessions/revoke`);
+    const revokeForms = forms.filter((form) => form.action === `${env.gw.origin}/auth/sessions/revoke`);
     assert.deepEqual(revokeForms.map((form) => form.fields.find((f) => f.name === 'session')?.value), [phone.handle, laptop.handle]);
-    assert.equal(forms.filter((form) => form.action === `${gw.origin}/auth/sessions/revoke-others`).length, 1);
+    assert.equal(forms.filter((form) => form.action === `${env.gw.origin}/auth/sessions/revoke-others`).length, 1);
     assert.match(decodeEntities(page.text), /Sign out everywhere else<\/button>\n<span class="muted">ends the 2 other sessions/);
   });
 
@@ -281,7 +275,7 @@ describe('/auth/sessions: a user’s own sessions', () => {
     assert.equal((await postForm('/auth/sessions/revoke', here, { session: phone.handle })).status, 403);
     assert.equal((await postForm('/auth/sessions/revoke', here, { _csrf: stranger.csrfToken, session: phone.handle })).status, 403, 'another session’s token');
     assert.equal((await postForm('/auth/sessions/revoke-others', here, { _csrf: 'x' })).status, 403);
-    assert.equal((await call('POST', '/auth/sessions/revoke-others', { as: here, csrf: null })).status, 403);
+    assert.equal((await env.call('POST', '/auth/sessions/revoke-others', { as: here, csrf: null })).status, 403);
     for (const who of [stranger, here, phone, laptop]) assert.equal(await signedIn(who), true);
   });
 
@@ -295,7 +289,7 @@ describe('/auth/sessions: a user’s own sessions', () => {
     const [entry] = await auditEntries(1);
     assert.deepEqual({ action: entry!.action, user_id: entry!.user_id }, { action: 'SESSION_REVOKED', user_id: 'uma-sub' });
     assert.deepEqual(entry!.details, { subject: 'uma-sub', email: 'uma@example.com', count: 1, by: 'user', reason: 'signed-out-elsewhere' });
-    const page = await call('GET', '/auth/sessions?ended=1', { as: here });
+    const page = await env.call('GET', '/auth/sessions?ended=1', { as: here });
     assert.match(page.text, /role="status">Signed out 1 session\./);
     assert.ok(!page.text.includes(phone.handle));
     // Already ended: 404, as for any handle that is not a live session of theirs.
@@ -303,8 +297,8 @@ describe('/auth/sessions: a user’s own sessions', () => {
   });
 
   it('Sign out everywhere else: every other session ends, this one keeps working; the X-CSRF-Token header works too', async () => {
-    const tablet = await browserOf(gw, uma, { userAgent: FIREFOX_UA });
-    const response = await call('POST', '/auth/sessions/revoke-others', { as: here });
+    const tablet = await browserOf(env.gw, uma, { userAgent: FIREFOX_UA });
+    const response = await env.call('POST', '/auth/sessions/revoke-others', { as: here });
     assert.equal(response.status, 303);
     assert.equal(response.headers.location, '/auth/sessions?ended=2');
     assert.equal(await signedIn(laptop), false);
@@ -313,7 +307,7 @@ describe('/auth/sessions: a user’s own sessions', () => {
     assert.equal(await signedIn(stranger), true);
     const [entry] = await auditEntries(1);
     assert.deepEqual(entry!.details, { subject: 'uma-sub', email: 'uma@example.com', count: 2, by: 'user', reason: 'signed-out-elsewhere' });
-    const page = await call('GET', '/auth/sessions', { as: here });
+    const page = await env.call('GET', '/auth/sessions', { as: here });
     assert.equal((page.text.match(/<li[ >]/g) ?? []).length, 1);
     assert.match(page.text, /No other browser is signed in with your account\./);
     assert.doesNotMatch(page.text, /revoke-others/);
@@ -325,7 +319,7 @@ describe('/auth/sessions: a user’s own sessions', () => {
   });
 
   it('the audit log says the user ended them', async () => {
-    const page = await call('GET', '/dashboard/audit', { as: admin });
+    const page = await env.call('GET', '/dashboard/audit', { as: env.admin });
     assert.match(page.text, /2 sessions of <a href="\/dashboard\/sessions\?user=uma-sub"[^>]*>uma@example\.com<\/a>, by the user, from another of their sessions/);
   });
 });

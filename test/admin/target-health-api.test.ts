@@ -4,40 +4,30 @@
  * the gateway's in-process proxy plane reports too (every 5 s), under this process's name.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { TargetHealthEntry } from '../../shared/types.js';
-import { apiClient, createService } from '../support/api-client.js';
+import { useAdminSession } from '../support/admin-session.js';
+import { createService } from '../support/api-client.js';
 import { eventually } from '../support/eventually.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { LOCAL_PROXY, nextLocalReport } from '../support/local-proxy-reports.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
-let gw: TestGateway;
-let admin: SignedIn;
-let call: ReturnType<typeof apiClient>;
+const env = useAdminSession();
 let paths = 0;
 
-before(async () => {
-  gw = await startTestGateway();
-  admin = await signIn(gw);
-  call = apiClient(gw.origin);
-});
-after(() => gw?.close());
-
 /** A new service on `targetUrl`; its id. */
-const newService = (targetUrl: string) => createService(gw.origin, admin, { name: 'Pool', path: `/pool-${++paths}`, targetUrl, requireAuth: false });
+const newService = (targetUrl: string) => createService(env.gw.origin, env.admin, { name: 'Pool', path: `/pool-${++paths}`, targetUrl, requireAuth: false });
 
 /** Publishes `proxy`'s report of one target of `serviceId`, made `ageMs` ago. */
 function publish(proxy: string, serviceId: string, entry: Omit<TargetHealthEntry, 'since'> & { since?: number }, ageMs = 0): Promise<void> {
   const at = Date.now() - ageMs;
-  return gw.gateway.bus.publishTargetHealth({ proxy, at, services: { [serviceId]: [{ since: at - 5_000, ...entry }] } });
+  return env.gw.gateway.bus.publishTargetHealth({ proxy, at, services: { [serviceId]: [{ since: at - 5_000, ...entry }] } });
 }
 
 /** The service's health as the API answers it, the in-process proxy left out of each target's list. */
 async function health(serviceId: string): Promise<any> {
-  const answer = await call('GET', `/api/services/${serviceId}/health`, { as: admin });
+  const answer = await env.call('GET', `/api/services/${serviceId}/health`, { as: env.admin });
   assert.equal(answer.status, 200, answer.text);
   for (const target of answer.json.targets) target.proxies = target.proxies.filter((seen: { proxy: string }) => seen.proxy !== LOCAL_PROXY);
   return answer.json;
@@ -45,13 +35,13 @@ async function health(serviceId: string): Promise<any> {
 
 describe('GET /api/services/:id/health', () => {
   it("a new service's target is unknown, with no proxy, until a report names it; then the gateway's own proxy plane reports it healthy", async () => {
-    await nextLocalReport(gw.gateway.bus);
+    await nextLocalReport(env.gw.gateway.bus);
     const id = await newService('http://127.0.0.1:9/app');
-    const fresh = await call('GET', `/api/services/${id}/health`, { as: admin });
+    const fresh = await env.call('GET', `/api/services/${id}/health`, { as: env.admin });
     assert.equal(fresh.status, 200);
     assert.deepEqual(fresh.json, { targets: [{ url: 'http://127.0.0.1:9/app', weight: 1, state: 'unknown', proxies: [] }] });
-    await eventually('the in-process proxy to report the target', async () => (await call('GET', `/api/services/${id}/health`, { as: admin })).json.targets[0].proxies.length > 0);
-    const reported = (await call('GET', `/api/services/${id}/health`, { as: admin })).json.targets[0];
+    await eventually('the in-process proxy to report the target', async () => (await env.call('GET', `/api/services/${id}/health`, { as: env.admin })).json.targets[0].proxies.length > 0);
+    const reported = (await env.call('GET', `/api/services/${id}/health`, { as: env.admin })).json.targets[0];
     assert.equal(reported.state, 'healthy');
     assert.deepEqual(reported.proxies.map(({ proxy, state, lastError }: any) => ({ proxy, state, lastError })), [{ proxy: LOCAL_PROXY, state: 'healthy', lastError: null }]);
     assert.match(reported.proxies[0].since, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -86,15 +76,15 @@ describe('GET /api/services/:id/health', () => {
   });
 
   it("a pool's targets in the registry's order with their weights, each with its own proxies and state", async () => {
-    await nextLocalReport(gw.gateway.bus);
-    const id = await createService(gw.origin, admin, {
+    await nextLocalReport(env.gw.gateway.bus);
+    const id = await createService(env.gw.origin, env.admin, {
       name: 'Weighted',
       path: `/pool-${++paths}`,
       targets: [{ url: 'http://10.0.0.9:8080', weight: 5 }, { url: 'http://10.0.0.8:8080' }, { url: 'http://10.0.0.7:8080', weight: 2 }],
       requireAuth: false,
     });
     const at = Date.now();
-    await gw.gateway.bus.publishTargetHealth({
+    await env.gw.gateway.bus.publishTargetHealth({
       proxy: 'web-1:12',
       at,
       services: {
@@ -125,7 +115,7 @@ describe('GET /api/services/:id/health', () => {
 
   it('an unknown or malformed id: 404 Service not found, as GET /api/services/:id answers', async () => {
     for (const id of [UNKNOWN_ID, 'not-a-uuid']) {
-      const [health, service] = await Promise.all([call('GET', `/api/services/${id}/health`, { as: admin }), call('GET', `/api/services/${id}`, { as: admin })]);
+      const [health, service] = await Promise.all([env.call('GET', `/api/services/${id}/health`, { as: env.admin }), env.call('GET', `/api/services/${id}`, { as: env.admin })]);
       assert.deepEqual([health.status, health.json], [404, { error: 'Service not found' }]);
       assert.deepEqual([health.status, health.json], [service.status, service.json]);
     }
@@ -133,14 +123,14 @@ describe('GET /api/services/:id/health', () => {
 
   it("needs an administrator: 401 without credentials, 403 for a user's session, 200 with a read API token", async () => {
     const id = await newService('http://10.0.0.3:8080');
-    const anonymous = await call('GET', `/api/services/${id}/health`);
+    const anonymous = await env.call('GET', `/api/services/${id}/health`);
     assert.deepEqual([anonymous.status, anonymous.json], [401, { error: 'Not authenticated' }]);
-    const member = await signIn(gw, { sub: 'member-sub', email: 'max@example.com', isAdmin: false });
-    const refused = await call('GET', `/api/services/${id}/health`, { as: member });
+    const member = await env.signIn({ sub: 'member-sub', email: 'max@example.com', isAdmin: false });
+    const refused = await env.call('GET', `/api/services/${id}/health`, { as: member });
     assert.deepEqual([refused.status, refused.json], [403, { error: 'Admin access required' }]);
-    const token = await call('POST', '/api/tokens', { as: admin, json: { name: 'Monitoring', scope: 'read' } });
+    const token = await env.call('POST', '/api/tokens', { as: env.admin, json: { name: 'Monitoring', scope: 'read' } });
     assert.equal(token.status, 201, token.text);
-    const viaToken = await call('GET', `/api/services/${id}/health`, { authorization: `Bearer ${token.json.secret}` });
+    const viaToken = await env.call('GET', `/api/services/${id}/health`, { authorization: `Bearer ${token.json.secret}` });
     assert.equal(viaToken.status, 200);
     assert.equal(viaToken.headers['cache-control'], 'no-store');
   });

@@ -4,26 +4,16 @@
  * (live-regions.js refreshes it from the same page).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { apiClient, createService } from '../support/api-client.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { describe, it } from 'node:test';
+import { useAdminSession } from '../support/admin-session.js';
+import { createService } from '../support/api-client.js';
 import { LOCAL_PROXY, nextLocalReport } from '../support/local-proxy-reports.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
 
-let gw: TestGateway;
-let admin: SignedIn;
-let call: ReturnType<typeof apiClient>;
-
-before(async () => {
-  gw = await startTestGateway();
-  admin = await signIn(gw);
-  call = apiClient(gw.origin);
-});
-after(() => gw?.close());
+const env = useAdminSession();
 
 /** The page's targets region: the markup live-regions.js swaps in. */
 async function targetsRegion(serviceId: string): Promise<string> {
-  const page = await call('GET', `/dashboard/services/${serviceId}`, { as: admin, headers: { accept: 'text/html' } });
+  const page = await env.call('GET', `/dashboard/services/${serviceId}`, { as: env.admin, headers: { accept: 'text/html' } });
   assert.equal(page.status, 200, page.text);
   const region = /<div class="table-wrap" data-live="targets">([\s\S]*?)<\/div>\n<\/section>/.exec(page.text);
   assert.ok(region, 'a live region of targets');
@@ -39,11 +29,11 @@ function row(region: string, url: string): string {
 
 describe("a service's page: its targets", () => {
   it('the target with its weight and overall state, and each proxy with its state, since when and last error', async () => {
-    const id = await createService(gw.origin, admin, { name: 'Orders', path: '/orders', targetUrl: 'http://10.1.0.7:8080/api', requireAuth: false });
+    const id = await createService(env.gw.origin, env.admin, { name: 'Orders', path: '/orders', targetUrl: 'http://10.1.0.7:8080/api', requireAuth: false });
     const at = Date.now();
     const since = Date.UTC(2026, 10, 25, 8, 15, 0);
-    await gw.gateway.bus.publishTargetHealth({ proxy: 'web-1:4312', at, services: { [id]: [{ url: 'http://10.1.0.7:8080/api', state: 'ejected', since, lastError: 'ECONNREFUSED' }] } });
-    await gw.gateway.bus.publishTargetHealth({ proxy: 'web-2:977', at, services: { [id]: [{ url: 'http://10.1.0.7:8080/api', state: 'healthy', since, lastError: null }] } });
+    await env.gw.gateway.bus.publishTargetHealth({ proxy: 'web-1:4312', at, services: { [id]: [{ url: 'http://10.1.0.7:8080/api', state: 'ejected', since, lastError: 'ECONNREFUSED' }] } });
+    await env.gw.gateway.bus.publishTargetHealth({ proxy: 'web-2:977', at, services: { [id]: [{ url: 'http://10.1.0.7:8080/api', state: 'healthy', since, lastError: null }] } });
     const target = row(await targetsRegion(id), 'http://10.1.0.7:8080/api');
     assert.match(target, /<code>http:\/\/10\.1\.0\.7:8080\/api<\/code>/);
     assert.match(target, /<td data-label="Weight" class="num">1<\/td>/);
@@ -57,16 +47,16 @@ describe("a service's page: its targets", () => {
   });
 
   it('a target no proxy has reported: unknown, and says so', async () => {
-    await nextLocalReport(gw.gateway.bus);
-    const id = await createService(gw.origin, admin, { name: 'Quiet', path: '/quiet', targetUrl: 'http://10.1.0.8:8080', requireAuth: false });
+    await nextLocalReport(env.gw.gateway.bus);
+    const id = await createService(env.gw.origin, env.admin, { name: 'Quiet', path: '/quiet', targetUrl: 'http://10.1.0.8:8080', requireAuth: false });
     const target = row(await targetsRegion(id), 'http://10.1.0.8:8080');
     assert.match(target, /<td data-label="State"><span class="badge target-unknown"[^>]*>Unknown<\/span><\/td>/);
     assert.match(target, /No proxy process has reported this target in the last minute\./);
   });
 
   it('escapes what a proxy reports', async () => {
-    const id = await createService(gw.origin, admin, { name: 'Escapes', path: '/escapes', targetUrl: 'http://10.1.0.9:8080', requireAuth: false });
-    await gw.gateway.bus.publishTargetHealth({
+    const id = await createService(env.gw.origin, env.admin, { name: 'Escapes', path: '/escapes', targetUrl: 'http://10.1.0.9:8080', requireAuth: false });
+    await env.gw.gateway.bus.publishTargetHealth({
       proxy: '<b>host</b>:1',
       at: Date.now(),
       services: { [id]: [{ url: 'http://10.1.0.9:8080', state: 'unhealthy', since: Date.now(), lastError: '<script>alert(1)</script> & "quotes"' }] },

@@ -1,37 +1,27 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { batchOf } from '../../shared/backends/access-log-batch.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { eventually } from '../support/eventually.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
+import { useAdminSession } from '../support/admin-session.js';
 import { apiClient, type ApiResponse } from '../support/api-client.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
 
 /** design.md §4.6: `GET /dashboard/traffic` and the per-minute rollups behind it. */
 
 const CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 type Counts = Record<(typeof CLASSES)[number], number>;
 
-let gw: TestGateway;
-let admin: SignedIn;
-let call: ReturnType<typeof apiClient>;
-
-before(async () => {
-  gw = await startTestGateway();
-  admin = await signIn(gw);
-  call = apiClient(gw.origin);
-});
-after(() => gw.close());
+const env = useAdminSession();
 
 async function createService(path: string, targetUrl = 'http://127.0.0.1:9'): Promise<string> {
-  const response = await call('POST', '/api/services', { as: admin, json: { name: path, path, targetUrl } });
+  const response = await env.call('POST', '/api/services', { as: env.admin, json: { name: path, path, targetUrl } });
   assert.equal(response.status, 201, response.text);
   return response.json.id;
 }
 
-const traffic = (query: string) => call('GET', `/dashboard/traffic${query}`, { as: admin });
+const traffic = (query: string) => env.call('GET', `/dashboard/traffic${query}`, { as: env.admin });
 
 /** What the charts count of a record: its service, status and time. */
 type Counted = Pick<AccessLogEntry, 'serviceId' | 'statusCode' | 'timestamp'>;
@@ -79,7 +69,7 @@ describe('GET /dashboard/traffic', () => {
         timestamp: k < 300 ? now - k * 37_000 : now - (k - 290) * 3_600_000,
       });
     }
-    const writer = gw.gateway.accessLogWriter;
+    const writer = env.gw.gateway.accessLogWriter;
     await writer.store(batchOf(records.slice(0, 250)));
     // At-least-once delivery: a shipped batch delivered again is recognised (by its first
     // record's event id, design.md §3.9) and counts nothing twice.
@@ -125,7 +115,7 @@ describe('GET /dashboard/traffic', () => {
   });
 
   it('the rollup table equals the raw records grouped by service, minute and status class', () => {
-    const db = gw.gateway.db;
+    const db = env.gw.gateway.db;
     // Per service and for all services ('*'), per minute: the records of each class.
     const grouped = new Map<string, { service_id: string; minute: number; c1: number; c2: number; c3: number; c4: number; c5: number }>();
     for (const record of records) {
@@ -162,7 +152,7 @@ describe('GET /dashboard/traffic', () => {
       ipAddress: '192.0.2.1',
       timestamp: minute + i,
     }));
-    await gw.gateway.accessLogWriter.store(batchOf(records));
+    await env.gw.gateway.accessLogWriter.store(batchOf(records));
     const series = (await traffic(`?serviceId=${serviceId}`)).json;
     const point = series.points.find((p: { time: string }) => Date.parse(p.time) === minute);
     // 1..100 ms, evenly spread: the exact p50 and p95 are 50 and 95, and both are bucket bounds apart.
@@ -173,13 +163,13 @@ describe('GET /dashboard/traffic', () => {
     const upstream: EchoUpstream = await startEchoUpstream();
     try {
       const id = await createService('/through-proxy', upstream.origin);
-      const anonymous = apiClient(gw.origin);
-      for (let i = 0; i < 6; i++) assert.equal((await anonymous('GET', `/through-proxy/${i}`, { as: admin })).status, 200);
-      await call('PATCH', `/api/services/${id}/toggle`, { as: admin, json: { enabled: false } });
-      for (let i = 0; i < 2; i++) assert.equal((await anonymous('GET', '/through-proxy/off', { as: admin })).status, 503);
+      const anonymous = apiClient(env.gw.origin);
+      for (let i = 0; i < 6; i++) assert.equal((await anonymous('GET', `/through-proxy/${i}`, { as: env.admin })).status, 200);
+      await env.call('PATCH', `/api/services/${id}/toggle`, { as: env.admin, json: { enabled: false } });
+      for (let i = 0; i < 2; i++) assert.equal((await anonymous('GET', '/through-proxy/off', { as: env.admin })).status, 503);
       // Records are batched off the request path: wait until all eight are stored.
       let stored: ApiResponse['json'];
-      await eventually('the eight records stored', async () => (stored = (await call('GET', `/api/services/${id}/logs`, { as: admin })).json).total >= 8);
+      await eventually('the eight records stored', async () => (stored = (await env.call('GET', `/api/services/${id}/logs`, { as: env.admin })).json).total >= 8);
       assert.equal(stored.total, 8);
       const series = (await traffic(`?serviceId=${id}`)).json;
       const sum = (c: string) => series.points.reduce((n: number, p: Record<string, number>) => n + p[c]!, 0);
@@ -202,8 +192,8 @@ describe('GET /dashboard/traffic', () => {
     assert.equal((await traffic('?range=week&serviceId=x')).json.error, 'range must be one of 1h, 1d; serviceId must be a service id (a UUID)');
     const unknown = await traffic(`?serviceId=${randomUUID()}`);
     assert.deepEqual({ status: unknown.status, body: unknown.json }, { status: 404, body: { error: 'Service not found' } });
-    assert.equal((await call('GET', '/dashboard/traffic')).status, 401);
-    const member = await signIn(gw, { sub: 'member', isAdmin: false });
-    assert.equal((await call('GET', '/dashboard/traffic', { as: member })).status, 403);
+    assert.equal((await env.call('GET', '/dashboard/traffic')).status, 401);
+    const member = await env.signIn({ sub: 'member', isAdmin: false });
+    assert.equal((await env.call('GET', '/dashboard/traffic', { as: member })).status, 403);
   });
 });

@@ -5,52 +5,46 @@
  * ASSERTION_TTL is 5 s here, so the retired key's grace is 10 s (twice a TTL under a minute).
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import { request } from 'undici';
+import { useAdminSession } from '../support/admin-session.js';
 import { apiClient } from '../support/api-client.js';
 import { eventually } from '../support/eventually.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
+import type { SignedIn } from '../support/sessions.js';
 import { startVerifyingUpstream, type Verdict, type VerifyingUpstream } from '../support/verifying-upstream.js';
 
-let gw: TestGateway;
-let admin: SignedIn;
-let user: SignedIn;
 const upstreams: VerifyingUpstream[] = [];
+// Registered first, so it runs first: the upstreams stop while the gateway still runs.
+after(() => Promise.all(upstreams.map((upstream) => upstream.close())));
+let user: SignedIn;
 
-before(async () => {
-  gw = await startTestGateway({ ASSERTION_TTL: '5s' });
-  admin = await signIn(gw);
-  user = await signIn(gw, { sub: 'ada', name: 'Ada', email: 'ada@example.com', isAdmin: false, groups: ['staff'] });
-});
-after(async () => {
-  await Promise.all(upstreams.map((upstream) => upstream.close()));
-  await gw?.close();
+const env = useAdminSession({ env: { ASSERTION_TTL: '5s' } }, async (env) => {
+  user = await env.signIn({ sub: 'ada', name: 'Ada', email: 'ada@example.com', isAdmin: false, groups: ['staff'] });
 });
 
 /** A new verifying upstream process for the service at `path`: it knows no key yet. */
 async function newUpstream(path = '/verified'): Promise<VerifyingUpstream> {
-  const upstream = await startVerifyingUpstream(gw.origin, `${gw.origin}${path}`);
+  const upstream = await startVerifyingUpstream(env.gw.origin, `${env.gw.origin}${path}`);
   upstreams.push(upstream);
   return upstream;
 }
 
 /** What the upstream answered to the user's request through the gateway. */
 async function throughGateway(): Promise<{ status: number; verdict: Verdict }> {
-  const response = await request(`${gw.origin}/verified/page`, { headers: { cookie: user.cookie } });
+  const response = await request(`${env.gw.origin}/verified/page`, { headers: { cookie: user.cookie } });
   return { status: response.statusCode, verdict: (await response.body.json()) as Verdict };
 }
 
 async function publishedKids(): Promise<string[]> {
-  const response = await request(`${gw.origin}/.well-known/jwks.json`);
+  const response = await request(`${env.gw.origin}/.well-known/jwks.json`);
   return ((await response.body.json()) as JSONWebKeySet).keys.map((key) => key.kid!);
 }
 
 test('a real upstream accepts the assertion; after a rotation the new key signs, the old assertion holds until the grace ends, then no verifier accepts it', async () => {
-  const call = apiClient(gw.origin);
+  const call = apiClient(env.gw.origin);
   const first = await newUpstream();
-  const created = await call('POST', '/api/services', { as: admin, json: { name: 'Verified', path: '/verified', targetUrl: first.origin, requireAuth: true } });
+  const created = await call('POST', '/api/services', { as: env.admin, json: { name: 'Verified', path: '/verified', targetUrl: first.origin, requireAuth: true } });
   assert.equal(created.status, 201, created.text);
 
   const accepted = await throughGateway();
@@ -59,10 +53,10 @@ test('a real upstream accepts the assertion; after a rotation the new key signs,
   const oldKid = accepted.verdict.kid!;
   assert.deepEqual(
     { iss: payload!.iss, aud: payload!.aud, sub: payload!.sub, email: payload!.email, groups: payload!.groups },
-    { iss: gw.origin, aud: `${gw.origin}/verified`, sub: 'ada', email: 'ada@example.com', groups: ['staff'] },
+    { iss: env.gw.origin, aud: `${env.gw.origin}/verified`, sub: 'ada', email: 'ada@example.com', groups: ['staff'] },
   );
 
-  const rotated = await call('POST', '/api/assertion-keys/rotate', { as: admin });
+  const rotated = await call('POST', '/api/assertion-keys/rotate', { as: env.admin });
   assert.equal(rotated.status, 200, rotated.text);
   assert.equal(rotated.json.previousKid, oldKid);
   const newKid: string = rotated.json.kid;
@@ -71,7 +65,7 @@ test('a real upstream accepts the assertion; after a rotation the new key signs,
 
   // A new instance of the upstream, which fetches the key set after the rotation.
   const second = await newUpstream();
-  const moved = await call('PUT', `/api/services/${created.json.id}`, { as: admin, json: { targetUrl: second.origin } });
+  const moved = await call('PUT', `/api/services/${created.json.id}`, { as: env.admin, json: { targetUrl: second.origin } });
   assert.equal(moved.status, 200, moved.text);
   const afterRotation = await throughGateway();
   assert.equal(afterRotation.status, 200, JSON.stringify(afterRotation.verdict));
@@ -92,16 +86,16 @@ test('a real upstream accepts the assertion; after a rotation the new key signs,
 
 test('a client-sent assertion never reaches the upstream: it sees the gateway\'s, or none', async () => {
   const upstream = await newUpstream('/open');
-  const created = await apiClient(gw.origin)('POST', '/api/services', { as: admin, json: { name: 'Open', path: '/open', targetUrl: upstream.origin, requireAuth: false } });
+  const created = await apiClient(env.gw.origin)('POST', '/api/services', { as: env.admin, json: { name: 'Open', path: '/open', targetUrl: upstream.origin, requireAuth: false } });
   assert.equal(created.status, 201, created.text);
   const forged = (await throughGateway()).verdict.assertion!; // a real assertion, for another service
-  const anonymous = await request(`${gw.origin}/open/x`, { headers: { 'x-gatehouse-assertion': forged, x_gatehouse_assertion: forged } });
+  const anonymous = await request(`${env.gw.origin}/open/x`, { headers: { 'x-gatehouse-assertion': forged, x_gatehouse_assertion: forged } });
   assert.equal(anonymous.statusCode, 401);
   const verdict = (await anonymous.body.json()) as Verdict;
   assert.equal(verdict.assertion, undefined, 'removed, not passed on');
-  const signedIn = await request(`${gw.origin}/open/x`, { headers: { cookie: user.cookie, 'x-gatehouse-assertion': forged } });
+  const signedIn = await request(`${env.gw.origin}/open/x`, { headers: { cookie: user.cookie, 'x-gatehouse-assertion': forged } });
   const own = (await signedIn.body.json()) as Verdict;
   assert.equal(signedIn.statusCode, 200, JSON.stringify(own));
   assert.notEqual(own.assertion, forged);
-  assert.equal(own.payload!.aud, `${gw.origin}/open`);
+  assert.equal(own.payload!.aud, `${env.gw.origin}/open`);
 });

@@ -5,15 +5,12 @@
  * and the gateway's own pages (disabled service, sign-in required, the icon).
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { Browser, BrowserContext } from 'playwright-core';
+import { after, test } from 'node:test';
+import type { BrowserContext } from 'playwright-core';
+import { useAdminSession } from '../support/admin-session.js';
 import { startCookieSettingApp, type CookieSettingApp } from '../support/cookie-setting-app.js';
 import { startPythonFileServer, type PythonFileServer } from '../support/python-file-server.js';
-import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { apiClient } from '../support/api-client.js';
-import { launchBrowser } from '../support/browser.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { signIn } from '../support/sessions.js';
+import { headerValues, type Echo } from '../support/upstream.js';
 
 /** A static single-page app: `app.js`, linked relatively, writes where it ran into the page. */
 const SITE = {
@@ -31,51 +28,39 @@ const ICON_WIDTH = `new Promise((resolve) => {
   image.src = '/favicon.ico';
 })`;
 
-let gw: TestGateway;
 let site: PythonFileServer;
 let cookieApp: CookieSettingApp;
-let echo: EchoUpstream;
-let browser: Browser;
 let context: BrowserContext;
 /** Responses of 400 and above that a page received, as `status url`. */
 const failures: string[] = [];
 
-before(async () => {
-  [gw, site, cookieApp, echo, browser] = await Promise.all([
-    startTestGateway(),
-    startPythonFileServer(SITE),
-    startCookieSettingApp('A'),
-    startEchoUpstream(),
-    launchBrowser(),
-  ]);
-  const admin = await signIn(gw);
-  const call = apiClient(gw.origin);
+const env = useAdminSession({ upstream: true, browser: true }, async (env) => {
+  [site, cookieApp] = await Promise.all([startPythonFileServer(SITE), startCookieSettingApp('A')]);
   const create = async (path: string, targetUrl: string, requireAuth = false) => {
-    const created = await call('POST', '/api/services', { as: admin, json: { name: path, path, targetUrl, requireAuth } });
+    const created = await env.call('POST', '/api/services', { as: env.admin, json: { name: path, path, targetUrl, requireAuth } });
     assert.equal(created.status, 201, created.text);
     return created.json.id as string;
   };
   await create('/spa', site.origin);
   await create('/a', cookieApp.origin);
-  await create('/b', echo.origin);
-  await create('/locked', echo.origin, true);
-  const off = await create('/off', echo.origin);
-  assert.equal((await call('PATCH', `/api/services/${off}/toggle`, { as: admin, json: { enabled: false } })).status, 200);
-  context = await browser.newContext();
+  await create('/b', env.upstream.origin);
+  await create('/locked', env.upstream.origin, true);
+  const off = await create('/off', env.upstream.origin);
+  assert.equal((await env.call('PATCH', `/api/services/${off}/toggle`, { as: env.admin, json: { enabled: false } })).status, 200);
+  context = await env.browser.newContext();
   context.on('response', (response) => {
     if (response.status() >= 400) failures.push(`${response.status()} ${response.url()}`);
   });
 });
 after(async () => {
-  await browser?.close();
-  await Promise.all([gw?.close(), site?.close(), cookieApp?.close(), echo?.close()]);
+  await Promise.all([site?.close(), cookieApp?.close()]);
 });
 
 test('opening /spa ends at /spa/, and the script the page links relatively runs', async () => {
   const page = await context.newPage();
   failures.length = 0;
-  await page.goto(`${gw.origin}/spa?tab=2`);
-  assert.equal(page.url(), `${gw.origin}/spa/?tab=2`);
+  await page.goto(`${env.gw.origin}/spa?tab=2`);
+  assert.equal(page.url(), `${env.gw.origin}/spa/?tab=2`);
   await page.locator('#status', { hasText: 'app.js ran at /spa/' }).waitFor();
   assert.deepEqual(failures, [], 'every resource of the page loaded');
   await page.close();
@@ -83,16 +68,16 @@ test('opening /spa ends at /spa/, and the script the page links relatively runs'
 
 test('a cookie an app sets without Path is sent back to that app, never to another service', async () => {
   const page = await context.newPage();
-  await page.goto(`${gw.origin}/a`);
-  assert.equal(page.url(), `${gw.origin}/a/`);
+  await page.goto(`${env.gw.origin}/a`);
+  assert.equal(page.url(), `${env.gw.origin}/a/`);
   // The request to exactly /a (its default cookie path is /, RFC 6265 §5.1.4) is the one that leaked.
   assert.equal(await page.evaluate(() => fetch('/a', { method: 'POST' }).then((response) => response.status)), 200);
   const stored = (await context.cookies()).filter((cookie) => cookie.name === 'visited');
   assert.deepEqual(stored.map((cookie) => [cookie.value, cookie.path]), [['A', '/a']]);
 
-  await page.goto(`${gw.origin}/a/cookies`);
+  await page.goto(`${env.gw.origin}/a/cookies`);
   assert.equal(await page.locator('body').textContent(), 'visited=A');
-  await page.goto(`${gw.origin}/b/`);
+  await page.goto(`${env.gw.origin}/b/`);
   const atB = JSON.parse((await page.locator('body').textContent()) ?? '{}') as Echo;
   assert.deepEqual(headerValues(atB, 'cookie'), [], 'no cookie of /a reaches /b');
   await page.close();
@@ -100,7 +85,7 @@ test('a cookie an app sets without Path is sent back to that app, never to anoth
 
 test("the gateway's pages for people: a disabled service, a sign-in, the icon", async () => {
   const page = await context.newPage();
-  const disabled = await page.goto(`${gw.origin}/off/`);
+  const disabled = await page.goto(`${env.gw.origin}/off/`);
   assert.equal(disabled?.status(), 503);
   assert.equal(await page.title(), 'Service disabled · Gatehouse');
   await page.getByRole('heading', { name: 'Service disabled' }).waitFor();
@@ -108,7 +93,7 @@ test("the gateway's pages for people: a disabled service, a sign-in, the icon", 
   // The icon decodes as an image in the page that the browser would show it beside.
   assert.equal(await page.evaluate(ICON_WIDTH), 16);
 
-  const locked = await page.goto(`${gw.origin}/locked/x?y=1`);
+  const locked = await page.goto(`${env.gw.origin}/locked/x?y=1`);
   assert.equal(locked?.status(), 401);
   assert.equal(await page.title(), 'Sign in required · Gatehouse');
   const signInLink = page.getByRole('link', { name: 'Sign in' });

@@ -9,9 +9,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import type { Duplex } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { apiClient } from '../support/api-client.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { signIn } from '../support/sessions.js';
+import { useAdminSession } from '../support/admin-session.js';
 import { startUpstream, type Upstream } from '../support/upstream.js';
 import { openRawConnection } from '../support/raw-connection.js';
 
@@ -42,7 +40,7 @@ const CURL_H2C_POST = [
 const hasCurl = spawnSync('curl', ['--version']).status === 0;
 
 describe('upgrades other than WebSocket are served as plain requests', { timeout: 10_000 }, () => {
-  let gw: TestGateway;
+  const env = useAdminSession();
   let target: Upstream;
   let switches = 0;
 
@@ -60,20 +58,16 @@ describe('upgrades other than WebSocket are served as plain requests', { timeout
       switches++;
       socket.end('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n');
     });
-    gw = await startTestGateway();
-    const created = await apiClient(gw.origin)('POST', '/api/services', {
-      as: await signIn(gw),
+    const created = await env.call('POST', '/api/services', {
+      as: env.admin,
       json: { name: 'svc', path: '/svc', targetUrl: target.origin, requireAuth: false },
     });
     assert.equal(created.status, 201, created.text);
   });
-  after(async () => {
-    await gw?.close();
-    await target?.close();
-  });
+  after(() => target?.close());
 
   it("forwards curl --http2's POST with its body and without the upgrade, then serves the next request on the same connection", async () => {
-    const connection = await openRawConnection(gw.gateway.port);
+    const connection = await openRawConnection(env.gw.gateway.port);
     connection.write(CURL_H2C_POST);
     const first = await connection.next();
     assert.equal(first.status, 200);
@@ -88,7 +82,7 @@ describe('upgrades other than WebSocket are served as plain requests', { timeout
   });
 
   it('serves `Upgrade: foo` and a chunked h2c upload pipelined behind a request still being answered, in order', { timeout: 5_000 }, async () => {
-    const connection = await openRawConnection(gw.gateway.port);
+    const connection = await openRawConnection(env.gw.gateway.port);
     connection.write(
       'GET /svc/first HTTP/1.1\r\nHost: a\r\n\r\n' +
         'GET /svc/foo HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: foo\r\n\r\n' +
@@ -112,7 +106,7 @@ describe('upgrades other than WebSocket are served as plain requests', { timeout
   it('works for curl --http2 -d itself, which reuses the connection for a second URL', { skip: !hasCurl && 'curl is not installed' }, async () => {
     const { stdout } = await promisify(execFile)('curl', [
       '--silent', '--http2', '--data', 'x=1', '--write-out', '\n%{http_code} %{num_connects}\n',
-      `${gw.origin}/svc/x`, `${gw.origin}/svc/y`,
+      `${env.gw.origin}/svc/x`, `${env.gw.origin}/svc/y`,
     ]);
     const [firstBody, firstStatus, secondBody, secondStatus] = stdout.trim().split('\n');
     assert.deepEqual(JSON.parse(firstBody!), { method: 'POST', url: '/x', body: 'x=1' } satisfies Seen);

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { request } from 'undici';
-import { apiClient } from '../support/api-client.js';
+import { useAdminSession } from '../support/admin-session.js';
 import { freePort } from '../support/free-port.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import { signIn } from '../support/sessions.js';
 import { rawUpstream, startUpstream, type RawUpstream, type Upstream } from '../support/upstream.js';
 
 /**
@@ -13,13 +11,12 @@ import { rawUpstream, startUpstream, type RawUpstream, type Upstream } from '../
  * operator reads them: the embedded gateway's `/metrics` on the admin port.
  */
 
-let gw: TestGateway;
 let slow: Upstream;
 let garbage: RawUpstream;
 let unusual: RawUpstream;
 const ids: Record<'down' | 'slow' | 'garbage' | 'unusual', string> = { down: '', slow: '', garbage: '', unusual: '' };
 
-before(async () => {
+const env = useAdminSession({ env: { UPSTREAM_TIMEOUT: '300ms' } }, async (env) => {
   // Answers nothing, except `/cut`: headers promising 100 bytes, ten of them, then a reset.
   slow = await startUpstream((req, res) => {
     if (req.url !== '/cut') return;
@@ -28,25 +25,21 @@ before(async () => {
   });
   garbage = await rawUpstream('NOT HTTP AT ALL\r\n\r\n');
   unusual = await rawUpstream('HTTP/1.1 600 Beyond\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
-  gw = await startTestGateway({ UPSTREAM_TIMEOUT: '300ms' });
-  const call = apiClient(gw.origin);
-  const as = await signIn(gw);
   const targets = { down: `http://127.0.0.1:${await freePort()}`, slow: slow.origin, garbage: garbage.origin, unusual: unusual.origin };
   for (const [name, targetUrl] of Object.entries(targets) as [keyof typeof ids, string][]) {
-    const created = await call('POST', '/api/services', { as, json: { name, path: `/${name}`, targetUrl, requireAuth: false } });
+    const created = await env.call('POST', '/api/services', { as: env.admin, json: { name, path: `/${name}`, targetUrl, requireAuth: false } });
     assert.equal(created.status, 201, created.text);
     ids[name] = created.json.id;
   }
 });
 after(async () => {
-  await gw?.close();
   await slow?.close();
   await garbage?.close();
   await unusual?.close();
 });
 
 async function statusOf(path: string): Promise<number> {
-  const response = await request(`${gw.origin}${path}`);
+  const response = await request(`${env.gw.origin}${path}`);
   await response.body.dump();
   return response.statusCode;
 }
@@ -63,7 +56,7 @@ function upstreamErrors(metrics: string, serviceId: string, kind: string): numbe
 }
 
 async function scrape(): Promise<string> {
-  return (await request(`${gw.adminUrl}/metrics`)).body.text();
+  return (await request(`${env.gw.adminUrl}/metrics`)).body.text();
 }
 
 test('refusals, timeouts and broken responses are counted per service and kind in /metrics', async () => {
@@ -72,7 +65,7 @@ test('refusals, timeouts and broken responses are counted per service and kind i
   assert.equal(await statusOf('/slow/hang'), 504);
   assert.equal(await statusOf('/garbage/x'), 502);
   // Cut off after its head: the client gets a truncated response, the target a bad_gateway count.
-  const cut = await request(`${gw.origin}/slow/cut`);
+  const cut = await request(`${env.gw.origin}/slow/cut`);
   assert.equal(cut.statusCode, 200);
   await assert.rejects(cut.body.text());
 

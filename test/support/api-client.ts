@@ -55,6 +55,9 @@ export function apiClient(baseUrl: string) {
   };
 }
 
+/** What {@link apiClient} returns: `call(method, path, options)`. */
+export type ApiCall = ReturnType<typeof apiClient>;
+
 /**
  * Registers a service through `baseUrl`'s admin API as `admin` (session cookie and CSRF token);
  * returns its id.

@@ -12,6 +12,7 @@ import { eventually } from './eventually.js';
 import { freePort } from './free-port.js';
 import { startGatehouseProcess, statusOf, type GatehouseProcess } from './gatehouse-process.js';
 import { startRedis, type RedisServer } from './redis.js';
+import type { SignedIn } from './sessions.js';
 
 /** One `npm run start:proxy` process. */
 export interface ProxyProcess {
@@ -31,8 +32,8 @@ export interface SplitGateway {
   /** The admin process's SQLite file. */
   databasePath: string;
   proxies: [ProxyProcess, ProxyProcess];
-  /** A session created straight in Redis (for API calls), with its Cookie header and CSRF token. */
-  signIn(user?: Partial<SessionUser>): Promise<{ cookie: string; csrfToken: string }>;
+  /** A session created straight in Redis (for API calls): its Cookie header, CSRF token and user. */
+  signIn(user?: Partial<SessionUser>): Promise<SignedIn>;
   /**
    * Registers a service through the admin process's API as `admin` (a {@link signIn} result);
    * resolves with its id. Throws unless the API answers 201.
@@ -131,13 +132,10 @@ export async function startSplitGateway(
       createService: (admin, fields) => createService(adminUrl, admin, fields),
       startProxy: (env) => startProxy(undefined, env),
       async signIn(user = {}) {
-        const session = sampleSession({
-          user: { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user },
-          idToken: null,
-          expiresAt: Date.now() + config.sessionTtlMs,
-        });
+        const fullUser: SessionUser = { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user };
+        const session = sampleSession({ user: fullUser, idToken: null, expiresAt: Date.now() + config.sessionTtlMs });
         const id = await backends.sessions.create(session);
-        return { cookie: `gw_session=${id}`, csrfToken: session.csrfToken };
+        return { cookie: `gw_session=${id}`, csrfToken: session.csrfToken, user: fullUser };
       },
       async close() {
         await Promise.all([...proxies.map((proxy) => proxy.process.stop()), admin.stop()]);
