@@ -53,7 +53,7 @@ export interface AdminPlaneDeps {
   /** The access log's pages, read off this thread (access-log-reads.ts). */
   accessLogs: AccessLogReads;
   sessions: SessionStore;
-  /** Admits this origin's session cookies (shared/session-gate.ts), as the data plane does. */
+  /** Admits this origin's session cookies (shared/identity/session-gate.ts), as the data plane does. */
   sessionGate: SessionGate;
   bus: EventBus;
   /** Back-channel logout tokens' `jti`s already used. */

@@ -60,7 +60,7 @@ type Whole<S extends v.GenericSchema> = Omit<v.InferOutput<S>, keyof Targets> & 
  * A validated create body: `name` trimmed, `requireAuth` defaulted to true, `description` to '',
  * `access` normalised (null when none), `forwardAuthorization` defaulted to false; `targetUrl` and
  * `targets` both present ({@link withPool}), `loadBalancing`, `healthCheck`, `outlierDetection`
- * (each of its fields) and `retries` defaulted (shared/target-pool-settings.ts).
+ * (each of its fields) and `retries` defaulted (shared/services/target-pool-settings.ts).
  */
 export type ServiceCreateInput = Whole<typeof createSchema>;
 /**
