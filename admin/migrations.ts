@@ -66,9 +66,9 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX access_logs_by_service_user_time ON access_logs (service_id, user_id, timestamp);
 
   -- Per-minute traffic rollups, written in the same transaction as the access-log rows they count
-  -- (admin/traffic-rollups.ts). service_id is a service's id, or '*' for all services together;
+  -- (admin/access-log/traffic-rollups.ts). service_id is a service's id, or '*' for all services together;
   -- minute is epoch minutes (timestamp / 60000). lat_00 … lat_29 are the latency histogram's
-  -- buckets (admin/latency-histogram.ts: <= 1 ms, <= 2 ms, … <= 60000 ms, above).
+  -- buckets (admin/access-log/latency-histogram.ts: <= 1 ms, <= 2 ms, … <= 60000 ms, above).
   CREATE TABLE access_rollups (
     service_id TEXT NOT NULL,
     minute INTEGER NOT NULL,
@@ -90,7 +90,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX audit_logs_logins ON audit_logs (user_id, id) WHERE action = 'USER_LOGIN';
   `,
   `
-  -- The identity assertion's ES256 keys (design.md §4.7, admin/assertion-keys.ts). private_jwk is
+  -- The identity assertion's ES256 keys (design.md §4.7, admin/credentials/assertion-keys.ts). private_jwk is
   -- the secret JWK, kid its thumbprint; times are epoch ms. retired_at is null for the one key that
   -- signs; a retired key stays until its assertions have all expired, then is deleted.
   CREATE TABLE assertion_keys (
@@ -109,7 +109,7 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE services ADD COLUMN forward_authorization INTEGER NOT NULL DEFAULT 0;
   `,
   `
-  -- Admin API tokens (design.md §4.8, admin/api-tokens.ts). secret_hash is the SHA-256 (hex) of the
+  -- Admin API tokens (design.md §4.8, admin/credentials/api-tokens.ts). secret_hash is the SHA-256 (hex) of the
   -- secret (ght_…), which is never stored; a request's token is found by it. created_by is the
   -- creating admin's subject; times are epoch ms; expires_at null: never. A revoked token keeps
   -- its row (revoked_at set) so the audit log can still name it as the actor of what it did.

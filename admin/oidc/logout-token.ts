@@ -2,7 +2,7 @@ import { compactVerify, decodeProtectedHeader, errors, type JWTVerifyGetKey, typ
 
 /**
  * Signature algorithms a logout token may use: asymmetric ones only (RFC 7518 §3.3–3.5, RFC 8037,
- * RFC 9864 `Ed25519`), as for bearer tokens (proxy/bearer-token.ts), so neither `none` (§2.6 forbids
+ * RFC 9864 `Ed25519`), as for bearer tokens (proxy/auth/bearer-token.ts), so neither `none` (§2.6 forbids
  * it) nor an HMAC keyed with the issuer's public key (algorithm confusion) passes.
  */
 const ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];

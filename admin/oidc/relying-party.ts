@@ -20,7 +20,7 @@ export interface StartedLogin {
 export interface CompletedLogin {
   idToken: string;
   claims: Record<string, unknown>;
-  /** Secret: kept only sealed (shared/token-encryption.ts), never logged. */
+  /** Secret: kept only sealed (shared/identity/token-encryption.ts), never logged. */
   refreshToken?: string;
 }
 

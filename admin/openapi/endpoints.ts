@@ -8,7 +8,7 @@ import { TOKEN_BODY_SCHEMAS } from '../credentials/token-validation.js';
 import { RESPONSE_SCHEMAS as R } from './response-schemas.js';
 
 /**
- * Who may call an endpoint, as routes.ts guards it; the security requirements and the guard's own
+ * Who may call an endpoint, as routes/route-table.ts guards it; the security requirements and the guard's own
  * answers follow from it (document.ts).
  * - `public`: anyone.
  * - `session`: any session (`requireSession`).
@@ -24,7 +24,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export interface Endpoint {
   operationId: string;
   method: HttpMethod;
-  /** The route as routes.ts adds it: `/api/services/:id`. */
+  /** The route as routes/route-table.ts adds it: `/api/services/:id`. */
   path: string;
   tag: string;
   summary: string;
@@ -78,7 +78,7 @@ const tokenId = v.pipe(v.string(), v.uuid(), v.description("The token's id"));
 const sessionHandle = v.pipe(v.string(), v.description("The session's id as GET /api/sessions lists it"));
 
 /**
- * One endpoint of {@link ENDPOINTS}: `route` as routes.ts adds it (`GET /api/services/:id`), its
+ * One endpoint of {@link ENDPOINTS}: `route` as routes/route-table.ts adds it (`GET /api/services/:id`), its
  * operation id and summary, its answer when it works, and what else it has (params, headers,
  * query, body, errors).
  */
@@ -99,7 +99,7 @@ function tagged(tag: string, guard: Guard, endpoints: Omit<Endpoint, 'tag' | 'gu
 }
 
 /**
- * Every JSON endpoint of the admin plane (routes.ts; interface.md §4, design.md §4.7, §4.8), in its
+ * Every JSON endpoint of the admin plane (routes/route-table.ts; interface.md §4, design.md §4.7, §4.8), in its
  * order. Each becomes one operation of the description; the test of the description checks that
  * every JSON route is here.
  */

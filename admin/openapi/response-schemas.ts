@@ -225,7 +225,7 @@ const registryPlan = v.strictObject({
 /** A target's state (design.md §4.13): `unhealthy` by active health checks, `ejected` by outlier detection. */
 const targetState = v.picklist(TARGET_STATES);
 
-/** One proxy process's view of a target, from its latest report (admin/target-health.ts). */
+/** One proxy process's view of a target, from its latest report (admin/registry/service-health.ts). */
 const proxyTargetHealth = v.strictObject({
   proxy: v.pipe(v.string(), v.description('The proxy process: host name and process id (web-1:4312)')),
   state: targetState,

@@ -340,7 +340,7 @@ export class ServiceRegistry {
   }
 }
 
-/** A row as a service; a row from before pools has the one target `target_url` (shared/target-pool-settings.ts). */
+/** A row as a service; a row from before pools has the one target `target_url` (shared/services/target-pool-settings.ts). */
 function fromRow(row: ServiceRow): StoredService {
   const service = {
     id: row.id,

@@ -3,7 +3,7 @@ import { actorOf } from '../actor.js';
 import type { AssertionKeys } from '../credentials/assertion-keys.js';
 import type { Handler } from '../http/request-context.js';
 
-/** The identity assertion's key endpoint (design.md §4.7); admin and CSRF guards are wired in routes.ts. */
+/** The identity assertion's key endpoint (design.md §4.7); admin and CSRF guards are wired in route-table.ts. */
 export interface AssertionKeyHandlers {
   rotate: Handler;
 }

@@ -9,7 +9,7 @@ import { ALL_SERVICES, type TrafficRollups } from '../access-log/traffic-rollups
 /** How many audit entries the statistics object shows as recent activity. */
 export const RECENT_ACTIVITY_COUNT = 10;
 
-/** The dashboard endpoints (interface.md §4.3); the admin guard is wired in routes.ts. */
+/** The dashboard endpoints (interface.md §4.3); the admin guard is wired in route-table.ts. */
 export interface DashboardHandlers {
   stats: Handler;
   logs: Handler;

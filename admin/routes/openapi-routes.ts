@@ -3,7 +3,7 @@ import { buildOpenApiDocument, type OpenApiDocument } from '../openapi/document.
 import type { Handler } from '../http/request-context.js';
 import type { ServedOrigin } from '../http/served-origin.js';
 
-/** The admin API's description (design.md §4.10); routes.ts serves it wherever the admin API is. */
+/** The admin API's description (design.md §4.10); route-table.ts serves it wherever the admin API is. */
 export interface OpenApiHandlers {
   document: Handler;
 }

@@ -11,7 +11,7 @@ import { sessionView } from '../sessions/session-view.js';
 /** Longest `user` a sessions query takes: a subject is at most 255 ASCII characters (OIDC Core 1.0 §2), an email 320. */
 const MAX_USER_LENGTH = 320;
 
-/** The admin API's session endpoints; the guards (admin, CSRF on changes, token scopes) are wired in routes.ts. */
+/** The admin API's session endpoints; the guards (admin, CSRF on changes, token scopes) are wired in route-table.ts. */
 export interface SessionHandlers {
   list: Handler;
   revoke: Handler;

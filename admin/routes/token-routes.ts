@@ -6,7 +6,7 @@ import type { Handler } from '../http/request-context.js';
 
 /**
  * The admin API token endpoints (design.md §4.8); the guards (an admin session, no token; CSRF on
- * changes) are wired in routes.ts.
+ * changes) are wired in route-table.ts.
  */
 export interface TokenHandlers {
   list: Handler;

@@ -32,7 +32,7 @@ export interface SessionRevalidatorDeps {
 }
 
 /**
- * Re-checks sessions at the identity provider (the admin plane's side of shared/session-gate.ts):
+ * Re-checks sessions at the identity provider (the admin plane's side of shared/identity/session-gate.ts):
  * for each handle a data plane asks about, a refresh at the token endpoint (RFC 6749 §6) with the
  * session's refresh token, at most one per session at a time across every process (the store's
  * lock) and only while the session is still due, so 20 requests at the moment it falls due cost
