@@ -1,0 +1,170 @@
+import { rateLimitKey } from '../../shared/http/client-ip.js';
+import type { Config } from '../../shared/config/config.js';
+import { readCookie } from '../../shared/http/cookies.js';
+import { GatewayError } from '../../shared/errors.js';
+import { errorCode } from '../../shared/error-code.js';
+import { redirect, sendHtml } from '../../shared/http/http-response.js';
+import type { Logger } from '../../shared/logger.js';
+import { refuseOverLimit, type RateLimiter } from '../../shared/backends/rate-limiter.js';
+import type { SessionStore } from '../../shared/backends/session-store.js';
+import type { AuditLog } from '../audit-log.js';
+import { newBrowserKey, newCsrfToken, newSessionHandle } from '../../shared/identity/secrets.js';
+import type { TokenCipher } from '../../shared/identity/token-encryption.js';
+import type { Session, SessionUser } from '../../shared/types.js';
+import { browserKeyFrom, browserKeyHash } from '../oidc/browser-binding.js';
+import type { LoginTransaction, LoginTransactions } from '../oidc/login-transactions.js';
+import type { CompletedLogin, RelyingParty } from '../oidc/relying-party.js';
+import { safeReturnTo } from '../oidc/return-to.js';
+import { userFromClaims } from '../../shared/identity/identity-claims.js';
+import { loginFailedPage } from '../../shared/pages/login-page.js';
+import { readFormBody } from '../http/request-body.js';
+import type { Handler, RequestContext } from '../http/request-context.js';
+
+/** What sign-in works with (part of auth-routes.ts's `AuthDeps`). */
+export interface SignInDeps {
+  config: Config;
+  sessions: SessionStore;
+  audit: AuditLog;
+  relyingParty: RelyingParty;
+  transactions: LoginTransactions;
+  authLimiter: RateLimiter;
+  /** Seals refresh tokens (SESSION_ENCRYPTION_KEY); undefined: none are kept. */
+  cipher: TokenCipher | undefined;
+  logger: Logger;
+}
+
+/** The part of a `User-Agent` a session keeps for the sessions list, in characters. */
+const MAX_USER_AGENT_LENGTH = 300;
+
+/** A callback that cannot become a session; `reason` is safe to show and to audit. */
+class LoginFailure extends Error {}
+
+/**
+ * Sign-in (interface.md §4.1, §5; design.md §4): `login` sends the browser to the identity
+ * provider, `callback` (POST for form_post, GET for query) turns its answer into a session.
+ */
+export function createSignInHandlers(deps: SignInDeps): { login: Handler; callback: Handler } {
+  return {
+    login: (ctx) => login(deps, ctx),
+    callback: (ctx) => callback(deps, ctx),
+  };
+}
+
+/**
+ * `GET /auth/login[?returnTo]` → 302 to the provider's authorization URL, with the transaction
+ * cookie that binds the sign-in to this browser (a key it already holds is kept).
+ * @throws {GatewayError} 429 past RATE_LIMIT_AUTH.
+ */
+async function login(deps: SignInDeps, ctx: RequestContext): Promise<void> {
+  await countAttempt(deps.authLimiter, ctx);
+  const redirectUri = ctx.origin.callbackUrl;
+  const started = await deps.relyingParty.startLogin(redirectUri);
+  const { state, nonce, codeVerifier } = started;
+  const browserKey = browserKeyOf(ctx) ?? newBrowserKey();
+  const returnTo = safeReturnTo(ctx.url.searchParams.get('returnTo'));
+  deps.transactions.save({ state, nonce, codeVerifier, returnTo, redirectUri, browserKeyHash: browserKeyHash(browserKey) });
+  redirect(ctx.res, started.authorizationUrl.href, { 'set-cookie': ctx.origin.cookies.transaction(browserKey) });
+}
+
+/**
+ * `/auth/callback` → 302 to the transaction's `returnTo` with the new session's cookie; the
+ * browser's previous session, if any, ends, and the sign-in is audited (`USER_LOGIN`). A response
+ * that cannot become a session is a 400 page (failLogin).
+ */
+async function callback(deps: SignInDeps, ctx: RequestContext): Promise<void> {
+  const { config, sessions } = deps;
+  const method = ctx.req.method === 'POST' ? 'POST' : 'GET';
+  const params = method === 'POST' ? await readFormBody(ctx) : ctx.url.searchParams;
+  let transaction: LoginTransaction;
+  let completed;
+  try {
+    transaction = takeTransaction(deps.transactions, ctx, params);
+    completed = await deps.relyingParty.completeLogin(params, method, transaction);
+  } catch (error) {
+    await failLogin(deps, ctx, error);
+    return;
+  }
+  const user = userFromClaims(completed.claims, config);
+  if (ctx.sessionId) await sessions.destroy(ctx.sessionId);
+  const sessionId = await sessions.create(newSession(deps, ctx, user, completed));
+  deps.audit.record({ action: 'USER_LOGIN', userId: user.sub, serviceId: null, ipAddress: ctx.clientIp, details: { email: user.email, isAdmin: user.isAdmin } });
+  redirect(ctx.res, transaction.returnTo, { 'set-cookie': ctx.origin.cookies.session(sessionId, config.sessionTtlMs) });
+}
+
+/** Counts an authentication attempt (design.md §5); throws 429 past RATE_LIMIT_AUTH. */
+async function countAttempt(limiter: RateLimiter, ctx: RequestContext): Promise<void> {
+  refuseOverLimit(await limiter.consume(rateLimitKey(ctx.clientIp)));
+}
+
+/** The key in this browser's transaction cookie on the request's origin, if it holds one. */
+function browserKeyOf(ctx: RequestContext): string | undefined {
+  return browserKeyFrom(readCookie(ctx.req.headers.cookie, ctx.origin.cookies.names.transaction));
+}
+
+/**
+ * Takes the callback's transaction, if this browser started it (browser-binding.ts).
+ * @throws {LoginFailure} when the state is missing, unknown, used, expired or another browser's.
+ */
+function takeTransaction(transactions: LoginTransactions, ctx: RequestContext, params: URLSearchParams): LoginTransaction {
+  const state = params.get('state');
+  const taken = state ? transactions.take(state, browserKeyOf(ctx)) : 'unknown';
+  if (taken === 'other-browser') throw new LoginFailure('The sign-in response does not belong to this browser (state mismatch).');
+  if (taken === 'unknown') throw new LoginFailure('This sign-in has expired or was already used.');
+  return taken;
+}
+
+/**
+ * The session a completed sign-in makes: a new handle, the provider's `sid` (back-channel logout)
+ * and, when the provider issued one and SESSION_ENCRYPTION_KEY is set, the refresh token sealed
+ * to that handle (session-revalidator.ts re-checks the session with it).
+ */
+function newSession(deps: SignInDeps, ctx: RequestContext, user: SessionUser, completed: CompletedLogin): Session {
+  const now = Date.now();
+  const handle = newSessionHandle();
+  const sid = completed.claims.sid;
+  const scope = ctx.origin.sessionScope;
+  return {
+    handle,
+    user,
+    csrfToken: newCsrfToken(),
+    idToken: completed.idToken,
+    createdAt: now,
+    expiresAt: now + deps.config.sessionTtlMs,
+    lastSeenAt: now,
+    checkedAt: now,
+    ipAddress: ctx.clientIp,
+    userAgent: (ctx.req.headers['user-agent'] ?? '').slice(0, MAX_USER_AGENT_LENGTH),
+    ...(typeof sid === 'string' && sid !== '' ? { sid } : {}),
+    ...(completed.refreshToken !== undefined && deps.cipher !== undefined ? { refreshToken: deps.cipher.encrypt(completed.refreshToken, handle) } : {}),
+    ...(scope ? { scope } : {}),
+  };
+}
+
+/**
+ * Audits a failed callback, counts it as an attempt, and answers 400 with the reason (or 429).
+ * @throws {GatewayError} IDENTITY_PROVIDER_UNAVAILABLE as it came: the provider, not the sign-in, failed.
+ */
+async function failLogin(deps: SignInDeps, ctx: RequestContext, error: unknown): Promise<void> {
+  if (error instanceof GatewayError && error.code === 'IDENTITY_PROVIDER_UNAVAILABLE') throw error;
+  const reason = describeFailure(error);
+  deps.logger.warn({ reason, ip: ctx.clientIp }, 'login failed');
+  deps.audit.record({ action: 'LOGIN_FAILED', userId: null, serviceId: null, ipAddress: ctx.clientIp, details: { reason } });
+  await countAttempt(deps.authLimiter, ctx);
+  sendHtml(ctx.res, 400, loginFailedPage(reason));
+}
+
+/**
+ * A reason for the audit log and the page: ours, or the most specific error openid-client reports
+ * (it wraps oauth4webapi's check, e.g. `unexpected JWT "aud" (audience) claim value`, as `cause`).
+ * These messages name the failed check, never a token.
+ */
+function describeFailure(error: unknown): string {
+  if (error instanceof LoginFailure) return error.message;
+  let specific: unknown = error;
+  while (specific instanceof Error && specific.cause instanceof Error) specific = specific.cause;
+  if (!(specific instanceof Error)) return "The identity provider's response was rejected.";
+  const oauthError = (specific as { error?: unknown }).error; // an OAuth error code (`invalid_grant`…), as openid-client reports the provider's
+  const code = typeof oauthError === 'string' ? oauthError : errorCode(specific);
+  const text = `${code !== undefined ? `${code}: ` : ''}${specific.message}`;
+  return `The identity provider's response was rejected (${text.slice(0, 300)}).`;
+}
