@@ -41,7 +41,7 @@ export interface ConsoleDeps {
   assets: ConsoleAssets;
 }
 
-/** The console's pages (design.md §4.6); the admin-page guard is wired in routes.ts. */
+/** The console's pages (design.md §4.6); the admin-page guard is wired in route-table.ts. */
 export interface ConsoleHandlers {
   overview: Handler;
   newService: Handler;
@@ -62,92 +62,108 @@ export interface ConsoleHandlers {
 
 /** Handlers of the console's server-rendered pages and assets. */
 export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
-  const { registry, audit, accessLogs, rollups, tokens, targetHealth, assets } = deps;
-  const viewOf = (ctx: RequestContext): ConsoleView => ({
-    user: ctx.session!.user,
-    csrfToken: ctx.session!.csrfToken,
-    assets,
-    servicesOrigin: ctx.origin.servicesOrigin,
-  });
-  const requestsLastHour = () => rollups.requestsSince(Date.now() - LAST_HOUR_MS);
-  const serviceNames = () => new Map(registry.list().map((service) => [service.id, service.name]));
-  /** Who acted in `records`: users by the email of their latest sign-in, API tokens by name. */
-  const actorNames = (records: AuditRecord[]) => {
-    const userIds = records.map((record) => record.user_id);
-    return { emails: audit.loginEmails(userIds), tokens: tokens.actorNames(userIds) };
-  };
-
-  /** Renders a page; a GatewayError (unknown service, bad paging) becomes a console error page with its status. */
-  const pageHandler =
-    (render: (ctx: RequestContext) => Rendered | Promise<Rendered>): Handler =>
-    async (ctx) => {
-      let rendered;
-      try {
-        rendered = await render(ctx);
-      } catch (error) {
-        if (!(error instanceof GatewayError)) throw error;
-        const title = error.code === 'SERVICE_NOT_FOUND' ? 'Service not found' : 'Cannot show this page';
-        const message = error.code === 'SERVICE_NOT_FOUND' ? 'No service has this id; it may have been deleted.' : error.message;
-        sendHtml(ctx.res, error.status, consoleErrorPage(viewOf(ctx), title, message));
-        return;
-      }
-      sendHtml(ctx.res, rendered.status ?? 200, rendered.html);
-    };
-
+  const { registry, assets } = deps;
+  const page = (render: ConsolePageRender): Handler => pageHandler(render, assets);
   return {
-    overview: pageHandler((ctx) => {
-      const recentActivity = audit.list(RECENT_ACTIVITY, 0).logs;
-      return {
-        html: overviewPage(viewOf(ctx), {
-          counts: registry.counts(),
-          services: registry.list(),
-          etags: registry.etags(),
-          requestsLastHour: requestsLastHour(),
-          recentActivity,
-          actors: actorNames(recentActivity),
-        }),
-      };
-    }),
-
-    newService: pageHandler((ctx) => ({ html: serviceFormPage(viewOf(ctx)) })),
-
-    editService: pageHandler((ctx) => ({ html: serviceFormPage(viewOf(ctx), registry.getTagged(ctx.params.id!)) })),
-
-    service: pageHandler(async (ctx) => {
-      const { service, etag } = registry.getTagged(ctx.params.id!);
-      const { limit, offset } = parsePagination(ctx.url.searchParams, CONSOLE_LOG_PAGE_SIZE);
-      let result;
-      let status = 200;
-      try {
-        const { filter } = parseAccessLogQuery(ctx.url.searchParams, CONSOLE_LOG_PAGE_SIZE);
-        result = await accessLogs.listForService(service.id, limit, offset, filter);
-      } catch (error) {
-        if (!(error instanceof GatewayError)) throw error;
-        result = { error: error.message };
-        status = error.status;
-      }
-      const requests = requestsLastHour().get(service.id) ?? 0;
-      const health = targetHealth.of(service);
-      return { status, html: servicePage(viewOf(ctx), { service, etag, url: ctx.url, limit, offset, result, requestsLastHour: requests, health, servicesOrigin: ctx.origin.servicesOrigin }) };
-    }),
-
-    audit: pageHandler((ctx) => {
-      const { limit, offset } = parsePagination(ctx.url.searchParams, CONSOLE_AUDIT_PAGE_SIZE);
-      const { logs, total } = audit.list(limit, offset);
-      const names = { services: serviceNames(), ...actorNames(logs) };
-      return { html: auditPage(viewOf(ctx), { logs, total, limit, offset, url: ctx.url, names }) };
-    }),
-
-    tokens: pageHandler((ctx) => {
-      const list = tokens.list();
-      const emails = audit.loginEmails(list.map((token) => token.createdBy));
-      return { html: tokensPage(viewOf(ctx), { tokens: list, emails, now: Date.now() }) };
-    }),
-
-    page: (render) => pageHandler((ctx) => render(ctx, viewOf(ctx))),
-
+    overview: page((_ctx, view) => renderOverview(deps, view)),
+    newService: page((_ctx, view) => ({ html: serviceFormPage(view) })),
+    editService: page((ctx, view) => ({ html: serviceFormPage(view, registry.getTagged(ctx.params.id!)) })),
+    service: page((ctx, view) => renderService(deps, ctx, view)),
+    audit: page((ctx, view) => renderAudit(deps, ctx, view)),
+    tokens: page((_ctx, view) => renderTokens(deps, view)),
+    page,
     slash: (ctx) => redirect(ctx.res, '/dashboard'),
-
     asset: assets.handler,
   };
+}
+
+/** The console's view of the request: its signed-in user, CSRF token, assets and services origin. */
+function viewOf(ctx: RequestContext, assets: ConsoleAssets): ConsoleView {
+  return { user: ctx.session!.user, csrfToken: ctx.session!.csrfToken, assets, servicesOrigin: ctx.origin.servicesOrigin };
+}
+
+/** Renders a page; a GatewayError (unknown service, bad paging) becomes a console error page with its status. */
+function pageHandler(render: ConsolePageRender, assets: ConsoleAssets): Handler {
+  return async (ctx) => {
+    let rendered;
+    try {
+      rendered = await render(ctx, viewOf(ctx, assets));
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      const title = error.code === 'SERVICE_NOT_FOUND' ? 'Service not found' : 'Cannot show this page';
+      const message = error.code === 'SERVICE_NOT_FOUND' ? 'No service has this id; it may have been deleted.' : error.message;
+      sendHtml(ctx.res, error.status, consoleErrorPage(viewOf(ctx, assets), title, message));
+      return;
+    }
+    sendHtml(ctx.res, rendered.status ?? 200, rendered.html);
+  };
+}
+
+/** `GET /dashboard`: the counts, every service, last hour's requests and the recent activity. */
+function renderOverview(deps: ConsoleDeps, view: ConsoleView): Rendered {
+  const { registry, audit } = deps;
+  const recentActivity = audit.list(RECENT_ACTIVITY, 0).logs;
+  return {
+    html: overviewPage(view, {
+      counts: registry.counts(),
+      services: registry.list(),
+      etags: registry.etags(),
+      requestsLastHour: requestsLastHour(deps.rollups),
+      recentActivity,
+      actors: actorNames(deps, recentActivity),
+    }),
+  };
+}
+
+/**
+ * `GET /dashboard/services/:id`: the service, its targets' health and a page of its access log.
+ * A bad log filter still shows the page, with the API's message and status (400).
+ */
+async function renderService(deps: ConsoleDeps, ctx: RequestContext, view: ConsoleView): Promise<Rendered> {
+  const { service, etag } = deps.registry.getTagged(ctx.params.id!);
+  const { limit, offset } = parsePagination(ctx.url.searchParams, CONSOLE_LOG_PAGE_SIZE);
+  let result;
+  let status = 200;
+  try {
+    const { filter } = parseAccessLogQuery(ctx.url.searchParams, CONSOLE_LOG_PAGE_SIZE);
+    result = await deps.accessLogs.listForService(service.id, limit, offset, filter);
+  } catch (error) {
+    if (!(error instanceof GatewayError)) throw error;
+    result = { error: error.message };
+    status = error.status;
+  }
+  const requests = requestsLastHour(deps.rollups).get(service.id) ?? 0;
+  const health = deps.targetHealth.of(service);
+  return { status, html: servicePage(view, { service, etag, url: ctx.url, limit, offset, result, requestsLastHour: requests, health, servicesOrigin: ctx.origin.servicesOrigin }) };
+}
+
+/** `GET /dashboard/audit`: a page of the audit log, with who acted and on which service. */
+function renderAudit(deps: ConsoleDeps, ctx: RequestContext, view: ConsoleView): Rendered {
+  const { limit, offset } = parsePagination(ctx.url.searchParams, CONSOLE_AUDIT_PAGE_SIZE);
+  const { logs, total } = deps.audit.list(limit, offset);
+  const names = { services: serviceNames(deps.registry), ...actorNames(deps, logs) };
+  return { html: auditPage(view, { logs, total, limit, offset, url: ctx.url, names }) };
+}
+
+/** `GET /dashboard/tokens`: the API tokens not revoked, with who created each. */
+function renderTokens(deps: ConsoleDeps, view: ConsoleView): Rendered {
+  const list = deps.tokens.list();
+  const emails = deps.audit.loginEmails(list.map((token) => token.createdBy));
+  return { html: tokensPage(view, { tokens: list, emails, now: Date.now() }) };
+}
+
+/** Each service's requests in the last hour, by id. */
+function requestsLastHour(rollups: TrafficRollups): Map<string, number> {
+  return rollups.requestsSince(Date.now() - LAST_HOUR_MS);
+}
+
+/** Each service's current name, by id. */
+function serviceNames(registry: ServiceRegistry): Map<string, string> {
+  return new Map(registry.list().map((service) => [service.id, service.name]));
+}
+
+/** Who acted in `records`: users by the email of their latest sign-in, API tokens by name. */
+function actorNames(deps: ConsoleDeps, records: AuditRecord[]) {
+  const userIds = records.map((record) => record.user_id);
+  return { emails: deps.audit.loginEmails(userIds), tokens: deps.tokens.actorNames(userIds) };
 }
