@@ -9,7 +9,7 @@ import type { Handler, RequestContext } from '../http/request-context.js';
 import type { ServiceRegistry } from '../registry/service-registry.js';
 import type { TargetHealthReports } from '../registry/service-health.js';
 
-/** The service-management endpoints (interface.md §4.2); admin and CSRF guards are wired in routes.ts. */
+/** The service-management endpoints (interface.md §4.2); admin and CSRF guards are wired in route-table.ts. */
 export interface ServiceHandlers {
   list: Handler;
   create: Handler;
@@ -23,14 +23,25 @@ export interface ServiceHandlers {
   apply: Handler;
 }
 
+/** What the service endpoints work with. */
+interface ServiceDeps {
+  registry: ServiceRegistry;
+  accessLogs: AccessLogReads;
+  targetHealth: TargetHealthReports;
+}
+
 /**
  * Handlers for `/api/services…` (interface.md §4.2, design.md §5, §4.9). Each throws `GatewayError` for its
  * failures (400/404/409/412/413/415), which the admin plane turns into the JSON error response.
  * `GET /api/services/:id` answers the service's ETag; `PUT`, `PATCH …/toggle` and `DELETE` honour
  * `If-Match` (412 when it no longer holds; without it they write unconditionally).
  */
-export function createServiceHandlers(deps: { registry: ServiceRegistry; accessLogs: AccessLogReads; targetHealth: TargetHealthReports }): ServiceHandlers {
-  const { registry, accessLogs, targetHealth } = deps;
+export function createServiceHandlers(deps: ServiceDeps): ServiceHandlers {
+  return { ...serviceCrud(deps.registry), ...registryDocument(deps.registry), ...serviceObservations(deps) };
+}
+
+/** Listing, reading and writing single services. */
+function serviceCrud(registry: ServiceRegistry): Pick<ServiceHandlers, 'list' | 'create' | 'get' | 'update' | 'remove' | 'toggle'> {
   return {
     /** GET /api/services → 200, every service ordered by path. */
     list: ({ res }) => sendJson(res, 200, registry.list()),
@@ -69,7 +80,12 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
       const body = await readJsonBody(ctx);
       sendJson(ctx.res, 200, await registry.setEnabled(ctx.params.id!, body, actorOf(ctx), ifMatch));
     },
+  };
+}
 
+/** The whole registry as one document, out and in (design.md §4.9). */
+function registryDocument(registry: ServiceRegistry): Pick<ServiceHandlers, 'export' | 'apply'> {
+  return {
     /** GET /api/services/export → 200, the whole registry as a document (design.md §4.9). */
     export: ({ res }) => sendJson(res, 200, registry.exportDocument()),
 
@@ -82,7 +98,12 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
       const body = await readJsonBody(ctx, MAX_REGISTRY_DOCUMENT_BYTES);
       sendJson(ctx.res, 200, { dryRun, ...(await registry.apply(body, actorOf(ctx), { dryRun })) });
     },
+  };
+}
 
+/** What is seen of a service at work: its access log and its targets' health. */
+function serviceObservations({ registry, accessLogs, targetHealth }: ServiceDeps): Pick<ServiceHandlers, 'logs' | 'health'> {
+  return {
     /**
      * GET /api/services/:id/logs?limit&offset&status&method&path&user&from&to → 200
      * `{ logs, total }` (plus `partial: true` when method/path/user filtering hit the scan window),
@@ -97,7 +118,7 @@ export function createServiceHandlers(deps: { registry: ServiceRegistry; accessL
     /**
      * GET /api/services/:id/health → 200 `{ targets: [{ url, weight, state, proxies: [{ proxy,
      * state, since, lastError }] }] }`: the service's targets as the proxy processes report them
-     * (admin/target-health.ts), times in ISO 8601 UTC.
+     * (registry/service-health.ts), times in ISO 8601 UTC.
      */
     health: ({ res, params }) => sendJson(res, 200, targetHealth.of(registry.get(params.id!))),
   };
