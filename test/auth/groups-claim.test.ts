@@ -5,36 +5,32 @@
  * fields (interface.md §2.4).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { request } from 'undici';
-import { createService } from '../support/api-client.js';
-import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { useAdminSession, type EmbeddedAdminSession } from '../support/admin-session.js';
 import { DEMO_USERS, type DemoUser } from '../support/identity-provider.js';
-import { signIn } from '../support/sessions.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 /** Claims `ceo@example.com`, unverified, and no groups. */
 const UNVERIFIED: DemoUser = { sub: 'claims-ceo', email: 'ceo@example.com', name: 'Not The CEO', password: 'pw', groups: [], emailVerified: false };
 const USERS = [...DEMO_USERS, UNVERIFIED];
 
 /** Registers the services the tests call: one per kind of policy. */
-async function registerServices(env: GatewayWithProvider, upstream: EchoUpstream): Promise<void> {
-  const admin = await signIn(env.gw);
+async function registerServices(env: EmbeddedAdminSession): Promise<void> {
   const protectedBy = (path: string, access: Record<string, string[]>) =>
-    createService(env.gw.origin, admin, { name: path, path, targetUrl: upstream.origin, requireAuth: true, access });
+    env.createService({ name: path, path, targetUrl: env.upstream.origin, requireAuth: true, access });
   await protectedBy('/staff-only', { groups: ['staff'] });
   await protectedBy('/admins-only', { groups: ['gatehouse-admins'] });
   await protectedBy('/ceo-only', { emails: ['ceo@example.com'], emailDomains: ['example.com'] });
 }
 
 /** Signs `user` in through the provider's forms; returns the session cookie for the gateway. */
-async function sessionCookie(env: GatewayWithProvider, user: DemoUser): Promise<string> {
+async function sessionCookie(env: EmbeddedAdminSession, user: DemoUser): Promise<string> {
   const result = await env.login(user.email, { password: user.password });
   assert.equal(result.status, 302, result.body);
   return `gw_session=${result.jar.get('gw_session', env.gw.origin)}`;
 }
 
-async function statusOf(env: GatewayWithProvider, path: string, cookie: string): Promise<number> {
+async function statusOf(env: EmbeddedAdminSession, path: string, cookie: string): Promise<number> {
   const response = await request(`${env.gw.origin}${path}`, { headers: { cookie } });
   await response.body.dump();
   return response.statusCode;
@@ -42,22 +38,15 @@ async function statusOf(env: GatewayWithProvider, path: string, cookie: string):
 
 for (const where of ['ID token', 'userinfo'] as const) {
   describe(`groups from the ${where}`, () => {
-    let env: GatewayWithProvider;
-    let upstream: EchoUpstream;
-
-    before(async () => {
-      // Without ADMIN_EMAILS, only the groups claim can make the demo admin an administrator.
-      env = await startGatewayWithProvider(
-        { ADMIN_EMAILS: '', ADMIN_GROUPS: 'gatehouse-admins' },
-        { users: USERS, ...(where === 'userinfo' ? { userinfoOnlyClaims: ['groups'] } : {}) },
-      );
-      upstream = await startEchoUpstream();
-      await registerServices(env, upstream);
-    });
-    after(async () => {
-      await env.close();
-      await upstream.close();
-    });
+    // Without ADMIN_EMAILS, only the groups claim can make the demo admin an administrator.
+    const env = useAdminSession(
+      {
+        env: { ADMIN_EMAILS: '', ADMIN_GROUPS: 'gatehouse-admins' },
+        provider: { users: USERS, ...(where === 'userinfo' ? { userinfoOnlyClaims: ['groups'] } : {}) },
+        upstream: true,
+      },
+      registerServices,
+    );
 
     it('a member of the listed group passes; a non-member gets 403', async () => {
       const user = await sessionCookie(env, DEMO_USERS[1]!); // groups: staff

@@ -1,24 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { request } from 'undici';
+import { useAdminSession } from '../support/admin-session.js';
 import { browse, CookieJar } from '../support/browserless-login.js';
 import { DEMO_USERS } from '../support/identity-provider.js';
-import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { headerValues, type Echo } from '../support/upstream.js';
 import { createService } from '../support/api-client.js';
-import { signIn } from '../support/sessions.js';
 
-let env: GatewayWithProvider;
-let upstream: EchoUpstream;
-
-before(async () => {
-  env = await startGatewayWithProvider();
-  upstream = await startEchoUpstream();
-});
-after(async () => {
-  await env.close();
-  await upstream.close();
-});
+// Its tests sign in administrators of their own.
+const env = useAdminSession({ provider: true, upstream: true, admin: false });
 
 async function profile(cookie: string | undefined) {
   const response = await request(`${env.gw.origin}/auth/profile`, { headers: cookie ? { cookie } : {} });
@@ -31,7 +21,7 @@ function sessionCookie(jar: CookieJar): string | undefined {
 }
 
 async function auditActions(): Promise<Array<{ action: string; user_id: string | null; details: string }>> {
-  const admin = await signIn(env.gw);
+  const admin = await env.signIn();
   const response = await request(`${env.gw.origin}/dashboard/logs?limit=1000`, { headers: { cookie: admin.cookie } });
   return ((await response.body.json()) as { logs: Array<{ action: string; user_id: string | null; details: string }> }).logs;
 }
@@ -108,7 +98,7 @@ test('open-redirect attempts in returnTo land on this origin', async () => {
 });
 
 test('a pre-set session cookie is replaced at login, and the old session no longer works', async () => {
-  const earlier = await signIn(env.gw, { sub: 'someone-else', isAdmin: false });
+  const earlier = await env.signIn({ sub: 'someone-else', isAdmin: false });
   const jar = new CookieJar();
   jar.store(`${earlier.cookie}; Path=/`, env.gw.origin);
   const result = await env.login('admin@example.com', { jar });
@@ -173,12 +163,12 @@ test('the CSRF token from /auth/csrf-token authorises admin writes of that sessi
   const cookie = sessionCookie(result.jar)!;
   const tokenResponse = await request(`${env.gw.origin}/auth/csrf-token`, { headers: { cookie } });
   const { csrfToken } = (await tokenResponse.body.json()) as { csrfToken: string };
-  const other = await signIn(env.gw);
+  const other = await env.signIn();
   const create = (token: string) =>
     request(`${env.gw.origin}/api/services`, {
       method: 'POST',
       headers: { cookie, 'x-csrf-token': token, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Echo', path: `/csrf-${token.slice(0, 6).replace(/[^A-Za-z0-9]/g, 'x')}`, targetUrl: upstream.origin }),
+      body: JSON.stringify({ name: 'Echo', path: `/csrf-${token.slice(0, 6).replace(/[^A-Za-z0-9]/g, 'x')}`, targetUrl: env.upstream.origin }),
     });
   const refused = await create(other.csrfToken);
   assert.equal(refused.statusCode, 403);
@@ -189,8 +179,8 @@ test('the CSRF token from /auth/csrf-token authorises admin writes of that sessi
 });
 
 test('signed in through the provider, a protected service sees the identity headers but not the cookie', async () => {
-  const admin = await signIn(env.gw);
-  await createService(`${env.gw.origin}`, admin, { name: 'Private echo', path: '/private', targetUrl: upstream.origin, requireAuth: true });
+  const admin = await env.signIn();
+  await createService(`${env.gw.origin}`, admin, { name: 'Private echo', path: '/private', targetUrl: env.upstream.origin, requireAuth: true });
 
   const anonymous = await request(`${env.gw.origin}/private/hello`);
   assert.equal(anonymous.statusCode, 401);

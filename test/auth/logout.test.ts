@@ -1,24 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { request } from 'undici';
+import { useAdminSession } from '../support/admin-session.js';
 import { CookieJar, logoutThroughProvider } from '../support/browserless-login.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
-import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
-import { createService } from '../support/api-client.js';
-import { signIn } from '../support/sessions.js';
+import { startGatewayWithProvider } from '../support/gateway-with-provider.js';
 
-let env: GatewayWithProvider;
-let upstream: EchoUpstream;
-
-before(async () => {
-  env = await startGatewayWithProvider();
-  upstream = await startEchoUpstream();
-  const admin = await signIn(env.gw);
-  await createService(`${env.gw.origin}`, admin, { name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true });
-});
-after(async () => {
-  await env.close();
-  await upstream.close();
+const env = useAdminSession({ provider: true, upstream: true }, async (env) => {
+  await env.createService({ name: 'Private', path: '/private', targetUrl: env.upstream.origin, requireAuth: true });
 });
 
 async function status(path: string, cookie: string): Promise<number> {
@@ -42,7 +30,7 @@ test('logout: 302 to the end_session_endpoint with id_token_hint, cookie cleared
   assert.match(String(response.headers['set-cookie']), /^gw_session=; Max-Age=0/);
   await response.body.dump();
 
-  const admin = await signIn(env.gw);
+  const admin = await env.signIn();
   const logs = await request(`${env.gw.origin}/dashboard/logs`, { headers: { cookie: admin.cookie } });
   const entries = ((await logs.body.json()) as { logs: Array<{ action: string; user_id: string }> }).logs;
   assert.ok(entries.some((entry) => entry.action === 'USER_LOGOUT' && entry.user_id === 'demo-user'));
@@ -88,7 +76,7 @@ test('an issuer without end_session_endpoint: logout redirects to /', async () =
 });
 
 test('a GET from another site does not sign out: it answers a page whose form posts with the token', async () => {
-  const user = await signIn(env.gw, { sub: 'cross-site-target', isAdmin: false });
+  const user = await env.signIn({ sub: 'cross-site-target', isAdmin: false });
   for (const site of ['cross-site', 'same-site']) {
     const response = await request(`${env.gw.origin}/auth/logout`, { headers: { cookie: user.cookie, 'sec-fetch-site': site } });
     assert.equal(response.statusCode, 200, site);
@@ -101,7 +89,7 @@ test('a GET from another site does not sign out: it answers a page whose form po
 
 test('a GET from the gateway\'s own pages or a typed address signs out', async () => {
   for (const site of ['same-origin', 'none']) {
-    const user = await signIn(env.gw, { sub: `get-${site}`, isAdmin: false });
+    const user = await env.signIn({ sub: `get-${site}`, isAdmin: false });
     const response = await request(`${env.gw.origin}/auth/logout`, { headers: { cookie: user.cookie, 'sec-fetch-site': site } });
     assert.equal(response.statusCode, 302, site);
     await response.body.dump();
@@ -110,7 +98,7 @@ test('a GET from the gateway\'s own pages or a typed address signs out', async (
 });
 
 test('POST /auth/logout needs the session\'s CSRF token, as a form field or X-CSRF-Token', async () => {
-  const user = await signIn(env.gw, { sub: 'post-logout', isAdmin: false });
+  const user = await env.signIn({ sub: 'post-logout', isAdmin: false });
   const post = (body: string, headers: Record<string, string> = {}) =>
     request(`${env.gw.origin}/auth/logout`, {
       method: 'POST',
@@ -131,7 +119,7 @@ test('POST /auth/logout needs the session\'s CSRF token, as a form field or X-CS
   await form.body.dump();
   assert.equal(await status('/auth/profile', user.cookie), 401);
 
-  const other = await signIn(env.gw, { sub: 'post-logout-header', isAdmin: false });
+  const other = await env.signIn({ sub: 'post-logout-header', isAdmin: false });
   const header = await request(`${env.gw.origin}/auth/logout`, { method: 'POST', headers: { cookie: other.cookie, 'x-csrf-token': other.csrfToken } });
   assert.equal(header.statusCode, 302);
   await header.body.dump();

@@ -4,32 +4,23 @@
  * ADMIN_EMAILS.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { request } from 'undici';
 import { userFromClaims } from '../../shared/identity/identity-claims.js';
 import { loadConfig } from '../../shared/config/config.js';
+import { useAdminSession } from '../support/admin-session.js';
 import { DEMO_USERS, type DemoUser } from '../support/identity-provider.js';
-import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
-import { createService } from '../support/api-client.js';
-import { signIn } from '../support/sessions.js';
+import { headerValues, type Echo } from '../support/upstream.js';
 
 const UNVERIFIED: DemoUser = { sub: 'claims-ceo', email: 'ceo@example.com', name: 'Not The CEO', password: 'pw', groups: [], emailVerified: false };
 const SILENT: DemoUser = { sub: 'says-nothing', email: 'boss@example.com', name: 'Silent', password: 'pw', groups: [], emailVerified: 'absent' };
 
-let env: GatewayWithProvider;
-let upstream: EchoUpstream;
-
-before(async () => {
-  env = await startGatewayWithProvider({ ADMIN_EMAILS: 'admin@example.com,ceo@example.com,boss@example.com' }, { users: [...DEMO_USERS, UNVERIFIED, SILENT] });
-  upstream = await startEchoUpstream();
-  const admin = await signIn(env.gw);
-  await createService(`${env.gw.origin}`, admin, { name: 'Private', path: '/private', targetUrl: upstream.origin, requireAuth: true });
-});
-after(async () => {
-  await env.close();
-  await upstream.close();
-});
+const env = useAdminSession(
+  { env: { ADMIN_EMAILS: 'admin@example.com,ceo@example.com,boss@example.com' }, provider: { users: [...DEMO_USERS, UNVERIFIED, SILENT] }, upstream: true },
+  async (env) => {
+    await env.createService({ name: 'Private', path: '/private', targetUrl: env.upstream.origin, requireAuth: true });
+  },
+);
 
 for (const user of [UNVERIFIED, SILENT]) {
   const claim = user.emailVerified === false ? 'false' : 'absent';
@@ -44,7 +35,7 @@ for (const user of [UNVERIFIED, SILENT]) {
     const profile = await request(`${env.gw.origin}/auth/profile`, { headers: { cookie } });
     assert.deepEqual(await profile.body.json(), { user: { sub: user.sub, name: user.name, email: '', isAdmin: false } });
 
-    const admin = await signIn(env.gw);
+    const admin = await env.signIn();
     const logs = await request(`${env.gw.origin}/dashboard/logs?limit=1000`, { headers: { cookie: admin.cookie } });
     const entries = ((await logs.body.json()) as { logs: Array<{ action: string; user_id: string; details: string }> }).logs;
     const login = entries.find((entry) => entry.action === 'USER_LOGIN' && entry.user_id === user.sub);

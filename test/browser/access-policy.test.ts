@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { after, before, test } from 'node:test';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { launchBrowser, signInAtProvider } from '../support/browser.js';
-import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
+import { test } from 'node:test';
+import type { BrowserContext } from 'playwright-core';
+import { useAdminSession } from '../support/admin-session.js';
+import { signInAtProvider } from '../support/browser.js';
 
 /**
  * design.md §4.7 in Chromium: an administrator sets a service's access policy in the console form
@@ -17,28 +16,14 @@ declare const document: { activeElement: { id: string } | null };
 
 const SCREENSHOTS = new URL('../../../test-output/', import.meta.url).pathname;
 
-let env: GatewayWithProvider;
-let upstream: EchoUpstream;
-let browser: Browser;
-let base: string;
-
-before(async () => {
-  env = await startGatewayWithProvider({}, {}, 'localhost');
-  upstream = await startEchoUpstream();
-  browser = await launchBrowser();
-  base = env.gw.gateway.config.publicUrl.origin;
+const env = useAdminSession({ provider: true, gatewayHost: 'localhost', upstream: true, browser: true, admin: false }, async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
-});
-after(async () => {
-  await browser?.close();
-  await env?.close();
-  await upstream?.close();
 });
 
 
 /** A new browser context whose pages fail the test on any script error. */
 async function newContext(errors: string[]): Promise<BrowserContext> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
   context.on('page', (page) => page.on('pageerror', (error) => errors.push(error.message)));
   return context;
 }
@@ -47,13 +32,13 @@ test('in Chromium: the console form sets an access policy, the API’s reasons b
   const errors: string[] = [];
   const context = await newContext(errors);
   const page = await context.newPage();
-  await page.goto(`${base}/dashboard/services/new`);
+  await page.goto(`${env.publicUrl}/dashboard/services/new`);
   await signInAtProvider(page, 'admin@example.com', 'admin-password');
-  await page.waitForURL(`${base}/dashboard/services/new`);
+  await page.waitForURL(`${env.publicUrl}/dashboard/services/new`);
 
   await page.getByLabel('Name').fill('Payroll');
   await page.getByLabel('Path').fill('/payroll');
-  await page.getByLabel('Target URL').fill(upstream.origin);
+  await page.getByLabel('Target URL').fill(env.upstream.origin);
   await page.getByLabel('Groups').fill('gatehouse-admins\n\n  finance  ');
   await page.getByLabel('Email domains').fill('ops@example.org');
   await page.getByRole('button', { name: 'Create service' }).click();
@@ -91,7 +76,7 @@ test('in Chromium: the console form sets an access policy, the API’s reasons b
   await page.getByText('Saved “Payroll”.').waitFor();
   assert.deepEqual(await policy.allTextContents(), ['Any signed-in user']);
 
-  await page.goto(`${base}/dashboard/audit`);
+  await page.goto(`${env.publicUrl}/dashboard/audit`);
   const updated = page.locator('.audit-table tbody tr').first();
   assert.match((await updated.textContent()) ?? '', /Who may use it:\s*before: Groups: gatehouse-admins, finance; Email domains: example\.org\s*→\s*after: Any signed-in user/);
   assert.deepEqual(errors, []);
@@ -101,9 +86,9 @@ test('in Chromium: the console form sets an access policy, the API’s reasons b
 test('in Chromium: a signed-in user the policy refuses gets a 403 page naming the service and the account; its link signs out', async () => {
   const admin = await newContext([]);
   const adminPage = await admin.newPage();
-  await adminPage.goto(`${base}/auth/login-page`);
+  await adminPage.goto(`${env.publicUrl}/auth/login-page`);
   await signInAtProvider(adminPage, 'admin@example.com', 'admin-password');
-  await adminPage.waitForURL(`${base}/`);
+  await adminPage.waitForURL(`${env.publicUrl}/`);
   const created = await adminPage.evaluate(
     async ([targetUrl]) => {
       const { csrfToken } = (await (await fetch('/auth/csrf-token')).json()) as { csrfToken: string };
@@ -111,18 +96,18 @@ test('in Chromium: a signed-in user the policy refuses gets a 403 page naming th
       const response = await fetch('/api/services', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken }, body: JSON.stringify(body) });
       return response.status;
     },
-    [upstream.origin] as const,
+    [env.upstream.origin] as const,
   );
   assert.equal(created, 201);
-  assert.equal((await adminPage.goto(`${base}/admin-tools/`))?.status(), 200, 'the admin is in the group');
+  assert.equal((await adminPage.goto(`${env.publicUrl}/admin-tools/`))?.status(), 200, 'the admin is in the group');
   await admin.close();
 
   const errors: string[] = [];
   const context = await newContext(errors);
   const page = await context.newPage();
-  await page.goto(`${base}/admin-tools/reports`);
+  await page.goto(`${env.publicUrl}/admin-tools/reports`);
   await signInAtProvider(page, 'user@example.com', 'user-password');
-  await page.waitForURL(`${base}/admin-tools/reports`);
+  await page.waitForURL(`${env.publicUrl}/admin-tools/reports`);
   assert.equal((await page.reload())?.status(), 403);
   assert.equal(await page.title(), 'Access denied · Gatehouse');
   assert.equal(await page.locator('#service').textContent(), 'Admins’ tools');
@@ -130,9 +115,9 @@ test('in Chromium: a signed-in user the policy refuses gets a 403 page naming th
   await page.screenshot({ path: `${SCREENSHOTS}access-denied.png`, fullPage: true });
 
   await page.getByRole('link', { name: 'Sign out' }).click();
-  await page.waitForURL(`${base}/`);
+  await page.waitForURL(`${env.publicUrl}/`);
   assert.match((await page.locator('main').textContent()) ?? '', /You are not signed in/);
-  assert.equal((await page.goto(`${base}/admin-tools/reports`))?.status(), 401, 'signed out: the sign-in page again');
+  assert.equal((await page.goto(`${env.publicUrl}/admin-tools/reports`))?.status(), 401, 'signed out: the sign-in page again');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -6,15 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { after, test } from 'node:test';
 import { request } from 'undici';
+import { useAdminSession } from '../support/admin-session.js';
 import { closeServer, listen } from '../support/listen.js';
-import { launchBrowser } from '../support/browser.js';
-import { freePort } from '../support/free-port.js';
-import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { startGatewayWithProvider } from '../support/gateway-with-provider.js';
 import { createService } from '../support/api-client.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
+import { signIn } from '../support/sessions.js';
 
 /** What the hostile page tries; each step records what it could see. Runs in the page. */
 const ATTACK = `
@@ -48,41 +46,31 @@ const service = (name) => JSON.stringify({ name, path: '/' + name, targetUrl: 'h
 })();
 `;
 
-let env: GatewayWithProvider;
 let app: Server;
-let browser: Browser;
-let adminOrigin: string;
-let adminSession: SignedIn;
 
-before(async () => {
-  const adminPort = await freePort();
-  adminOrigin = `http://127.0.0.1:${adminPort}`;
-  env = await startGatewayWithProvider({ ADMIN_PORT: String(adminPort), ADMIN_URL: adminOrigin });
+// The administrator's session is the admin origin's (env.gw.adminUrl, ADMIN_URL).
+const env = useAdminSession({ provider: true, adminOrigin: true, browser: true }, async (env) => {
   app = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(`<!doctype html><title>A proxied app</title><body><script>${ATTACK}</script></body>`);
   });
   const appPort = await listen(app, 0, '127.0.0.1');
-  adminSession = await signIn(env.gw, {}, 'admin');
-  await createService(`${adminOrigin}`, adminSession, { name: 'App', path: '/app', targetUrl: `http://127.0.0.1:${appPort}`, requireAuth: false });
-  browser = await launchBrowser();
+  await env.createService({ name: 'App', path: '/app', targetUrl: `http://127.0.0.1:${appPort}`, requireAuth: false });
 });
 after(async () => {
-  await browser?.close();
-  await env?.close();
   if (app) await closeServer(app);
 });
 
 test('in Chromium: a public page cannot create, change or read anything through the admin origin', async () => {
-  const publicSession = await signIn(env.gw);
-  const context = await browser.newContext();
+  const publicSession = await env.signIn();
+  const context = await env.browser.newContext();
   const cookie = (header: string) => {
     const [name, value] = header.split('=') as [string, string];
     return { name, value, domain: '127.0.0.1', path: '/', httpOnly: true, sameSite: 'Lax' as const };
   };
-  await context.addCookies([cookie(publicSession.cookie), cookie(adminSession.cookie)]);
+  await context.addCookies([cookie(publicSession.cookie), cookie(env.admin.cookie)]);
   const page = await context.newPage();
-  await page.goto(`${env.gw.origin}/app/?admin=${encodeURIComponent(adminOrigin)}`);
+  await page.goto(`${env.gw.origin}/app/?admin=${encodeURIComponent(env.gw.adminUrl)}`);
   const results = (await (await page.waitForFunction(() => (globalThis as { attackResults?: unknown }).attackResults)).jsonValue()) as Record<string, unknown>;
 
   assert.equal(results.publicApi, 404, 'the public origin has no admin API');
@@ -92,12 +80,12 @@ test('in Chromium: a public page cannot create, change or read anything through 
   assert.match(String(results.readAdminPage), /^blocked/);
   assert.match(String(results.readFramedResult), /^blocked/, 'the framed answer is another origin\'s');
 
-  const profile = await request(`${adminOrigin}/auth/profile`, { headers: { cookie: adminSession.cookie } });
+  const profile = await request(`${env.gw.adminUrl}/auth/profile`, { headers: { cookie: env.admin.cookie } });
   assert.equal(profile.statusCode, 200, 'the admin is still signed in on the admin origin');
   await profile.body.dump();
-  const list = await request(`${adminOrigin}/api/services`, { headers: { cookie: adminSession.cookie } });
+  const list = await request(`${env.gw.adminUrl}/api/services`, { headers: { cookie: env.admin.cookie } });
   assert.deepEqual(((await list.body.json()) as Array<{ path: string }>).map((s) => s.path), ['/app'], 'nothing was created');
-  const audit = await request(`${adminOrigin}/dashboard/logs`, { headers: { cookie: adminSession.cookie } });
+  const audit = await request(`${env.gw.adminUrl}/dashboard/logs`, { headers: { cookie: env.admin.cookie } });
   const actions = ((await audit.body.json()) as { logs: Array<{ action: string }> }).logs.map((entry) => entry.action);
   assert.deepEqual(actions, ['SERVICE_CREATED'], 'the only change is the setup\'s');
   await context.close();
@@ -109,7 +97,7 @@ test('in Chromium, without ADMIN_URL (the single origin the interface defines): 
     const admin = await signIn(single.gw);
     const appUrl = `http://127.0.0.1:${(app.address() as { port: number }).port}`;
     await createService(single.gw.origin, admin, { name: 'App', path: '/app', targetUrl: appUrl, requireAuth: false });
-    const context = await browser.newContext();
+    const context = await env.browser.newContext();
     const [name, value] = admin.cookie.split('=') as [string, string];
     await context.addCookies([{ name, value, domain: '127.0.0.1', path: '/', httpOnly: true, sameSite: 'Lax' }]);
     const page = await context.newPage();

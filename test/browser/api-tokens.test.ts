@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { test } from 'node:test';
+import { useAdminSession } from '../support/admin-session.js';
 import { apiClient } from '../support/api-client.js';
-import { launchBrowser } from '../support/browser.js';
-import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
 
 /**
  * design.md §4.8 in Chromium: an admin makes an API token in the console, sees and copies its
@@ -13,33 +11,21 @@ import { startGatewayWithProvider, type GatewayWithProvider } from '../support/g
 /** The parts of the page's API that evaluated functions touch (tests compile without the DOM library). */
 declare const navigator: { clipboard: { readText(): Promise<string> } };
 
-let env: GatewayWithProvider;
-let browser: Browser;
-let base: string;
-
-before(async () => {
-  env = await startGatewayWithProvider({}, {}, 'localhost');
-  browser = await launchBrowser();
-  base = env.gw.gateway.config.publicUrl.origin;
-});
-after(async () => {
-  await browser?.close();
-  await env?.close();
-});
+const env = useAdminSession({ provider: true, gatewayHost: 'localhost', browser: true, admin: false });
 
 test('in Chromium: an admin creates a token, copies its secret once, and revokes it', async () => {
   const errors: string[] = [];
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
   context.on('page', (page) => page.on('pageerror', (error) => errors.push(error.message)));
   const page = await context.newPage();
 
-  await page.goto(`${base}/dashboard/tokens`);
+  await page.goto(`${env.publicUrl}/dashboard/tokens`);
   await page.locator('#login').click();
   await page.locator('#email').fill('admin@example.com');
   await page.locator('#password').fill('admin-password');
   await page.locator('button[type=submit]').click();
   await page.locator('button[type=submit]').click(); // consent
-  await page.waitForURL(`${base}/dashboard/tokens`);
+  await page.waitForURL(`${env.publicUrl}/dashboard/tokens`);
   await page.getByText('No tokens yet.').waitFor();
   assert.equal(await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'API tokens' }).getAttribute('aria-current'), 'page');
 
@@ -67,7 +53,7 @@ test('in Chromium: an admin creates a token, copies its secret once, and revokes
   assert.match((await row.textContent()) ?? '', /Write[\s\S]*Never/);
 
   // A script uses it; the list shows the use after the page's next refresh, and never the secret again.
-  const created = await apiClient(base)('POST', '/api/services', {
+  const created = await apiClient(env.publicUrl)('POST', '/api/services', {
     authorization: `Bearer ${secret}`,
     json: { name: 'Deployed', path: '/deployed', targetUrl: 'http://127.0.0.1:9' },
   });
@@ -88,7 +74,7 @@ test('in Chromium: an admin creates a token, copies its secret once, and revokes
   await dialog.getByRole('button', { name: 'Revoke “Deploy bot”' }).click();
   await page.getByText('Revoked “Deploy bot”.').waitFor();
   await page.getByText('No tokens yet.').waitFor();
-  assert.equal((await apiClient(base)('GET', '/api/services', { authorization: `Bearer ${secret}` })).status, 401);
+  assert.equal((await apiClient(env.publicUrl)('GET', '/api/services', { authorization: `Bearer ${secret}` })).status, 401);
 
   // The audit log: the token named as the actor of what it did.
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Audit log' }).click();

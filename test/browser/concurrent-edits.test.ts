@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { after, before, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { apiClient } from '../support/api-client.js';
-import { launchBrowser } from '../support/browser.js';
-import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { useAdminSession } from '../support/admin-session.js';
 
 /**
  * design.md §4.9 in Chromium: the console's edit form and a service's buttons send the ETag the
@@ -19,49 +16,39 @@ declare const document: { activeElement: { textContent: string | null } | null }
 
 const SCREENSHOTS = new URL('../../../test-output/', import.meta.url).pathname;
 
-let env: GatewayWithProvider;
-let browser: Browser;
-let base: string;
-/** The other admin, changing the service through the API while the page is open. */
-let other: SignedIn;
-
-before(async () => {
-  env = await startGatewayWithProvider({}, {}, 'localhost');
-  browser = await launchBrowser();
-  base = env.gw.gateway.config.publicUrl.origin;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  other = await signIn(env.gw, { sub: 'other-admin', name: 'Otto Other', email: 'other@example.com' });
-});
-after(async () => {
-  await browser?.close();
-  await env?.close();
-});
+/** env.admin (Otto Other) is the other admin, changing the service through the API while the page is open. */
+const env = useAdminSession(
+  { provider: true, gatewayHost: 'localhost', browser: true, admin: { sub: 'other-admin', name: 'Otto Other', email: 'other@example.com' }, api: 'admin' },
+  async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  },
+);
 
 /** Changes service `id` as the other admin, unconditionally. */
 async function changeElsewhere(id: string, fields: Record<string, unknown>): Promise<void> {
-  const changed = await apiClient(env.gw.adminUrl)('PUT', `/api/services/${id}`, { as: other, json: fields });
+  const changed = await env.call('PUT', `/api/services/${id}`, { as: env.admin, json: fields });
   assert.equal(changed.status, 200, changed.text);
 }
 
-const service = async (id: string) => (await apiClient(env.gw.adminUrl)('GET', `/api/services/${id}`, { as: other })).json;
+const service = async (id: string) => (await env.call('GET', `/api/services/${id}`, { as: env.admin })).json;
 const notice = (page: Page) => page.locator('#notices .notice');
 
 test('in Chromium: an edit, a toggle and a delete made on a stale page get 412, say what changed, and Reload shows the service as it is', async () => {
   const errors: string[] = [];
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
   context.on('page', (page) => page.on('pageerror', (error) => errors.push(error.message)));
   const page = await context.newPage();
-  const created = await apiClient(env.gw.adminUrl)('POST', '/api/services', { as: other, json: { name: 'Conflicted', path: '/conflicted', targetUrl: 'http://127.0.0.1:9' } });
+  const created = await env.call('POST', '/api/services', { as: env.admin, json: { name: 'Conflicted', path: '/conflicted', targetUrl: 'http://127.0.0.1:9' } });
   assert.equal(created.status, 201, created.text);
   const id: string = created.json.id;
 
-  await page.goto(`${base}/dashboard/services/${id}/edit`);
+  await page.goto(`${env.publicUrl}/dashboard/services/${id}/edit`);
   await page.locator('#login').click();
   await page.locator('#email').fill('admin@example.com');
   await page.locator('#password').fill('admin-password');
   await page.locator('button[type=submit]').click();
   await page.locator('button[type=submit]').click(); // consent
-  await page.waitForURL(`${base}/dashboard/services/${id}/edit`);
+  await page.waitForURL(`${env.publicUrl}/dashboard/services/${id}/edit`);
 
   // The form: someone else renames the service and moves its target while it is open.
   await page.getByLabel('Description').fill('mine');
@@ -81,7 +68,7 @@ test('in Chromium: an edit, a toggle and a delete made on a stale page get 412, 
   assert.equal(await page.getByLabel('Target URL').inputValue(), 'http://127.0.0.1:10');
   await page.getByLabel('Description').fill('mine');
   await page.getByRole('button', { name: 'Save changes' }).click();
-  await page.waitForURL(`${base}/dashboard/services/${id}`);
+  await page.waitForURL(`${env.publicUrl}/dashboard/services/${id}`);
   await page.getByText('Saved “Renamed”.').waitFor();
   assert.equal((await service(id)).description, 'mine');
 

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { after, before, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
-import { launchBrowser, signInAtProvider } from '../support/browser.js';
-import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { test } from 'node:test';
+import type { BrowserContext, Page } from 'playwright-core';
+import { useAdminSession } from '../support/admin-session.js';
+import { signInAtProvider } from '../support/browser.js';
 
 /**
  * design.md §4.6 in Chromium: the admin console, driven like a person would, after a real sign-in through
@@ -20,28 +19,14 @@ declare const document: {
 
 const SCREENSHOTS = new URL('../../../test-output/', import.meta.url).pathname;
 
-let env: GatewayWithProvider;
-let upstream: EchoUpstream;
-let browser: Browser;
-let base: string;
-
-before(async () => {
-  env = await startGatewayWithProvider({}, {}, 'localhost');
-  upstream = await startEchoUpstream();
-  browser = await launchBrowser();
-  base = env.gw.gateway.config.publicUrl.origin;
+const env = useAdminSession({ provider: true, gatewayHost: 'localhost', upstream: true, browser: true, admin: false }, async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
-});
-after(async () => {
-  await browser?.close();
-  await env?.close();
-  await upstream?.close();
 });
 
 
 /** A new browser context whose pages fail the test on any script error. */
 async function newContext(errors: string[], viewport = { width: 1280, height: 900 }): Promise<BrowserContext> {
-  const context = await browser.newContext({ viewport });
+  const context = await env.browser.newContext({ viewport });
   context.on('page', (page) => page.on('pageerror', (error) => errors.push(error.message)));
   return context;
 }
@@ -54,12 +39,12 @@ test('in Chromium: an admin signs in to the console and creates, uses, filters, 
   const page = await context.newPage();
 
   // Anonymous: sent to the login page, and back to the console after signing in.
-  await page.goto(`${base}/dashboard`);
+  await page.goto(`${env.publicUrl}/dashboard`);
   const loginUrl = new URL(page.url());
   assert.equal(loginUrl.pathname, '/auth/login-page');
   assert.equal(loginUrl.searchParams.get('returnTo'), '/dashboard');
   await signInAtProvider(page, 'admin@example.com', 'admin-password');
-  await page.waitForURL(`${base}/dashboard`);
+  await page.waitForURL(`${env.publicUrl}/dashboard`);
   await page.getByText('No services yet.').waitFor();
   const token = await page.locator('meta[name="csrf-token"]').getAttribute('content');
   assert.ok(token && token.length > 20);
@@ -69,7 +54,7 @@ test('in Chromium: an admin signs in to the console and creates, uses, filters, 
   assert.equal(await page.locator('form[data-service-form] input[name="_csrf"]').inputValue(), token);
   await page.getByLabel('Name').fill('Console echo');
   await page.getByLabel('Path').fill('console-echo');
-  await page.getByLabel('Target URL').fill(upstream.origin);
+  await page.getByLabel('Target URL').fill(env.upstream.origin);
   await page.getByRole('button', { name: 'Create service' }).click();
   await page.locator('#path-error').waitFor();
   assert.equal(await page.locator('#path-error').textContent(), 'Path must start with /.');
@@ -84,7 +69,7 @@ test('in Chromium: an admin signs in to the console and creates, uses, filters, 
 
   // Traffic through the proxy, in another tab of the same browser: the rows appear without a reload.
   const visitor = await context.newPage();
-  await visitor.goto(`${base}/console-echo/hello?from=console`);
+  await visitor.goto(`${env.publicUrl}/console-echo/hello?from=console`);
   assert.equal(JSON.parse((await visitor.locator('body').textContent()) ?? '{}').url, '/hello?from=console');
   assert.equal(await visitor.evaluate(() => fetch('/console-echo/submit', { method: 'POST', body: 'x' }).then((r) => r.status)), 200);
   const rows = page.locator('.log-table tbody tr');
@@ -109,7 +94,7 @@ test('in Chromium: an admin signs in to the console and creates, uses, filters, 
   await page.getByRole('button', { name: 'Disable Console echo' }).click();
   await page.getByRole('button', { name: 'Enable Console echo' }).waitFor();
   await page.getByText('Disabled “Console echo”.').waitFor();
-  assert.equal((await visitor.goto(`${base}/console-echo/while-disabled`))?.status(), 503);
+  assert.equal((await visitor.goto(`${env.publicUrl}/console-echo/while-disabled`))?.status(), 503);
   await rows.filter({ hasText: '/console-echo/while-disabled' }).waitFor();
   await page.getByLabel('Status', { exact: true }).selectOption('5xx');
   await page.getByRole('button', { name: 'Apply filters' }).click();
@@ -126,7 +111,7 @@ test('in Chromium: an admin signs in to the console and creates, uses, filters, 
 
   // Edit: the form starts filled in; the change is audited with before and after.
   await page.getByRole('link', { name: 'Edit Console echo' }).click();
-  assert.equal(await page.getByLabel('Target URL').inputValue(), upstream.origin);
+  assert.equal(await page.getByLabel('Target URL').inputValue(), env.upstream.origin);
   await page.getByLabel('Description').fill('Echoes every request');
   await page.getByRole('button', { name: 'Save changes' }).click();
   await page.waitForURL(serviceUrl);
@@ -134,7 +119,7 @@ test('in Chromium: an admin signs in to the console and creates, uses, filters, 
   await screenshot(page, 'console-service');
 
   // Charts: the overview draws the traffic with data points, and keeps it current.
-  await page.goto(`${base}/dashboard`);
+  await page.goto(`${env.publicUrl}/dashboard`);
   await page.waitForFunction(() => Number(document.querySelector('[data-chart="requests"]')?.dataset.total) >= 3);
   assert.equal(await page.locator('[data-chart="requests"] canvas').count(), 1);
   assert.ok(Number(await page.locator('[data-chart="latency"]').getAttribute('data-points')) >= 1);
@@ -174,7 +159,7 @@ test('in Chromium: an admin signs in to the console and creates, uses, filters, 
   // On a phone: the overview and the audit log fit the width, without sideways scrolling.
   await page.setViewportSize({ width: 390, height: 844 });
   for (const path of ['/dashboard', '/dashboard/audit']) {
-    await page.goto(`${base}${path}`);
+    await page.goto(`${env.publicUrl}${path}`);
     const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
     assert.ok(scroll <= client, `${path} is ${scroll}px wide in a ${client}px viewport`);
     await screenshot(page, `console-phone-${path === '/dashboard' ? 'overview' : 'audit'}`);
@@ -188,9 +173,9 @@ test('in Chromium: a signed-in non-admin gets a 403 page that says why', async (
   const errors: string[] = [];
   const context = await newContext(errors);
   const page = await context.newPage();
-  await page.goto(`${base}/dashboard/audit`);
+  await page.goto(`${env.publicUrl}/dashboard/audit`);
   await signInAtProvider(page, 'user@example.com', 'user-password');
-  await page.waitForURL(`${base}/dashboard/audit`);
+  await page.waitForURL(`${env.publicUrl}/dashboard/audit`);
   assert.match((await page.locator('main').textContent()) ?? '', /signed in as Uma User \(user@example\.com\), but this account is not an administrator/);
   assert.equal((await page.reload())?.status(), 403);
   await screenshot(page, 'console-forbidden');

@@ -1,33 +1,19 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { launchBrowser } from '../support/browser.js';
-import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { test } from 'node:test';
+import { useAdminSession } from '../support/admin-session.js';
+import { headerValues, type Echo } from '../support/upstream.js';
 
 const SCREENSHOTS = new URL('../../../test-output/', import.meta.url).pathname;
 
-let env: GatewayWithProvider;
-let upstream: EchoUpstream;
-let browser: Browser;
-
-before(async () => {
-  // The gateway at localhost and the provider at 127.0.0.1 are two sites: the provider's form_post
-  // back to the gateway is a cross-site POST, as with a real identity provider.
-  env = await startGatewayWithProvider({}, {}, 'localhost');
-  upstream = await startEchoUpstream();
-  browser = await launchBrowser();
+// The gateway at localhost and the provider at 127.0.0.1 are two sites: the provider's form_post
+// back to the gateway is a cross-site POST, as with a real identity provider.
+const env = useAdminSession({ provider: true, gatewayHost: 'localhost', upstream: true, browser: true, admin: false }, async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
-});
-after(async () => {
-  await browser?.close();
-  await env?.close();
-  await upstream?.close();
 });
 
 test('in Chromium: sign in as the admin, create and use a service with the API, disable it, read the logs, sign out', async () => {
-  const page = await browser.newPage();
+  const page = await env.browser.newPage();
   const base = env.gw.gateway.config.publicUrl.origin;
 
   await page.goto(`${base}/`);
@@ -59,7 +45,7 @@ test('in Chromium: sign in as the admin, create and use a service with the API, 
   const profile = await api('GET', '/auth/profile');
   assert.deepEqual(profile.body.user, { sub: 'demo-admin', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true });
 
-  const created = await api('POST', '/api/services', { name: 'Browser echo', path: '/browser-echo', targetUrl: upstream.origin });
+  const created = await api('POST', '/api/services', { name: 'Browser echo', path: '/browser-echo', targetUrl: env.upstream.origin });
   assert.equal(created.status, 201);
   assert.equal(created.body.requireAuth, true);
 

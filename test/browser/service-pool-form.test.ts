@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { apiClient } from '../support/api-client.js';
-import { launchBrowser, signInAtProvider } from '../support/browser.js';
-import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
-import { signIn, type SignedIn } from '../support/sessions.js';
+import { test } from 'node:test';
+import { useAdminSession } from '../support/admin-session.js';
+import { signInAtProvider } from '../support/browser.js';
 
 /**
  * Issue 23 in Chromium: the console's service form edits a pool of targets (one per line, `URL
@@ -19,34 +16,24 @@ declare const document: { activeElement: { id: string } | null };
 
 const SCREENSHOTS = new URL('../../../test-output/', import.meta.url).pathname;
 
-let env: GatewayWithProvider;
-let browser: Browser;
-let base: string;
-/** Reads the services through the API. */
-let reader: SignedIn;
+/** env.admin (Rita Reader, another administrator) reads the services through the API. */
+const env = useAdminSession(
+  { provider: true, gatewayHost: 'localhost', browser: true, admin: { sub: 'reader-admin', name: 'Rita Reader', email: 'reader@example.com' }, api: 'admin' },
+  async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  },
+);
 
-before(async () => {
-  env = await startGatewayWithProvider({}, {}, 'localhost');
-  browser = await launchBrowser();
-  base = env.gw.gateway.config.publicUrl.origin;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  reader = await signIn(env.gw, { sub: 'reader-admin', name: 'Rita Reader', email: 'reader@example.com' });
-});
-after(async () => {
-  await browser?.close();
-  await env?.close();
-});
-
-const services = async () => (await apiClient(env.gw.adminUrl)('GET', '/api/services', { as: reader })).json as Record<string, unknown>[];
+const services = async () => (await env.call('GET', '/api/services', { as: env.admin })).json as Record<string, unknown>[];
 
 test('in Chromium: a service created with three weighted targets, sticky balancing and both health checks, then edited down to two without active checks', async () => {
   const errors: string[] = [];
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
   context.on('page', (page) => page.on('pageerror', (error) => errors.push(error.message)));
   const page = await context.newPage();
-  await page.goto(`${base}/dashboard/services/new`);
+  await page.goto(`${env.publicUrl}/dashboard/services/new`);
   await signInAtProvider(page, 'admin@example.com', 'admin-password');
-  await page.waitForURL(`${base}/dashboard/services/new`);
+  await page.waitForURL(`${env.publicUrl}/dashboard/services/new`);
 
   // Defaults shown: round robin, 1 retry, 3 failures in 10 s eject for 30 s, no active checks (their defaults ready).
   assert.equal(await page.getByLabel('Load balancing').inputValue(), 'round_robin');
@@ -113,12 +100,12 @@ test('in Chromium: a service created with three weighted targets, sticky balanci
   );
 
   // The overview's table: every target, its weight unless 1, and the balancing.
-  await page.goto(`${base}/dashboard`);
+  await page.goto(`${env.publicUrl}/dashboard`);
   const cell = page.locator('.services-table td[data-label="Targets"]');
   assert.equal((await cell.innerText()).trim(), 'http://127.0.0.1:9/a (weight 3)\nhttp://127.0.0.1:9/b\nhttp://127.0.0.1:9/c (weight 2)\nSticky cookie');
 
   // Edit: the form shows the pool as saved; drop a target, reweigh one, turn active checks off.
-  await page.goto(`${base}/dashboard/services/${id}/edit`);
+  await page.goto(`${env.publicUrl}/dashboard/services/${id}/edit`);
   assert.equal(await page.getByLabel('Target URLs').inputValue(), 'http://127.0.0.1:9/a 3\nhttp://127.0.0.1:9/b\nhttp://127.0.0.1:9/c 2');
   assert.equal(await page.getByLabel('Load balancing').inputValue(), 'cookie');
   assert.equal(await page.getByLabel('Probe each target').isChecked(), true);
@@ -127,7 +114,7 @@ test('in Chromium: a service created with three weighted targets, sticky balanci
   await page.getByLabel('Probe each target').uncheck();
   await page.getByLabel('Ejection, seconds').fill('60');
   await page.getByRole('button', { name: 'Save changes' }).click();
-  await page.waitForURL(`${base}/dashboard/services/${id}`);
+  await page.waitForURL(`${env.publicUrl}/dashboard/services/${id}`);
   await page.getByText('Saved “Orders”.').waitFor();
 
   const [edited] = await services();
@@ -141,7 +128,7 @@ test('in Chromium: a service created with three weighted targets, sticky balanci
   assert.equal(edited!.loadBalancing, 'cookie', 'unchanged fields stay');
 
   // The audit log words each change.
-  await page.goto(`${base}/dashboard/audit`);
+  await page.goto(`${env.publicUrl}/dashboard/audit`);
   const changes = page.locator('.audit-table tbody tr').first().locator('.changes');
   const lines = (await changes.locator('li').allTextContents()).map((line) => line.replace(/\s+/g, ' ').trim());
   assert.deepEqual(lines, [

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, signInAtProvider } from '../support/browser.js';
-import { startGatewayWithProvider, type GatewayWithProvider } from '../support/gateway-with-provider.js';
+import { test } from 'node:test';
+import type { BrowserContext, Page } from 'playwright-core';
+import { useAdminSession } from '../support/admin-session.js';
+import { signInAtProvider } from '../support/browser.js';
 
 /**
  * Ending sessions in Chromium, after real sign-ins through the OpenID Provider's forms: a user
@@ -15,24 +15,12 @@ import { startGatewayWithProvider, type GatewayWithProvider } from '../support/g
 const LAPTOP_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const PHONE_UA = 'Mozilla/5.0 (Android 14; Mobile; rv:127.0) Gecko/127.0 Firefox/127.0';
 
-let env: GatewayWithProvider;
-let browser: Browser;
-let base: string;
-
-before(async () => {
-  env = await startGatewayWithProvider({}, {}, 'localhost');
-  browser = await launchBrowser();
-  base = env.gw.gateway.config.publicUrl.origin;
-});
-after(async () => {
-  await browser?.close();
-  await env?.close();
-});
+const env = useAdminSession({ provider: true, gatewayHost: 'localhost', browser: true, admin: false });
 
 
 /** A new browser context (`userAgent` when given) whose pages fail the test on any script error. */
 async function newContext(errors: string[], userAgent?: string): Promise<BrowserContext> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...(userAgent ? { userAgent } : {}) });
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 }, ...(userAgent ? { userAgent } : {}) });
   context.on('page', (page) => page.on('pageerror', (error) => errors.push(error.message)));
   return context;
 }
@@ -40,18 +28,18 @@ async function newContext(errors: string[], userAgent?: string): Promise<Browser
 /** Opens /auth/sessions in a new page of `context`, signing in as the demo user on the way. */
 async function userSignsIn(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
-  await page.goto(`${base}/auth/sessions`);
+  await page.goto(`${env.publicUrl}/auth/sessions`);
   const login = new URL(page.url());
   assert.equal(login.pathname, '/auth/login-page');
   assert.equal(login.searchParams.get('returnTo'), '/auth/sessions');
   await signInAtProvider(page, 'user@example.com', 'user-password');
-  await page.waitForURL(`${base}/auth/sessions`);
+  await page.waitForURL(`${env.publicUrl}/auth/sessions`);
   return page;
 }
 
 /** Where `page` lands when it opens /auth/sessions again: that page, or the login page when its session has ended. */
 async function reopen(page: Page): Promise<string> {
-  await page.goto(`${base}/auth/sessions`);
+  await page.goto(`${env.publicUrl}/auth/sessions`);
   return new URL(page.url()).pathname;
 }
 
@@ -73,7 +61,7 @@ test('in Chromium: a user signs out another of their browsers at /auth/sessions'
   assert.match((await other.textContent()) ?? '', /signed in just now/);
 
   await other.getByRole('button', { name: 'Sign out this one' }).click();
-  await laptopPage.waitForURL(`${base}/auth/sessions?ended=1`);
+  await laptopPage.waitForURL(`${env.publicUrl}/auth/sessions?ended=1`);
   await laptopPage.getByRole('status').filter({ hasText: 'Signed out 1 session.' }).waitFor();
   assert.equal(await sessions.count(), 1);
   assert.equal(await laptopPage.getByRole('button', { name: 'Sign out everywhere else' }).count(), 0);
@@ -84,7 +72,7 @@ test('in Chromium: a user signs out another of their browsers at /auth/sessions'
 
   // The page's own sign-out ends this one.
   await laptopPage.getByRole('button', { name: 'Sign out', exact: true }).click();
-  await laptopPage.waitForURL(`${base}/`);
+  await laptopPage.waitForURL(`${env.publicUrl}/`);
   assert.equal(await reopen(laptopPage), '/auth/login-page');
 
   assert.deepEqual(errors, []);
@@ -101,11 +89,11 @@ test('in Chromium: an admin finds a user on the Sessions page and signs them out
 
   const admin = await newContext(errors);
   const page = await admin.newPage();
-  await page.goto(`${base}/dashboard`);
+  await page.goto(`${env.publicUrl}/dashboard`);
   await signInAtProvider(page, 'admin@example.com', 'admin-password');
-  await page.waitForURL(`${base}/dashboard`);
+  await page.waitForURL(`${env.publicUrl}/dashboard`);
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Sessions' }).click();
-  await page.waitForURL(`${base}/dashboard/sessions`);
+  await page.waitForURL(`${env.publicUrl}/dashboard/sessions`);
   assert.equal(await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Sessions' }).getAttribute('aria-current'), 'page');
   const rows = page.locator('.sessions-table tbody tr');
   await rows.filter({ hasText: 'user@example.com' }).first().waitFor();
@@ -113,7 +101,7 @@ test('in Chromium: an admin finds a user on the Sessions page and signs them out
   // Search by email: the user's two browsers, the newest first.
   await page.getByLabel('User (email or subject)').fill('user@example.com');
   await page.getByRole('button', { name: 'Search' }).click();
-  await page.waitForURL(`${base}/dashboard/sessions?user=user%40example.com`);
+  await page.waitForURL(`${env.publicUrl}/dashboard/sessions?user=user%40example.com`);
   assert.equal(await rows.count(), 2);
   assert.match((await rows.nth(0).textContent()) ?? '', /Uma User[\s\S]*demo-user[\s\S]*Firefox 127 on Android/);
   assert.match((await rows.nth(1).textContent()) ?? '', /Chrome 126 on Windows/);
@@ -144,7 +132,7 @@ test('in Chromium: an admin finds a user on the Sessions page and signs them out
   const ended = page.locator('.audit-table tbody tr').filter({ hasText: 'Sessions ended' }).first();
   assert.match((await ended.textContent()) ?? '', /admin@example\.com[\s\S]*2 sessions of user@example\.com, by an administrator/);
   await ended.getByRole('link', { name: 'user@example.com' }).click();
-  await page.waitForURL(`${base}/dashboard/sessions?user=demo-user`);
+  await page.waitForURL(`${env.publicUrl}/dashboard/sessions?user=demo-user`);
 
   assert.deepEqual(errors, []);
   await Promise.all([laptop.close(), phone.close(), admin.close()]);
