@@ -5,27 +5,17 @@
  * stops them all gracefully.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { request } from 'undici';
+import { useAdminSession } from '../support/admin-session.js';
 import { eventually } from '../support/eventually.js';
 import { childPids, startGatehouseProcess, statusOf } from '../support/gatehouse-process.js';
-import { startSplitGateway, type ProxyProcess, type SplitGateway } from '../support/split-gateway.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
+import type { ProxyProcess } from '../support/split-gateway.js';
 
-let split: SplitGateway;
-let upstream: EchoUpstream;
-let admin: { cookie: string; csrfToken: string };
 let serviceId: string;
 
-before(async () => {
-  upstream = await startEchoUpstream();
-  split = await startSplitGateway();
-  admin = await split.signIn();
-  serviceId = await split.createService(admin, { name: 'Echo', path: '/echo', targetUrl: upstream.origin, requireAuth: false });
-});
-after(async () => {
-  await split?.close();
-  await upstream?.close();
+const env = useAdminSession({ topology: 'split', upstream: true }, async (env) => {
+  serviceId = await env.split.createService(env.admin, { name: 'Echo', path: '/echo', targetUrl: env.upstream.origin, requireAuth: false });
 });
 
 async function json(url: string): Promise<{ status: number; body: any }> {
@@ -47,13 +37,13 @@ async function fetchAll(proxy: ProxyProcess, count: number, tag: string): Promis
 }
 
 async function storedWithTag(tag: string): Promise<string[]> {
-  const page = await request(`${split.adminUrl}/api/services/${serviceId}/logs?limit=1000`, { headers: { cookie: admin.cookie } });
+  const page = await request(`${env.split.adminUrl}/api/services/${serviceId}/logs?limit=1000`, { headers: { cookie: env.admin.cookie } });
   const { logs } = (await page.body.json()) as { logs: Array<{ path: string }> };
   return logs.map((log) => log.path).filter((path) => path.startsWith(`/echo/${tag}-`));
 }
 
 test('PROXY_WORKERS=1: the data plane is a single process, its readiness is Redis, the registry and the assertion keys', async () => {
-  const [proxy] = split.proxies;
+  const [proxy] = env.split.proxies;
   assert.deepEqual(childPids(proxy.process.child.pid!), []);
   const ready = await json(`${proxy.internalUrl}/readyz`);
   assert.deepEqual(ready, { status: 200, body: { status: 'ready', checks: { redis: true, registry: true, 'assertion-keys': true } } });
@@ -62,8 +52,8 @@ test('PROXY_WORKERS=1: the data plane is a single process, its readiness is Redi
 
 for (const workers of ['1', '2']) {
   test(`PROXY_WORKERS=${workers}: a proxy whose PORT is taken exits 1 at once, naming the port, and restarts nothing`, async () => {
-    const taken = new URL(split.proxies[0].url).port;
-    const child = startGatehouseProcess('proxy/process/main.js', { ...split.env, PORT: taken, INTERNAL_PORT: '0', PROXY_WORKERS: workers });
+    const taken = new URL(env.split.proxies[0].url).port;
+    const child = startGatehouseProcess('proxy/process/main.js', { ...env.split.env, PORT: taken, INTERNAL_PORT: '0', PROXY_WORKERS: workers });
     assert.equal(await child.exited, 1);
     assert.match(child.output(), new RegExp(`gatehouse proxy: failed to start: PORT ${taken}: .*EADDRINUSE`));
     assert.doesNotMatch(child.output(), /starting another/);
@@ -77,7 +67,7 @@ function workerRestarts(metrics: string): number | undefined {
 }
 
 test('PROXY_WORKERS=2: two workers share the port, their metrics are summed, a dead worker is replaced and counted, SIGTERM stops both with every record shipped', async () => {
-  const proxy = await split.startProxy({ PROXY_WORKERS: '2' });
+  const proxy = await env.split.startProxy({ PROXY_WORKERS: '2' });
   try {
     const primary = proxy.process.child.pid!;
     const workers = childPids(primary);

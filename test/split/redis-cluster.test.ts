@@ -7,38 +7,36 @@
  * second, and every response the clients received is in the access log once. Figures are printed.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { sessionRedisKey } from '../../shared/backends/redis/redis-keys.js';
+import { useAdminSession } from '../support/admin-session.js';
 import { apiClient } from '../support/api-client.js';
 import { boundedStatus } from '../support/bounded-request.js';
 import { eventually } from '../support/eventually.js';
 import { startRedisCluster, type RedisClusterServers } from '../support/redis-cluster.js';
-import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 let cluster: RedisClusterServers;
-let split: SplitGateway;
-let upstream: EchoUpstream;
-let admin: { cookie: string; csrfToken: string };
 let serviceId: string;
 
-before(async () => {
-  upstream = await startEchoUpstream();
-  cluster = await startRedisCluster(3, 1);
-  split = await startSplitGateway({ REDIS_CLUSTER_NODES: cluster.seeds });
-  admin = await split.signIn();
-  serviceId = await split.createService(admin, { name: 'App', path: '/app', targetUrl: upstream.origin, requireAuth: true });
-});
-after(async () => {
-  await split?.close();
-  await cluster?.close();
-  await upstream?.close();
-});
+const env = useAdminSession(
+  {
+    topology: 'split',
+    env: async () => {
+      cluster = await startRedisCluster(3, 1);
+      return { REDIS_CLUSTER_NODES: cluster.seeds };
+    },
+    upstream: true,
+  },
+  async (env) => {
+    serviceId = await env.split.createService(env.admin, { name: 'App', path: '/app', targetUrl: env.upstream.origin, requireAuth: true });
+  },
+);
+after(() => cluster?.close());
 
-const onBoth = (path: string, cookie: string) => Promise.all(split.proxies.map((proxy) => boundedStatus(`${proxy.url}${path}`, cookie)));
+const onBoth = (path: string, cookie: string) => Promise.all(env.split.proxies.map((proxy) => boundedStatus(`${proxy.url}${path}`, cookie)));
 
 /** The admin process's API as the signed-in admin. */
-const adminCall = (method: string, path: string, json?: unknown) => apiClient(split.adminUrl)(method, path, { as: admin, ...(json === undefined ? {} : { json }) });
+const adminCall = (method: string, path: string, json?: unknown) => apiClient(env.split.adminUrl)(method, path, { as: env.admin, ...(json === undefined ? {} : { json }) });
 
 /** Paths of the service's stored access-log records. */
 async function loggedPaths(): Promise<string[]> {
@@ -53,7 +51,7 @@ test('keys written together share a slot, so one MULTI or script serves them on 
 });
 
 test('the sessions\' primary killed: its replica takes over, every process follows the new slot map', async (t) => {
-  const user = await split.signIn({ sub: 'cluster-user', isAdmin: false, email: 'cluster@example.com', name: 'Clu' });
+  const user = await env.split.signIn({ sub: 'cluster-user', isAdmin: false, email: 'cluster@example.com', name: 'Clu' });
   assert.deepEqual(await onBoth('/app/before', user.cookie), [200, 200]);
   const victim = await cluster.primaryOf(sessionRedisKey('x'));
 
@@ -63,18 +61,18 @@ test('the sessions\' primary killed: its replica takes over, every process follo
   const received: string[] = ['/app/before', '/app/before'];
   let probe = 0;
   await eventually('200 on both proxies after the failover', async () => {
-    const paths = split.proxies.map((_, n) => `/app/during-${probe}-${n}`);
+    const paths = env.split.proxies.map((_, n) => `/app/during-${probe}-${n}`);
     probe++;
-    const statuses = await Promise.all(split.proxies.map((proxy, n) => boundedStatus(`${proxy.url}${paths[n]}`, user.cookie)));
+    const statuses = await Promise.all(env.split.proxies.map((proxy, n) => boundedStatus(`${proxy.url}${paths[n]}`, user.cookie)));
     answers.push(...statuses);
     statuses.forEach((status, n) => typeof status === 'number' && received.push(paths[n]!));
     return statuses.every((status) => status === 200) && (await cluster.primaryOf(sessionRedisKey('x'))).port !== victim.port;
   }, 30_000, 100).catch((error: Error) => {
-    throw new Error(`${error.message}; answers: ${answers.slice(-6).join(', ')}\n${split.proxies[0].process.output().slice(-2000)}\n${split.admin.output().slice(-2000)}`);
+    throw new Error(`${error.message}; answers: ${answers.slice(-6).join(', ')}\n${env.split.proxies[0].process.output().slice(-2000)}\n${env.split.admin.output().slice(-2000)}`);
   });
   const recoveredMs = Date.now() - killedAt;
 
-  const created = await adminCall('POST', '/api/services', { name: 'After', path: '/after', targetUrl: upstream.origin, requireAuth: false });
+  const created = await adminCall('POST', '/api/services', { name: 'After', path: '/after', targetUrl: env.upstream.origin, requireAuth: false });
   assert.equal(created.status, 201, JSON.stringify(created.json));
   const registryMs = await eventually('the new service on both proxies', async () => (await onBoth('/after/x', '')).every((status) => status === 200), 5_000, 20);
   const listing = await adminCall('GET', '/api/sessions?user=cluster-user');

@@ -7,41 +7,39 @@
  * second, and no request hangs. Figures are printed.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { request } from 'undici';
+import { useAdminSession } from '../support/admin-session.js';
 import { boundedStatus } from '../support/bounded-request.js';
 import { eventually } from '../support/eventually.js';
 import { startSentinelGroup, SENTINEL_GROUP, type SentinelGroup } from '../support/redis-sentinel.js';
-import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 let group: SentinelGroup;
-let split: SplitGateway;
-let upstream: EchoUpstream;
-let admin: { cookie: string; csrfToken: string };
 
-before(async () => {
-  upstream = await startEchoUpstream();
-  group = await startSentinelGroup(2, 3);
-  split = await startSplitGateway({ REDIS_SENTINELS: group.sentinels, REDIS_SENTINEL_NAME: SENTINEL_GROUP });
-  admin = await split.signIn();
-  await split.createService(admin, { name: 'App', path: '/app', targetUrl: upstream.origin, requireAuth: true });
-});
-after(async () => {
-  await split?.close();
-  await group?.close();
-  await upstream?.close();
-});
+const env = useAdminSession(
+  {
+    topology: 'split',
+    env: async () => {
+      group = await startSentinelGroup(2, 3);
+      return { REDIS_SENTINELS: group.sentinels, REDIS_SENTINEL_NAME: SENTINEL_GROUP };
+    },
+    upstream: true,
+  },
+  async (env) => {
+    await env.split.createService(env.admin, { name: 'App', path: '/app', targetUrl: env.upstream.origin, requireAuth: true });
+  },
+);
+after(() => group?.close());
 
 /** Statuses of a GET through each proxy; none waits over 2 s (no request may hang longer). */
-const onBoth = (path: string, cookie: string) => Promise.all(split.proxies.map((proxy) => boundedStatus(`${proxy.url}${path}`, cookie)));
+const onBoth = (path: string, cookie: string) => Promise.all(env.split.proxies.map((proxy) => boundedStatus(`${proxy.url}${path}`, cookie)));
 
 /**
  * Takes the primary away (`how`), waits for both proxies to answer 200 again on a new primary,
  * then checks that a registry change and a revocation still reach both; prints the figures.
  */
 async function failOver(t: { diagnostic(message: string): void }, how: 'killed' | 'frozen', name: string): Promise<void> {
-  const user = await split.signIn({ sub: `${name}-user`, isAdmin: false, email: `${name}@example.com`, name });
+  const user = await env.split.signIn({ sub: `${name}-user`, isAdmin: false, email: `${name}@example.com`, name });
   assert.deepEqual(await onBoth('/app/x', user.cookie), [200, 200]);
   const before = await group.primaryPort();
   const primary = [group.primary, ...group.replicas].find((server) => server.port === before)!;
@@ -61,10 +59,10 @@ async function failOver(t: { diagnostic(message: string): void }, how: 'killed' 
   // was killed, within a few seconds when it went silent), and its pub/sub reaches both proxies.
   let service: string | undefined;
   const writableMs = await eventually('the admin process to take a registry change', async () => {
-    const created = await request(`${split.adminUrl}/api/services${service ? `/${service}` : ''}`, {
+    const created = await request(`${env.split.adminUrl}/api/services${service ? `/${service}` : ''}`, {
       method: service ? 'PUT' : 'POST',
-      headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: `After ${how}`, path: `/after-${how}`, targetUrl: upstream.origin, requireAuth: false }),
+      headers: { cookie: env.admin.cookie, 'x-csrf-token': env.admin.csrfToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `After ${how}`, path: `/after-${how}`, targetUrl: env.upstream.origin, requireAuth: false }),
     });
     const body = (await created.body.json()) as { id?: string };
     // A write the registry kept while its publication failed (500) is published on reconnect.
@@ -72,11 +70,11 @@ async function failOver(t: { diagnostic(message: string): void }, how: 'killed' 
     return created.statusCode === 201 || created.statusCode === 200;
   }, 10_000, 100);
   const registryMs = await eventually('the new service on both proxies', async () => (await onBoth(`/after-${how}/x`, '')).every((status) => status === 200), 5_000, 20);
-  const listed = await request(`${split.adminUrl}/api/sessions?user=${name}-user`, { headers: { cookie: admin.cookie } });
+  const listed = await request(`${env.split.adminUrl}/api/sessions?user=${name}-user`, { headers: { cookie: env.admin.cookie } });
   const listing = (await listed.body.json()) as { sessions: Array<{ id: string }> };
   assert.equal(listed.statusCode, 200, JSON.stringify(listing));
   const [session] = listing.sessions;
-  const revoked = await request(`${split.adminUrl}/api/sessions/${session!.id}`, { method: 'DELETE', headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken } });
+  const revoked = await request(`${env.split.adminUrl}/api/sessions/${session!.id}`, { method: 'DELETE', headers: { cookie: env.admin.cookie, 'x-csrf-token': env.admin.csrfToken } });
   assert.equal(revoked.statusCode, 204);
   const revokedMs = await eventually('the session ended on both proxies', async () => (await onBoth('/app/x', user.cookie)).every((status) => status === 401), 5_000, 20);
 
@@ -90,7 +88,7 @@ async function failOver(t: { diagnostic(message: string): void }, how: 'killed' 
 
 /** The id of the service at `path`, if the registry has one. */
 async function serviceAt(path: string): Promise<string | undefined> {
-  const listed = await request(`${split.adminUrl}/api/services`, { headers: { cookie: admin.cookie } });
+  const listed = await request(`${env.split.adminUrl}/api/services`, { headers: { cookie: env.admin.cookie } });
   return ((await listed.body.json()) as Array<{ id: string; path: string }>).find((service) => service.path === path)?.id;
 }
 

@@ -5,10 +5,10 @@
  * proxy), and it exits as soon as its last response is written, well within the 10 s drain limit.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
-import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
+import { useAdminSession } from '../support/admin-session.js';
 import { startUpstream, type Upstream } from '../support/upstream.js';
 
 /** Concurrent keep-alive clients, and how long the load runs before the signal, in ms. */
@@ -17,23 +17,17 @@ const LOAD_BEFORE_SIGNAL_MS = 600;
 /** The request in flight when the signal comes: how long the upstream takes to answer it, in ms. */
 const IN_FLIGHT_MS = 1_500;
 
-let split: SplitGateway;
 let upstream: Upstream;
 
-before(async () => {
+const env = useAdminSession({ topology: 'split' }, async (env) => {
   // Answers after `?ms=` milliseconds: requests that are in flight when the proxy is told to stop.
   upstream = await startUpstream((req, res) => {
     const ms = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('ms') ?? 0);
     setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('done'), ms);
   });
-  split = await startSplitGateway();
-  const admin = await split.signIn();
-  await split.createService(admin, { name: 'Slow', path: '/slow', targetUrl: upstream.origin, requireAuth: false });
+  await env.split.createService(env.admin, { name: 'Slow', path: '/slow', targetUrl: upstream.origin, requireAuth: false });
 });
-after(async () => {
-  await split?.close();
-  await upstream?.close();
-});
+after(() => upstream?.close());
 
 /** What one request to the stopping proxy came to. */
 type Outcome =
@@ -56,7 +50,7 @@ async function send(agent: Agent, url: string): Promise<Outcome> {
 }
 
 test('SIGTERM under keep-alive load: Connection: close from the signal on, nothing fails, the proxy exits when its last response is written', async (t) => {
-  const [stayer, leaver] = split.proxies;
+  const [stayer, leaver] = env.split.proxies;
   const agent = new Agent({ connections: CLIENTS, pipelining: 1 });
   const outcomes: Outcome[] = [];
   let signalAt = Number.POSITIVE_INFINITY;

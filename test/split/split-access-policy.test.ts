@@ -4,39 +4,26 @@
  * sign-in stored in the Redis session, and a refusal is access-logged with the user.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { request } from 'undici';
+import { useAdminSession } from '../support/admin-session.js';
 import { CookieJar, loginThroughProvider } from '../support/browserless-login.js';
 import { eventually } from '../support/eventually.js';
 import { statusOf } from '../support/gatehouse-process.js';
-import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
-let split: SplitGateway;
-let upstream: EchoUpstream;
-let admin: { cookie: string; csrfToken: string };
-
-before(async () => {
-  upstream = await startEchoUpstream();
-  split = await startSplitGateway();
-  admin = await split.signIn();
-});
-after(async () => {
-  await split?.close();
-  await upstream?.close();
-});
+const env = useAdminSession({ topology: 'split', upstream: true });
 
 /** Waits until every proxy answers `path` with `status` for `cookie`. */
 function onEveryProxy(path: string, cookie: string, status: number): Promise<number> {
   return eventually(`${path} → ${status} on both proxies`, async () => {
-    const statuses = await Promise.all(split.proxies.map((proxy) => statusOf(`${proxy.url}${path}`, { cookie })));
+    const statuses = await Promise.all(env.split.proxies.map((proxy) => statusOf(`${proxy.url}${path}`, { cookie })));
     return statuses.every((got) => got === status);
   });
 }
 
 test('a group policy set on the admin process is enforced by every proxy process, with the groups of a real sign-in', async () => {
-  const id = await split.createService(admin, { name: 'Ops tools', path: '/ops', targetUrl: upstream.origin, requireAuth: true, access: { groups: ['gatehouse-admins'] } });
-  const [a, b] = split.proxies;
+  const id = await env.split.createService(env.admin, { name: 'Ops tools', path: '/ops', targetUrl: env.upstream.origin, requireAuth: true, access: { groups: ['gatehouse-admins'] } });
+  const [a, b] = env.split.proxies;
   const jar = new CookieJar();
   // user@example.com is in group `staff` only.
   const login = await loginThroughProvider({ loginUrl: `${a.url}/auth/login?returnTo=%2Fops%2Fx`, email: 'user@example.com', password: 'user-password', jar });
@@ -47,16 +34,16 @@ test('a group policy set on the admin process is enforced by every proxy process
   assert.equal(refused.statusCode, 403);
   assert.deepEqual(await refused.body.json(), { error: 'Access denied' });
 
-  const changed = await request(`${split.adminUrl}/api/services/${id}`, {
+  const changed = await request(`${env.split.adminUrl}/api/services/${id}`, {
     method: 'PUT',
-    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+    headers: { cookie: env.admin.cookie, 'x-csrf-token': env.admin.csrfToken, 'content-type': 'application/json' },
     body: JSON.stringify({ access: { groups: ['gatehouse-admins', 'staff'] } }),
   });
   assert.equal(changed.statusCode, 200, await changed.body.text());
   await onEveryProxy('/ops/x', cookie, 200);
 
   await eventually('the 403 stored with the user', async () => {
-    const page = await request(`${split.adminUrl}/api/services/${id}/logs?limit=100`, { headers: { cookie: admin.cookie } });
+    const page = await request(`${env.split.adminUrl}/api/services/${id}/logs?limit=100`, { headers: { cookie: env.admin.cookie } });
     const logs = ((await page.body.json()) as { logs: Array<{ path: string; status_code: number; user_id: string | null }> }).logs;
     return logs.some((log) => log.path === '/ops/refused' && log.status_code === 403 && log.user_id === 'demo-user');
   });

@@ -4,32 +4,24 @@
  * it and publish it, and a real upstream process verifies what any of them sends.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import { decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import { request } from 'undici';
+import { useAdminSession } from '../support/admin-session.js';
 import { apiClient } from '../support/api-client.js';
 import { eventually } from '../support/eventually.js';
-import { startSplitGateway, type ProxyProcess, type SplitGateway } from '../support/split-gateway.js';
+import type { ProxyProcess } from '../support/split-gateway.js';
 import { startVerifyingUpstream, type Verdict, type VerifyingUpstream } from '../support/verifying-upstream.js';
 
-let split: SplitGateway;
 let upstream: VerifyingUpstream;
-let admin: { cookie: string; csrfToken: string };
 let user: { cookie: string };
-let publicUrl: string;
 
-before(async () => {
-  split = await startSplitGateway();
-  publicUrl = split.env.PUBLIC_URL!;
-  upstream = await startVerifyingUpstream(publicUrl, `${publicUrl}/verified`);
-  admin = await split.signIn();
-  user = await split.signIn({ sub: 'split-user', name: 'Split User', email: 'split@example.com', isAdmin: false, groups: ['ops'] });
-  await split.createService(admin, { name: 'Verified', path: '/verified', targetUrl: upstream.origin, requireAuth: true });
+const env = useAdminSession({ topology: 'split' }, async (env) => {
+  upstream = await startVerifyingUpstream(env.publicUrl, `${env.publicUrl}/verified`);
+  user = await env.split.signIn({ sub: 'split-user', name: 'Split User', email: 'split@example.com', isAdmin: false, groups: ['ops'] });
+  await env.split.createService(env.admin, { name: 'Verified', path: '/verified', targetUrl: upstream.origin, requireAuth: true });
 });
-after(async () => {
-  await split?.close();
-  await upstream?.close();
-});
+after(() => upstream?.close());
 
 async function kidsOf(proxy: ProxyProcess): Promise<string[]> {
   const response = await request(`${proxy.url}/.well-known/jwks.json`);
@@ -50,7 +42,7 @@ async function verdictThrough(proxy: ProxyProcess): Promise<{ status: number; ve
 }
 
 test('every proxy signs with the key the admin process made, and the upstream verifies what each sends', async () => {
-  const [a, b] = split.proxies;
+  const [a, b] = env.split.proxies;
   const kids = await kidsOf(a);
   assert.equal(kids.length, 1);
   assert.deepEqual(await kidsOf(b), kids);
@@ -60,15 +52,15 @@ test('every proxy signs with the key the admin process made, and the upstream ve
     assert.equal(verdict.kid, kids[0]);
     assert.deepEqual(
       { iss: verdict.payload!.iss, aud: verdict.payload!.aud, sub: verdict.payload!.sub, email: verdict.payload!.email, groups: verdict.payload!.groups },
-      { iss: publicUrl, aud: `${publicUrl}/verified`, sub: 'split-user', email: 'split@example.com', groups: ['ops'] },
+      { iss: env.publicUrl, aud: `${env.publicUrl}/verified`, sub: 'split-user', email: 'split@example.com', groups: ['ops'] },
     );
   }
 });
 
 test('a rotation on the admin process reaches every proxy within a second; a proxy started later gets the keys', async () => {
-  const [a, b] = split.proxies;
+  const [a, b] = env.split.proxies;
   const [oldKid] = await kidsOf(a);
-  const rotated = await apiClient(split.adminUrl)('POST', '/api/assertion-keys/rotate', { as: admin });
+  const rotated = await apiClient(env.split.adminUrl)('POST', '/api/assertion-keys/rotate', { as: env.admin });
   assert.equal(rotated.status, 200, rotated.text);
   const newKid: string = rotated.json.kid;
   for (const proxy of [a, b]) {
@@ -77,14 +69,14 @@ test('a rotation on the admin process reaches every proxy within a second; a pro
     assert.deepEqual(await kidsOf(proxy), [newKid, oldKid]);
   }
 
-  const late = await split.startProxy();
+  const late = await env.split.startProxy();
   try {
     assert.deepEqual(await kidsOf(late), [newKid, oldKid]);
     const { assertion } = (await verdictThrough(late)).verdict;
     assert.equal(decodeProtectedHeader(assertion!).kid, newKid);
     // The running upstream may not look for a new key for 30 s after its last look (jose's
     // cooldown), so a new instance of it judges this one.
-    const fresh = await startVerifyingUpstream(publicUrl, `${publicUrl}/verified`);
+    const fresh = await startVerifyingUpstream(env.publicUrl, `${env.publicUrl}/verified`);
     try {
       const { status, verdict } = await fresh.verify(assertion!);
       assert.equal(status, 200, JSON.stringify(verdict));

@@ -4,37 +4,27 @@
  * the proxy (services, the registry document, ETag and If-Match) match it.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { bearer, createToken } from '../admin/api-token-checks.js';
+import { useAdminSession } from '../support/admin-session.js';
 import { apiClient } from '../support/api-client.js';
 import { checkedApiClient, OpenApiChecker } from '../support/openapi-checker.js';
-import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 describe('the OpenAPI description in split mode (admin process, proxy processes, Redis)', () => {
-  let split: SplitGateway;
-  let upstream: EchoUpstream;
 
-  before(async () => {
-    upstream = await startEchoUpstream();
-    split = await startSplitGateway();
-  });
-  after(async () => {
-    await split?.close();
-    await upstream?.close();
-  });
+  const env = useAdminSession({ topology: 'split', upstream: true, admin: false });
 
   it('is the same document on the admin port and through a proxy, and the answers through the proxy match it', async () => {
-    const fromAdmin = await apiClient(split.adminUrl)('GET', '/api/openapi.json');
-    const fromProxy = await apiClient(split.proxies[0].url)('GET', '/api/openapi.json');
+    const fromAdmin = await apiClient(env.split.adminUrl)('GET', '/api/openapi.json');
+    const fromProxy = await apiClient(env.split.proxies[0].url)('GET', '/api/openapi.json');
     assert.equal(fromAdmin.status, 200, fromAdmin.text);
     assert.deepEqual(fromProxy.json, fromAdmin.json);
 
-    const call = checkedApiClient(split.proxies[0].url, new OpenApiChecker(fromAdmin.json));
-    const admin = await split.signIn({ isAdmin: true });
-    const created = await call('POST', '/api/services', { as: admin, json: { name: 'Echo', path: '/echo', targetUrl: upstream.origin } });
+    const call = checkedApiClient(env.split.proxies[0].url, new OpenApiChecker(fromAdmin.json));
+    const admin = await env.split.signIn({ isAdmin: true });
+    const created = await call('POST', '/api/services', { as: admin, json: { name: 'Echo', path: '/echo', targetUrl: env.upstream.origin } });
     assert.equal(created.status, 201, created.text);
-    const token = await createToken(split.adminUrl, admin, { name: 'ci', scope: 'write', expiresInDays: 30 });
+    const token = await createToken(env.split.adminUrl, admin, { name: 'ci', scope: 'write', expiresInDays: 30 });
     const authorization = bearer(token.secret);
 
     const one = await call('GET', `/api/services/${created.json.id}`, { authorization });

@@ -1,35 +1,24 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { request } from 'undici';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
+import { useAdminSession } from '../support/admin-session.js';
 import { headerPadding, openRawConnection, rawRequest } from '../support/raw-connection.js';
 import { MAX_HEADER_FIELDS } from '../../shared/http/request-head.js';
 import { eventually } from '../support/eventually.js';
 import { statusOf } from '../support/gatehouse-process.js';
-import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
 
-let split: SplitGateway;
-let upstream: EchoUpstream;
-let admin: { cookie: string; csrfToken: string };
 let serviceId: string;
 
-before(async () => {
-  upstream = await startEchoUpstream();
-  // TRUST_PROXY=loopback: each test speaks for its own client address in X-Forwarded-For, so
-  // one test's requests never count against another's limit.
-  split = await startSplitGateway({ RATE_LIMIT_GENERAL: '40/1m', TRUST_PROXY: 'loopback' });
-  admin = await split.signIn();
-  serviceId = await split.createService(admin, { name: 'Echo', path: '/echo', targetUrl: upstream.origin, requireAuth: false });
-  await eventually('the route on both proxies', async () => (await Promise.all(split.proxies.map((p) => statusOf(`${p.url}/echo/`)))).every((s) => s === 200));
-});
-after(async () => {
-  await split?.close();
-  await upstream?.close();
+// TRUST_PROXY=loopback: each test speaks for its own client address in X-Forwarded-For, so
+// one test's requests never count against another's limit.
+const env = useAdminSession({ topology: 'split', env: { RATE_LIMIT_GENERAL: '40/1m', TRUST_PROXY: 'loopback' }, upstream: true }, async (env) => {
+  serviceId = await env.split.createService(env.admin, { name: 'Echo', path: '/echo', targetUrl: env.upstream.origin, requireAuth: false });
+  await eventually('the route on both proxies', async () => (await Promise.all(env.split.proxies.map((p) => statusOf(`${p.url}/echo/`)))).every((s) => s === 200));
 });
 
 test('the general limit is shared: the limit+1-th request across both proxies gets 429', async () => {
-  const [a, b] = split.proxies;
+  const [a, b] = env.split.proxies;
   const client = { 'x-forwarded-for': '203.0.113.7' };
   const statuses: number[] = [];
   for (let i = 0; i < 40; i++) statuses.push(await statusOf(`${(i % 2 ? a : b).url}/echo/n${i}`, client));
@@ -40,7 +29,7 @@ test('the general limit is shared: the limit+1-th request across both proxies ge
 });
 
 test('no access-log record lost or duplicated across a proxy SIGTERM right after traffic', async () => {
-  const fresh = await split.startProxy();
+  const fresh = await env.split.startProxy();
   try {
     const served = await Promise.all(
       Array.from({ length: 300 }, (_, i) => statusOf(`${fresh.url}/echo/burst-${i}`, { 'x-forwarded-for': `198.51.100.${i % 250}` })),
@@ -48,11 +37,11 @@ test('no access-log record lost or duplicated across a proxy SIGTERM right after
     assert.ok(served.every((status) => status === 200));
     assert.equal(await fresh.process.stop('SIGTERM'), 0);
     const burstCount = async () => {
-      const page = await request(`${split.adminUrl}/api/services/${serviceId}/logs?limit=1000`, { headers: { cookie: admin.cookie } });
+      const page = await request(`${env.split.adminUrl}/api/services/${serviceId}/logs?limit=1000`, { headers: { cookie: env.admin.cookie } });
       return ((await page.body.json()) as { logs: Array<{ path: string }> }).logs.filter((log) => log.path.startsWith('/echo/burst-')).length;
     };
     await eventually('every record of the stopped proxy stored', async () => (await burstCount()) >= 300);
-    const page = await request(`${split.adminUrl}/api/services/${serviceId}/logs?limit=1000`, { headers: { cookie: admin.cookie } });
+    const page = await request(`${env.split.adminUrl}/api/services/${serviceId}/logs?limit=1000`, { headers: { cookie: env.admin.cookie } });
     const logs = ((await page.body.json()) as { logs: Array<{ path: string }> }).logs;
     const burst = logs.filter((log) => log.path.startsWith('/echo/burst-'));
     assert.equal(new Set(burst.map((log) => log.path)).size, 300);
@@ -63,7 +52,7 @@ test('no access-log record lost or duplicated across a proxy SIGTERM right after
 });
 
 test(`a request of ${MAX_HEADER_FIELDS} header fields passes a proxy and its hand-off to the admin process; one more gets 431`, async () => {
-  const port = Number(new URL(split.proxies[0].url).port);
+  const port = Number(new URL(env.split.proxies[0].url).port);
   const request = (fields: number) => {
     const lines = ['GET /api/services HTTP/1.1', 'Host: a.example', 'Connection: close', 'X-Forwarded-For: 203.0.113.50', ...headerPadding(fields - 3)];
     return rawRequest(port, `${lines.join('\r\n')}\r\n\r\n`);
@@ -74,11 +63,11 @@ test(`a request of ${MAX_HEADER_FIELDS} header fields passes a proxy and its han
 });
 
 test('a POST to the admin API with Expect: 100-continue through a proxy gets 100, then the admin process creates the service', async () => {
-  const body = JSON.stringify({ name: 'Continued', path: '/continued', targetUrl: upstream.origin, requireAuth: false });
-  const connection = await openRawConnection(Number(new URL(split.proxies[0].url).port));
+  const body = JSON.stringify({ name: 'Continued', path: '/continued', targetUrl: env.upstream.origin, requireAuth: false });
+  const connection = await openRawConnection(Number(new URL(env.split.proxies[0].url).port));
   try {
     connection.write(
-      `POST /api/services HTTP/1.1\r\nHost: a.example\r\nCookie: ${admin.cookie}\r\nX-CSRF-Token: ${admin.csrfToken}\r\n` +
+      `POST /api/services HTTP/1.1\r\nHost: a.example\r\nCookie: ${env.admin.cookie}\r\nX-CSRF-Token: ${env.admin.csrfToken}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\n\r\n`,
     );
     assert.equal((await connection.next({ interim: true })).statusLine, 'HTTP/1.1 100 Continue');

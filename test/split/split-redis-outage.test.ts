@@ -1,28 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { request } from 'undici';
+import { useAdminSession } from '../support/admin-session.js';
 import { CookieJar, loginThroughProvider } from '../support/browserless-login.js';
 import { eventually } from '../support/eventually.js';
 import { statusOf } from '../support/gatehouse-process.js';
-import { startSplitGateway, type SplitGateway } from '../support/split-gateway.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
-let split: SplitGateway;
-let upstream: EchoUpstream;
-
-before(async () => {
-  upstream = await startEchoUpstream();
-  split = await startSplitGateway();
-});
-after(async () => {
-  await split?.close();
-  await upstream?.close();
-});
+const env = useAdminSession({ topology: 'split', upstream: true, admin: false });
 
 test('Redis killed and restarted: routing, sessions, logins and access logs recover without restarting anything', async () => {
-  const [a, b] = split.proxies;
-  const admin = await split.signIn();
-  const create = (body: Record<string, unknown>) => split.createService(admin, { targetUrl: upstream.origin, ...body });
+  const [a, b] = env.split.proxies;
+  const admin = await env.split.signIn();
+  const create = (body: Record<string, unknown>) => env.split.createService(admin, { targetUrl: env.upstream.origin, ...body });
   const publicId = await create({ name: 'Public', path: '/public', requireAuth: false });
   await create({ name: 'Private', path: '/private', requireAuth: true });
   await eventually('routes on both proxies', async () => (await statusOf(`${b.url}/public/`)) === 200 && (await statusOf(`${b.url}/private/`)) === 401);
@@ -30,10 +19,10 @@ test('Redis killed and restarted: routing, sessions, logins and access logs reco
   const jar = new CookieJar();
   await loginThroughProvider({ loginUrl: `${a.url}/auth/login`, email: 'user@example.com', password: 'user-password', jar });
   const cookie = jar.header(`${a.url}/`);
-  const unvalidated = await split.signIn({ sub: 'never-seen', isAdmin: false });
+  const unvalidated = await env.split.signIn({ sub: 'never-seen', isAdmin: false });
   assert.equal(await statusOf(`${b.url}/private/x`, { cookie }), 200); // validated just now on B
 
-  await split.redis.kill();
+  await env.split.redis.kill();
   let servedDuringOutage = 0;
   for (let i = 0; i < 20; i++) {
     assert.equal(await statusOf(`${b.url}/public/during-${i}`), 200, 'public services keep working on the last registry snapshot');
@@ -47,12 +36,12 @@ test('Redis killed and restarted: routing, sessions, logins and access logs reco
   assert.equal(readiness.statusCode, 503);
   await readiness.body.dump();
 
-  await split.redis.restart();
+  await env.split.redis.restart();
   // This Redis keeps nothing on disk, so sessions are gone; the registry is re-published by the admin.
-  const adminAgain = await split.signIn();
+  const adminAgain = await env.split.signIn();
   await eventually('the proxies ready again', async () => (await statusOf(`${b.internalUrl}/readyz`)) === 200 && (await statusOf(`${a.internalUrl}/readyz`)) === 200, 15_000);
   await eventually('records buffered during the outage stored', async () => {
-    const page = await request(`${split.adminUrl}/api/services/${publicId}/logs?limit=1000`, { headers: { cookie: adminAgain.cookie } });
+    const page = await request(`${env.split.adminUrl}/api/services/${publicId}/logs?limit=1000`, { headers: { cookie: adminAgain.cookie } });
     const logs = ((await page.body.json()) as { logs: Array<{ path: string }> }).logs;
     return logs.filter((log) => log.path.startsWith('/public/during-')).length === servedDuringOutage;
   }, 15_000);
@@ -62,10 +51,10 @@ test('Redis killed and restarted: routing, sessions, logins and access logs reco
   assert.equal(result.finalLocation, '/private/');
   assert.equal(await statusOf(`${b.url}/private/`, { cookie: relogin.header(`${b.url}/`) }), 200);
 
-  const afterOutage = await request(`${split.adminUrl}/api/services`, {
+  const afterOutage = await request(`${env.split.adminUrl}/api/services`, {
     method: 'POST',
     headers: { cookie: adminAgain.cookie, 'x-csrf-token': adminAgain.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'After outage', path: '/after', targetUrl: upstream.origin, requireAuth: false }),
+    body: JSON.stringify({ name: 'After outage', path: '/after', targetUrl: env.upstream.origin, requireAuth: false }),
   });
   assert.equal(afterOutage.statusCode, 201);
   await afterOutage.body.dump();

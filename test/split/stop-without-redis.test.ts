@@ -6,31 +6,22 @@
  * topology: the first resumes Redis, the second kills it for good.
  */
 import assert from 'node:assert/strict';
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { request } from 'undici';
 import { PRIMARY_STOP_DEADLINE_MS } from '../../proxy/process/proxy-primary.js';
 import { STOP_DEADLINE_MS } from '../../shared/graceful-stop.js';
+import { useAdminSession } from '../support/admin-session.js';
 import { eventually } from '../support/eventually.js';
 import { childPids, processGone, statusOf, type GatehouseProcess } from '../support/gatehouse-process.js';
-import { startSplitGateway, type ProxyProcess, type SplitGateway } from '../support/split-gateway.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
+import type { ProxyProcess } from '../support/split-gateway.js';
 
-let split: SplitGateway;
-let upstream: EchoUpstream;
-
-before(async () => {
-  upstream = await startEchoUpstream();
-  split = await startSplitGateway();
-  await split.createService(await split.signIn(), { name: 'Echo', path: '/echo', targetUrl: upstream.origin, requireAuth: false });
-});
-after(async () => {
-  await split?.close();
-  await upstream?.close();
+const env = useAdminSession({ topology: 'split', upstream: true }, async (env) => {
+  await env.split.createService(env.admin, { name: 'Echo', path: '/echo', targetUrl: env.upstream.origin, requireAuth: false });
 });
 
 /** A 2-worker proxy whose route works and whose first access-log record has reached Redis. */
 async function startTwoWorkers(): Promise<{ proxy: ProxyProcess; workers: number[] }> {
-  const proxy = await split.startProxy({ PROXY_WORKERS: '2' });
+  const proxy = await env.split.startProxy({ PROXY_WORKERS: '2' });
   await eventually('the route on the new proxy', async () => (await statusOf(`${proxy.url}/echo/`)) === 200);
   await eventually('its record shipped', async () => shippedRecords(await (await request(`${proxy.internalUrl}/metrics`)).body.text()) === 1);
   return { proxy, workers: childPids(proxy.process.child.pid!) };
@@ -74,27 +65,27 @@ async function assertTwoWorkerStop(t: TestContext, proxy: ProxyProcess, workers:
 
 test('Redis frozen: SIGTERM stops a 2-worker proxy, a single-process proxy and the admin process within the bounds, exit 0, dropped records logged', async (t) => {
   const { proxy, workers } = await startTwoWorkers();
-  split.redis.pause();
+  env.split.redis.pause();
   try {
     await trafficWhileRedisIsGone(proxy, 10);
     await assertTwoWorkerStop(t, proxy, workers, 10);
-    for (const [name, process] of [['single-process proxy', split.proxies[0].process], ['admin process', split.admin]] as const) {
+    for (const [name, process] of [['single-process proxy', env.split.proxies[0].process], ['admin process', env.split.admin]] as const) {
       const { code, ms } = await stopTimed(process);
       t.diagnostic(`${name} stopped in ${ms} ms`);
       assert.equal(code, 0, process.output());
       assert.ok(ms < STOP_DEADLINE_MS, `stopped in ${ms} ms`);
     }
   } finally {
-    split.redis.resume();
+    env.split.redis.resume();
   }
 });
 
 test('Redis killed: SIGTERM stops a 2-worker proxy and a single-process proxy within the bounds, exit 0, and the workers log the records produced after the kill as dropped', async (t) => {
   const { proxy, workers } = await startTwoWorkers();
-  await split.redis.kill();
+  await env.split.redis.kill();
   await trafficWhileRedisIsGone(proxy, 12);
   await assertTwoWorkerStop(t, proxy, workers, 12);
-  const { code, ms } = await stopTimed(split.proxies[1].process);
+  const { code, ms } = await stopTimed(env.split.proxies[1].process);
   t.diagnostic(`single-process proxy stopped in ${ms} ms`);
   assert.equal(code, 0);
   assert.ok(ms < STOP_DEADLINE_MS, `stopped in ${ms} ms`);
