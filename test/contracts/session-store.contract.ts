@@ -20,6 +20,11 @@ export interface SessionStoreFixture {
    * (a pub/sub SUBSCRIBE confirmed); absent when registering is immediate.
    */
   listening?(): Promise<void>;
+  /**
+   * Opens another store, with the same options, over the same storage, as the next process would
+   * (after a restart or a deploy); `close` disposes of it too.
+   */
+  reopen(): Promise<SessionStore>;
   close(): Promise<void>;
 }
 
@@ -428,9 +433,25 @@ export function sessionStoreContract(name: string, factory: (options?: SessionSt
       });
     });
 
-    it('close resolves', async () => {
-      await store.create(sampleSession());
+    it('close keeps what was written: the store the next process opens reads each live session as last written, and no ended one', async () => {
+      const t = Date.now();
+      const kept = sampleSession({ createdAt: t - 120_000, lastSeenAt: t - 60_000 });
+      const expected = { ...structuredClone(kept), lastSeenAt: t }; // (a store may keep the objects it was given)
+      const [loggedOut, revoked] = [sampleSession(), sampleSession()];
+      const keptId = await store.create(kept);
+      await store.touch(keptId, t); // the last use, which an idle timeout counts from
+      const loggedOutId = await store.create(loggedOut);
+      const revokedId = await store.create(revoked);
+      await store.destroy(loggedOutId);
+      assert.equal(await store.revoke([revoked.handle]), 1);
       await store.close();
+
+      const next = await fixture.reopen();
+      assert.deepEqual(await next.get(keptId), expected, 'still signed in after the restart, last use included');
+      assert.deepEqual(await next.byHandle(kept.handle), expected);
+      assert.deepEqual(handlesOf(await next.find({ sub: kept.user.sub })), [kept.handle]);
+      assert.deepEqual(handlesOf((await next.list({ limit: 10, offset: 0 })).sessions), [kept.handle], 'the ended ones are not listed');
+      for (const id of [loggedOutId, revokedId]) assert.equal(await next.get(id), null, 'a logout or a revocation stays done');
     });
   });
 }

@@ -14,19 +14,24 @@ const cluster = redisClusterForFile();
 
 sessionStoreContract('SqliteSessionStore', async (options = {}) => {
   const temp = track(tempDatabase(), (t) => t.close());
-  const store = track(new SqliteSessionStore(temp.db, { idleTimeoutMs: options.idleTimeoutMs }), (s) => s.close());
+  const open = () => track(new SqliteSessionStore(temp.db, { idleTimeoutMs: options.idleTimeoutMs }), (s) => s.close());
   return {
-    store,
+    store: open(),
+    reopen: async () => open(),
     close: closeTracked,
   };
 });
 
 const redisStore = (target: () => string | RedisTarget) => async (options: SessionStoreOptions = {}) => {
-  const connections = track(new RedisConnections(target()), (c) => c.close());
-  await connections.ready(5_000);
-  const store = track(new RedisSessionStore(connections, { idleTimeoutMs: options.idleTimeoutMs }), (s) => s.close());
+  /** A store on connections of its own, as each process has. */
+  const open = async () => {
+    const connections = track(new RedisConnections(target()), (c) => c.close());
+    await connections.ready(5_000);
+    return { connections, store: track(new RedisSessionStore(connections, { idleTimeoutMs: options.idleTimeoutMs }), (s) => s.close()) };
+  };
+  const { connections, store } = await open();
   // A listener registered on the store SUBSCRIBEs on the shared subscriber connection.
-  return { store, listening: () => connections.subscriptions.confirmed(), close: closeTracked };
+  return { store, listening: () => connections.subscriptions.confirmed(), reopen: async () => (await open()).store, close: closeTracked };
 };
 
 sessionStoreContract('RedisSessionStore', redisStore(() => redis.server.url));
