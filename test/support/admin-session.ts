@@ -155,11 +155,11 @@ export function useAdminSession(
     if (errors.length > 0) throw errors[0];
   });
 
-  /** `started[name]`, once the `before` hook has run and when the options asked for it. */
-  const get = <K extends keyof Started>(name: K, missing: string): NonNullable<Started[K]> => {
+  /** `started[name]`, once the `before` hook has run and when the options asked for it (`hint` says how). */
+  const get = <K extends keyof Started>(name: K, hint = ''): NonNullable<Started[K]> => {
     if (!ready) throw new Error(`useAdminSession: ${name} is read before the gateway started (read it in a test or in setup)`);
     const value = started[name];
-    if (value === undefined || value === null) throw new Error(`useAdminSession: no ${name}: ${missing}`);
+    if (value === undefined) throw new Error(`useAdminSession: no ${name}${hint && ` (${hint})`}`);
     return value as NonNullable<Started[K]>;
   };
   const common: AdminSessionBase = {
@@ -167,13 +167,13 @@ export function useAdminSession(
       return get('admin', 'started with admin: false');
     },
     get call() {
-      return get('call', '');
+      return get('call');
     },
     get apiUrl() {
-      return get('apiUrl', '');
+      return get('apiUrl');
     },
     get publicUrl() {
-      return get('publicUrl', '');
+      return get('publicUrl');
     },
     get upstream() {
       return get('upstream', 'start it with upstream: true');
@@ -181,16 +181,16 @@ export function useAdminSession(
     get browser() {
       return get('browser', 'launch it with browser: true');
     },
-    signIn: (user) => get('signIn', '')(user),
-    createService: (fields) => createService(get('apiUrl', ''), get('admin', 'started with admin: false'), fields),
+    signIn: (user) => get('signIn')(user),
+    createService: (fields) => createService(get('apiUrl'), get('admin', 'started with admin: false'), fields),
   };
   const session =
     options.topology === 'split'
       ? (Object.defineProperties(common, {
-          split: { get: () => get('split', '') },
+          split: { get: () => get('split') },
         }) as SplitAdminSession)
       : (Object.defineProperties(common, {
-          gw: { get: () => get('gw', '') },
+          gw: { get: () => get('gw') },
           idp: { get: () => get('withProvider', 'start it with provider').idp },
           login: { value: ((email, loginOptions) => get('withProvider', 'start it with provider').login(email, loginOptions)) satisfies GatewayWithProvider['login'] },
         }) as EmbeddedAdminSession);
