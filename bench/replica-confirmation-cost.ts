@@ -1,5 +1,5 @@
 /**
- * What confirming access-log batches at a replica (issue 22, shared/backends/redis/
+ * What confirming access-log batches at a replica (README "Running a fleet", shared/backends/redis/
  * replica-confirmation.ts) costs a proxy per request: `node dist/bench/replica-confirmation-cost.js`.
  * Three sinks, each shipping the same records through a real redis-server, taken in turns (A/B/C
  * rounds) in one run:

@@ -1,5 +1,5 @@
 /**
- * What the session checks of issue 21 (shared/identity/session-gate.ts) cost a protected request, in the
+ * What the session checks of design.md §4.12 (shared/identity/session-gate.ts) cost a protected request, in the
  * process, with no load: `node dist/bench/session-check-cost.js`. Both ways of admitting a cached
  * session, taken in turns (A/B rounds) in one run:
  * - before: the store's read and the expiry check, as the data plane did before the gate;

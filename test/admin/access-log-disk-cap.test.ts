@@ -42,7 +42,7 @@ const CAP = parseByteSize(CAP_TEXT)!;
  * itself: at most 926 KB of 1 MB).
  */
 const WAL_MARGIN = 128 * 1024;
-/** The warning of a full access log, and the line that says it stores again (admin/access-log/access-log-store.ts). */
+/** The warning of a full access log, and the line that says it stores again (admin/access-log/writing/access-log-store.ts). */
 const WARNING = /access log full/;
 const STORING_AGAIN = /access log storing again/;
 /** Padding that makes each record's path long (see the module comment). */

@@ -222,7 +222,7 @@ describe('the audit page names each service as it was when the action happened',
   });
 });
 
-describe('a service’s pool of targets (issue 23) in the console', () => {
+describe('a service’s pool of targets (design.md §4.13) in the console', () => {
   const pool = {
     name: 'Pool',
     path: '/pool-console',

@@ -1,7 +1,7 @@
 /**
  * The admin API's OpenAPI description (design.md §4.10): `GET /api/openapi.json` is a valid OpenAPI
  * 3.1 document, served without credentials wherever the admin API is; it names every JSON route of
- * routes.ts; and the running gateway's real answers, good and bad, to a signed-in administrator
+ * admin/routes/route-table.ts; and the running gateway's real answers, good and bad, to a signed-in administrator
  * (through the identity provider), a non-admin, API tokens and anonymous callers are what it says
  * (test/support/openapi-checker.ts checks each one).
  */
@@ -24,7 +24,7 @@ import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 /** A session cookie and its CSRF token. */
 type Credentials = { cookie: string; csrfToken: string };
 
-/** The routes of routes.ts that answer HTML or a redirect, not JSON: the console's pages, sign-in and sign-out. */
+/** The routes of admin/routes/route-table.ts that answer HTML or a redirect, not JSON: the console's pages, sign-in and sign-out. */
 const NOT_JSON = [
   'GET /',
   'GET /favicon.ico',
@@ -102,7 +102,7 @@ describe('the document', () => {
     assert.equal(document.components.securitySchemes.sessionCookie.name, 'gw_session');
   });
 
-  it('names every JSON route of routes.ts, and nothing else', () => {
+  it('names every JSON route of admin/routes/route-table.ts, and nothing else', () => {
     const noop = () => undefined;
     const handlers = new Proxy({}, { get: () => new Proxy({}, { get: () => noop }) }) as unknown as RouteHandlers;
     const routes = buildRouter(handlers, { kind: 'public', servesConsole: true } as ServedOrigin).routes();

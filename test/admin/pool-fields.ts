@@ -1,5 +1,5 @@
 /**
- * The pool's fields (issue 23) as every service answer carries them when none was given: the one
+ * The pool's fields (design.md §4.13) as every service answer carries them when none was given: the one
  * target `targetUrl` with weight 1 and the documented defaults, written out here rather than taken
  * from the code under test. Not a test file itself.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 23's service fields through the admin API of a running gateway: every service answer (POST,
+ * The pool's service fields (design.md §4.13) through the admin API of a running gateway: every service answer (POST,
  * GET one and list, PUT, toggle, export) carries `targets`, `loadBalancing`, `healthCheck`,
  * `outlierDetection` and `retries`, defaults filled in; bad values answer 400 with `fields`; a
  * registry document round-trips them, and one from before pools still applies.

@@ -1,5 +1,5 @@
 /**
- * Issue 23's service fields as the admin API validates them (admin/service-validation.ts): `targets`
+ * The pool's service fields (design.md §4.13) as the admin API validates them (admin/registry/service-validation.ts): `targets`
  * and how they make one with `targetUrl`, `loadBalancing`, `healthCheck`, `outlierDetection` and
  * `retries`, their defaults, ranges and exact messages, on a create body, a PUT body and a registry
  * document's entry.

@@ -1,5 +1,5 @@
 /**
- * Issue 23's service fields in the registry (admin/service-registry.ts) on a SQLite file: stored and
+ * The pool's service fields (design.md §4.13) in the registry (admin/registry/service-registry.ts) on a SQLite file: stored and
  * read back, `target_url` kept the first target's, a database from before pools migrated (its rows
  * one target each), the audit diff, one transaction per write, and the registry document (export,
  * plan, apply, the CLI's plan table, a document from before pools).

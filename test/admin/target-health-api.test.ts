@@ -1,5 +1,5 @@
 /**
- * `GET /api/services/:id/health` on the embedded gateway (issue 23 "Visible"): reports published
+ * `GET /api/services/:id/health` on the embedded gateway (design.md §4.13 "Reports"): reports published
  * on the gateway's own event bus, as proxy processes publish theirs, read back through the API;
  * the gateway's in-process proxy plane reports too (every 5 s), under this process's name.
  */

@@ -1,5 +1,5 @@
 /**
- * A service's console page shows its targets (issue 23 "Visible"): url, weight and overall state,
+ * A service's console page shows its targets (design.md §4.13 "Reports"): url, weight and overall state,
  * and per proxy process its state, since when and its latest error, escaped, in a live region
  * (live-regions.js refreshes it from the same page).
  */

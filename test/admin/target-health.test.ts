@@ -1,5 +1,5 @@
 /**
- * admin/target-health.ts on its own, on a clock the test moves: which reports count (the latest
+ * admin/registry/service-health.ts on its own, on a clock the test moves: which reports count (the latest
  * per proxy, none older than a minute by its `at` or its arrival), a service's targets in the
  * registry's order, and the overall state's rule.
  */

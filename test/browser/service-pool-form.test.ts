@@ -5,7 +5,7 @@ import { useAdminSession } from '../support/admin-session.js';
 import { signInAtProvider } from '../support/browser.js';
 
 /**
- * Issue 23 in Chromium: the console's service form edits a pool of targets (one per line, `URL
+ * Pools of targets (design.md §4.13) in Chromium: the console's service form edits a pool of targets (one per line, `URL
  * [weight]`), its balancing, retries, passive health checks and active ones (on or off); the API's
  * reasons show next to the field they are about; the services table and the audit log show the
  * pool. A screenshot of the filled form goes to test-output/.

@@ -1,5 +1,5 @@
 /**
- * Nothing is lost across a failover (issue 22): an access-log batch leaves a proxy's buffer, and a
+ * Nothing is lost across a failover (README "Running a fleet"): an access-log batch leaves a proxy's buffer, and a
  * new session counts as stored, only once a replica of the primary has it. Against a real primary
  * with a real replica (`--replicaof`), frozen (SIGSTOP) to stand for a replica that does not answer;
  * and against a primary without replicas, where nothing waits.

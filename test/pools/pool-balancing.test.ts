@@ -1,5 +1,5 @@
 /**
- * Balancing and retries of a service's pool in the embedded gateway (issue 23, "Done when"), the
+ * Balancing and retries of a service's pool in the embedded gateway (design.md §4.13), the
  * services made through the admin API (`targets` with weights, `loadBalancing`, `retries`) and
  * proxied to real target processes (test/support/target-process.ts):
  * - `round_robin` with weights 1, 2 and 5: each within 5 % of its share of 10,000 requests;

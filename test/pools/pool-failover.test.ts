@@ -1,5 +1,5 @@
 /**
- * A service's pool of targets in the embedded gateway (issue 23, "Done when"), made through the
+ * A service's pool of targets in the embedded gateway (design.md §4.13), made through the
  * admin API (`POST /api/services` with `targets`) and proxied to real target processes
  * (test/support/target-process.ts), the scenarios of test/support/pool-scenarios.ts:
  * - three targets under load, one SIGKILLed: no GET fails, only POSTs in flight to it do; it is

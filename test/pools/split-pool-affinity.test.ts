@@ -1,5 +1,5 @@
 /**
- * Client affinity of a service's pool in split mode (issue 23, "Done when"): services made through
+ * Client affinity of a service's pool in split mode (design.md §4.13): services made through
  * the admin process's API, each client sending its requests to two `start:proxy` processes in
  * turn (as behind a load balancer that does not stick), real target processes behind them
  * (test/support/target-process.ts), the scenarios of test/support/pool-scenarios.ts:

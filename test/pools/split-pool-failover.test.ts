@@ -1,5 +1,5 @@
 /**
- * A service's pool of targets in split mode (issue 23, "Done when"): made through the admin
+ * A service's pool of targets in split mode (design.md §4.13): made through the admin
  * process's API, proxied by two `start:proxy` processes over a real Redis to real target processes
  * (test/support/target-process.ts), the scenarios of test/support/pool-scenarios.ts with the load
  * spread over both proxies, each judging the targets on its own:

@@ -1,5 +1,5 @@
 /**
- * The split-mode hand-off of gateway-owned paths to the admin process (proxy/admin-handoff.ts),
+ * The split-mode hand-off of gateway-owned paths to the admin process (proxy/forward/admin-handoff.ts),
  * through the data plane's own forwarder: what the admin process receives (the gateway's cookies
  * and CSRF token, forwarding fields by TRUST_PROXY, the body after `100 Continue`), what the
  * client receives (the admin plane's cookies and redirects as they are), and the answers when the

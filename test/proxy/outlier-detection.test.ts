@@ -1,6 +1,6 @@
 /**
- * Outlier detection and active-check verdicts of one pool (proxy/target-health.ts,
- * proxy/target-pool.ts), on the clock: when a failing target leaves rotation, for how long, that
+ * Outlier detection and active-check verdicts of one pool (proxy/pool/target-health.ts,
+ * proxy/pool/target-pool.ts), on the clock: when a failing target leaves rotation, for how long, that
  * the last target in rotation stays, and that a passing active check brings an ejected one back.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * The request-head checks of both listeners (shared/request-head.ts), over raw TCP because no HTTP
+ * The request-head checks of both listeners (shared/http/request-head.ts), over raw TCP because no HTTP
  * client sends two Host fields: RFC 9112 §3.2 (two Host fields → 400) and the 100-field limit
  * (431), on the public listener's plain, `Expect: 100-continue` and upgrade requests and on the
  * admin port; and the gateway's own headers surviving an upstream that keeps only its first fields.

@@ -1,5 +1,5 @@
 /**
- * Client affinity of a service's pool (issue 23, "Done when"), on the data plane alone against
+ * Client affinity of a service's pool (design.md §4.13), on the data plane alone against
  * real target processes (test/support/target-process.ts), the scenarios of
  * test/support/pool-scenarios.ts:
  * - `client_ip` (the address as TRUST_PROXY resolves it: many clients behind a trusted loopback

@@ -1,5 +1,5 @@
 /**
- * How a service's pool shares its requests (issue 23, "Done when"), on the data plane alone
+ * How a service's pool shares its requests (design.md §4.13), on the data plane alone
  * against real target processes (test/support/target-process.ts), the scenarios of
  * test/support/pool-scenarios.ts:
  * - `round_robin` with weights 1, 2 and 5: over 10,000 requests each target gets its share

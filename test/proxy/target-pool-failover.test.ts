@@ -1,5 +1,5 @@
 /**
- * A service's pool of targets losing targets (issue 23, "Done when"), on the data plane alone
+ * A service's pool of targets losing targets (design.md §4.13), on the data plane alone
  * against real target processes (test/support/target-process.ts) killed with SIGKILL:
  * - under concurrent load, one of three killed: no GET fails; a POST fails only when it was in
  *   flight to the dead target, and every POST sent after the kill succeeds (a refused connection

@@ -1,5 +1,5 @@
 /**
- * What a service's pool retries on another target (issue 23, "Retries"), on the data plane alone
+ * What a service's pool retries on another target (design.md §4.13 "Retries"), on the data plane alone
  * against real target processes (test/support/target-process.ts), one of which answers 503 to
  * everything (outlier detection tuned so that it stays in rotation):
  * - a GET, or a DELETE without a body, answered 503 is sent to another target, whose 200 the

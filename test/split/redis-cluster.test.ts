@@ -1,5 +1,5 @@
 /**
- * Redis as production runs it (issue 22): the split topology over a Redis Cluster (three
+ * Redis as production runs it (README "Running a fleet"): the split topology over a Redis Cluster (three
  * primaries, a replica each, on loopback). The primary serving the sessions' slot is killed: its
  * replica takes over, and the admin process and both proxies follow the new slot map by themselves;
  * protected requests answer 200 again, never a `MOVED` or `READONLY` error (only 200 or 503 while

@@ -1,5 +1,5 @@
 /**
- * Redis as production runs it (issue 22): the split topology over Redis Sentinel (a primary, two
+ * Redis as production runs it (README "Running a fleet"): the split topology over Redis Sentinel (a primary, two
  * replicas, three Sentinels on loopback). The primary is killed, then the new one is frozen
  * (SIGSTOP: a host gone silent): Sentinel promotes a replica each time, and
  * the admin process and both proxies find the new primary by themselves; protected requests

@@ -1,5 +1,5 @@
 /**
- * Redis over TLS (issue 22): the split topology against a redis-server that speaks only TLS and
+ * Redis over TLS (README "Running a fleet"): the split topology against a redis-server that speaks only TLS and
  * wants a password and a client certificate (REDIS_URL=rediss://…, REDIS_PASSWORD,
  * REDIS_TLS_CA_FILE, REDIS_TLS_CERT_FILE, REDIS_TLS_KEY_FILE). Every process connects; sessions,
  * the registry and revocations work across processes; the password is never in their output; a

@@ -1,5 +1,5 @@
 /**
- * A rolling restart loses nothing (issue 22): a proxy process stopped with SIGTERM under keep-alive
+ * A rolling restart loses nothing (README "Running a fleet"): a proxy process stopped with SIGTERM under keep-alive
  * load says `Connection: close` on every response from the signal on (those in flight included),
  * so its clients open their next request elsewhere (here, as a load balancer would, on the other
  * proxy), and it exits as soon as its last response is written, well within the 10 s drain limit.

@@ -1,5 +1,5 @@
 /**
- * Target health in split mode (issue 23 "Visible"): a report published through Redis by a bus of
+ * Target health in split mode (design.md §4.13 "Reports"): a report published through Redis by a bus of
  * another process reaches the admin process's `GET /api/services/:id/health`, beside the reports
  * of the two proxy processes themselves.
  */

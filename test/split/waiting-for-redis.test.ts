@@ -1,5 +1,5 @@
 /**
- * Waiting, not crashing (issue 22): a proxy or admin process that cannot reach Redis at start
+ * Waiting, not crashing (README "Running a fleet"): a proxy or admin process that cannot reach Redis at start
  * stays up and not ready, its `/readyz` naming what it waits for, retries with backoff, and says
  * why once per reason, never a password; the old ones exited after 10 s, into a process manager's
  * restart loop. When Redis comes, they connect, and the admin does then what its start does

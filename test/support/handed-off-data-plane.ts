@@ -1,6 +1,6 @@
 /**
  * A test data plane (data-plane.ts) whose gateway-owned paths go through the real split-mode hand-off
- * (proxy/admin-handoff.ts), built from the same settings as the gateway, to a real HTTP server
+ * (proxy/forward/admin-handoff.ts), built from the same settings as the gateway, to a real HTTP server
  * that stands in for the admin process.
  */
 import { createAdminHandoff } from '../../proxy/forward/admin-handoff.js';

@@ -1,5 +1,5 @@
 /**
- * The reports of a test gateway's in-process proxy plane (proxy/target-health-reporter.ts), which
+ * The reports of a test gateway's in-process proxy plane (proxy/pool/target-health-reporter.ts), which
  * publishes every 5 s on the gateway's own event bus beside whatever a test publishes there (not a
  * test file itself).
  */

@@ -1,5 +1,5 @@
 /**
- * The failure scenarios of a service's pool (issue 23, "Done when") as steps and assertions any
+ * The failure scenarios of a service's pool (design.md §4.13) as steps and assertions any
  * gateway can be put through, whether a data plane alone, the embedded gateway or the split
  * processes: what differs is only how the test reaches the gateway ({@link PoolGatewayView}).
  * The targets are real processes (target-process.ts).

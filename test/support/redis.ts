@@ -89,6 +89,9 @@ async function spawnRedis(port: number, extraArgs: readonly string[] = [], host 
 async function stopProcess(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
   if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
+  // A frozen server (SIGSTOP: `pause`) acts on SIGTERM only once resumed: a test that failed
+  // before resuming it would otherwise wait here for ever.
+  if (signal !== 'SIGKILL') child.kill('SIGCONT');
   child.kill(signal);
   await exited;
 }

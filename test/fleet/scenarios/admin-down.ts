@@ -1,5 +1,5 @@
 /**
- * The admin host down for a minute (its link cut; issue 22 §2): under load from the client host,
+ * The admin host down for a minute (its link cut; README "Running a fleet"): under load from the client host,
  * the proxies keep serving existing sessions; the access-log records wait in the Redis stream
  * and, once the host is back, every response the clients got is stored exactly once.
  */

@@ -1,6 +1,6 @@
 /**
  * A registry change and a logout made through one proxy's host take effect on the other host
- * within 1 s (issue 22 §2).
+ * within 1 s (README "Running a fleet").
  */
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * The Redis primary's host cut off (its link down; issue 22 §2), under load from the client host:
+ * The Redis primary's host cut off (its link down; README "Running a fleet"), under load from the client host:
  * the rest promotes a replica, both proxies and the admin carry on against it; protected requests
  * answer 200 again within 15 s of the cut, no request hangs longer than 2 s, and every response
  * the clients received is in the access log exactly once. The host then returns and rejoins.

@@ -1,5 +1,5 @@
 /**
- * One proxy host cut off from the Redis hosts but not from clients (issue 22 §2): it fails closed
+ * One proxy host cut off from the Redis hosts but not from clients (README "Running a fleet"): it fails closed
  * as README's failure table says (a session it has not seen lately gets 503, never a hang), its
  * /readyz says not ready, the other proxy serves; a registry change and a sign-out made meanwhile
  * reach it within 1 s of the link's return.

@@ -1,6 +1,6 @@
 /**
  * Compares what the clients received with what the access log stored: every response a client got
- * must be in the log exactly once (issue 22: nothing lost across a failover, nothing doubled).
+ * must be in the log exactly once (README "Running a fleet": nothing lost across a failover, nothing doubled).
  * Records are read through the admin API (`GET /api/services/:id/logs?path=<tag>`, every page).
  */
 import { apiClient } from '../../support/api-client.js';

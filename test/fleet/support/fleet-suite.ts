@@ -1,5 +1,5 @@
 /**
- * The scenarios of issue 22 §2 for one variant, as a node:test suite: the fleet is started once,
+ * The scenarios of README "Running a fleet" for one variant, as a node:test suite: the fleet is started once,
  * the scenarios run in an order where each leaves it whole for the next (the primary's host last,
  * since it moves the primary), and the fleet is torn down whatever happened. Skipped, saying why,
  * where the machine cannot build the data centre.

@@ -1,5 +1,5 @@
 /**
- * The whole fleet of issue 22 §2 for one variant (Redis Sentinel or Cluster, plain or TLS): the
+ * The whole fleet of README "Running a fleet" for one variant (Redis Sentinel or Cluster, plain or TLS): the
  * data centre (three Redis hosts, the admin host, two proxy hosts, a client host), Redis on the
  * first three, Gatehouse on the next three, an administrator signed in through the provider, and
  * a protected service `/app` on the echo upstream, routed on both proxies.

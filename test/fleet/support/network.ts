@@ -1,5 +1,5 @@
 /**
- * A small data centre on this machine (issue 22 §2): one Linux bridge in the root network
+ * A small data centre on this machine (README "Running a fleet"): one Linux bridge in the root network
  * namespace with an address in the benchmarking range 198.18.0.0/15 (the test process, its
  * OpenID Provider and its upstream live there), and one network namespace per host, joined to the
  * bridge by a veth pair, with its own address and `lo` up. Processes run on a host through

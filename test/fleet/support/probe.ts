@@ -2,7 +2,7 @@
 import type { TestContext } from 'node:test';
 import { request } from 'undici';
 
-/** No request may hang longer than this (issue 22 §2). */
+/** No request may hang longer than this (README "Running a fleet"). */
 export const HANG_LIMIT_MS = 2_000;
 
 /** One answer: its status, or the error's code when none came within the limit; and how long it took. */
