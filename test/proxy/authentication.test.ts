@@ -1,39 +1,29 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { service } from '../support/samples.js';
-import { headerValues, startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
+import { headerValues, type Echo } from '../support/upstream.js';
+import { useEchoDataPlane } from '../support/echo-data-plane.js';
 
 describe('authentication on protected and public services', () => {
-  let upstream: EchoUpstream;
-  let gateway: TestDataPlane;
-
-  before(async () => {
-    upstream = await startEchoUpstream();
-    gateway = await startDataPlane({
-      services: [
-        service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),
-        service({ path: '/public', targetUrl: upstream.origin, requireAuth: false }),
-      ],
-    });
-  });
-  after(async () => {
-    await gateway.close();
-    await upstream.close();
-  });
+  const env = useEchoDataPlane((origin) => ({
+    services: [
+      service({ path: '/private', targetUrl: origin, requireAuth: true }),
+      service({ path: '/public', targetUrl: origin, requireAuth: false }),
+    ],
+  }));
 
   it('answers 401 Not authenticated as JSON without a session, and forwards nothing', async () => {
-    const before = upstream.requests.length;
-    const response = await gateway.fetch('/private/data', { headers: { accept: 'application/json' } });
+    const before = env.upstream.requests.length;
+    const response = await env.gateway.fetch('/private/data', { headers: { accept: 'application/json' } });
     assert.equal(response.status, 401);
     assert.match(String(response.headers['content-type']), /^application\/json/);
     assert.deepEqual(response.json(), { error: 'Not authenticated' });
-    assert.equal((await gateway.fetch('/private')).status, 401);
-    assert.equal(upstream.requests.length, before);
+    assert.equal((await env.gateway.fetch('/private')).status, 401);
+    assert.equal(env.upstream.requests.length, before);
   });
 
   it('answers a browser with a 401 HTML page linking to the login with the original path and query', async () => {
-    const response = await gateway.fetch('/private/a/b?x=1&y=%C3%A9', {
+    const response = await env.gateway.fetch('/private/a/b?x=1&y=%C3%A9', {
       headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
     });
     assert.equal(response.status, 401);
@@ -47,16 +37,16 @@ describe('authentication on protected and public services', () => {
   });
 
   it('rejects unknown, malformed and expired sessions', async () => {
-    const expired = await gateway.signIn();
-    gateway.db.prepare('UPDATE sessions SET expires_at = ?').run(Date.now() - 1);
+    const expired = await env.gateway.signIn();
+    env.gateway.db.prepare('UPDATE sessions SET expires_at = ?').run(Date.now() - 1);
     for (const cookie of ['gw_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'gw_session=short', expired, 'other=1']) {
-      assert.equal((await gateway.fetch('/private/x', { headers: { cookie } })).status, 401, cookie);
+      assert.equal((await env.gateway.fetch('/private/x', { headers: { cookie } })).status, 401, cookie);
     }
   });
 
   it('forwards a request with a valid session, passing X-Forwarded-User and X-Forwarded-Email', async () => {
-    const cookie = await gateway.signIn({ sub: 'sub-42', email: 'grace@example.com' });
-    const response = await gateway.fetch('/private/x', { headers: { cookie } });
+    const cookie = await env.gateway.signIn({ sub: 'sub-42', email: 'grace@example.com' });
+    const response = await env.gateway.fetch('/private/x', { headers: { cookie } });
     assert.equal(response.status, 200);
     const received = response.json<Echo>();
     assert.deepEqual(headerValues(received, 'x-forwarded-user'), ['sub-42']);
@@ -65,8 +55,8 @@ describe('authentication on protected and public services', () => {
   });
 
   it('passes an internationalised email as UTF-8 and never a control character', async () => {
-    const cookie = await gateway.signIn({ sub: 'line\r\nX-Injected: 1', email: 'zoë@exämple.com' });
-    const response = await gateway.fetch('/private/x', { headers: { cookie } });
+    const cookie = await env.gateway.signIn({ sub: 'line\r\nX-Injected: 1', email: 'zoë@exämple.com' });
+    const response = await env.gateway.fetch('/private/x', { headers: { cookie } });
     assert.equal(response.status, 200);
     const received = response.json<Echo>();
     assert.deepEqual(headerValues(received, 'x-forwarded-user'), ['lineX-Injected: 1']);
@@ -76,44 +66,34 @@ describe('authentication on protected and public services', () => {
   });
 
   it('passes identity to a public service when a valid session is present, and none without', async () => {
-    const cookie = await gateway.signIn({ sub: 'sub-7', email: 'linus@example.com' });
-    const signedIn = (await gateway.fetch('/public/x', { headers: { cookie } })).json<Echo>();
+    const cookie = await env.gateway.signIn({ sub: 'sub-7', email: 'linus@example.com' });
+    const signedIn = (await env.gateway.fetch('/public/x', { headers: { cookie } })).json<Echo>();
     assert.deepEqual(headerValues(signedIn, 'x-forwarded-user'), ['sub-7']);
     assert.deepEqual(headerValues(signedIn, 'x-forwarded-email'), ['linus@example.com']);
-    const anonymous = (await gateway.fetch('/public/x')).json<Echo>();
+    const anonymous = (await env.gateway.fetch('/public/x')).json<Echo>();
     assert.deepEqual(headerValues(anonymous, 'x-forwarded-user'), []);
     assert.deepEqual(headerValues(anonymous, 'x-forwarded-email'), []);
   });
 });
 
 describe('authentication when the session store is down', () => {
-  let upstream: EchoUpstream;
-  let gateway: TestDataPlane;
-
-  before(async () => {
-    upstream = await startEchoUpstream();
-    gateway = await startDataPlane({
-      services: [
-        service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),
-        service({ path: '/public', targetUrl: upstream.origin }),
-      ],
-    });
-  });
-  after(async () => {
-    await gateway.close();
-    await upstream.close();
-  });
+  const env = useEchoDataPlane((origin) => ({
+    services: [
+      service({ path: '/private', targetUrl: origin, requireAuth: true }),
+      service({ path: '/public', targetUrl: origin }),
+    ],
+  }));
 
   it('answers 503 on a protected service and serves a public one anonymously', async () => {
-    const cookie = await gateway.signIn();
-    gateway.db.close(); // every read of the real store now fails
-    const protectedResponse = await gateway.fetch('/private/x', { headers: { cookie } });
+    const cookie = await env.gateway.signIn();
+    env.gateway.db.close(); // every read of the real store now fails
+    const protectedResponse = await env.gateway.fetch('/private/x', { headers: { cookie } });
     assert.equal(protectedResponse.status, 503);
     assert.deepEqual(protectedResponse.json(), { error: 'Session store unavailable' });
-    const publicResponse = await gateway.fetch('/public/x', { headers: { cookie } });
+    const publicResponse = await env.gateway.fetch('/public/x', { headers: { cookie } });
     assert.equal(publicResponse.status, 200);
     assert.deepEqual(headerValues(publicResponse.json<Echo>(), 'x-forwarded-user'), []);
     // Without a cookie there is nothing to look up: the protected service answers 401 as usual.
-    assert.equal((await gateway.fetch('/private/x')).status, 401);
+    assert.equal((await env.gateway.fetch('/private/x')).status, 401);
   });
 });

@@ -4,40 +4,30 @@
  * prefix now get 308 to the prefix plus `/` (the page in a browser: test/browser/prefix-apps.test.ts).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { service } from '../support/samples.js';
-import { startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
+import type { Echo } from '../support/upstream.js';
+import { useEchoDataPlane } from '../support/echo-data-plane.js';
 
 describe('bare prefix: GET and HEAD of exactly a prefix are redirected to the prefix plus /', () => {
-  let upstream: EchoUpstream;
-  let gateway: TestDataPlane;
-
-  before(async () => {
-    upstream = await startEchoUpstream();
-    gateway = await startDataPlane({
-      services: [
-        service({ path: '/spa', targetUrl: `${upstream.origin}/base` }),
-        service({ path: '/Docs', targetUrl: upstream.origin }),
-        service({ path: '/team/app', targetUrl: upstream.origin }),
-        service({ path: '/priv', targetUrl: upstream.origin, requireAuth: true }),
-        service({ path: '/off', targetUrl: upstream.origin, enabled: false }),
-        service({ path: '/', targetUrl: `${upstream.origin}/root` }),
-      ],
-    });
-  });
-  after(async () => {
-    await gateway.close();
-    await upstream.close();
-  });
+  const env = useEchoDataPlane((origin) => ({
+    services: [
+      service({ path: '/spa', targetUrl: `${origin}/base` }),
+      service({ path: '/Docs', targetUrl: origin }),
+      service({ path: '/team/app', targetUrl: origin }),
+      service({ path: '/priv', targetUrl: origin, requireAuth: true }),
+      service({ path: '/off', targetUrl: origin, enabled: false }),
+      service({ path: '/', targetUrl: `${origin}/root` }),
+    ],
+  }));
 
   /** The `Location` of a 308 for `target`, asserting the status and that nothing reached the target. */
   async function redirectFor(target: string, method: 'GET' | 'HEAD' = 'GET', cookie?: string): Promise<string> {
-    const before = upstream.requests.length;
-    const response = await gateway.fetch(target, { method, headers: cookie ? { cookie } : {} });
+    const before = env.upstream.requests.length;
+    const response = await env.gateway.fetch(target, { method, headers: cookie ? { cookie } : {} });
     assert.equal(response.status, 308, `${method} ${target}: ${response.text}`);
     assert.equal(response.text, '');
-    assert.equal(upstream.requests.length, before, `${target} was not forwarded`);
+    assert.equal(env.upstream.requests.length, before, `${target} was not forwarded`);
     const location = String(response.headers.location);
     assert.doesNotMatch(location, /^[/\\]{2}/, `${target}: never a scheme-relative Location`);
     return location;
@@ -50,7 +40,7 @@ describe('bare prefix: GET and HEAD of exactly a prefix are redirected to the pr
     assert.equal(await redirectFor('/spa', 'HEAD'), '/spa/');
     assert.equal(await redirectFor('/spa?q=1', 'HEAD'), '/spa/?q=1');
     assert.equal(await redirectFor('/team/app?a=b'), '/team/app/?a=b');
-    const response = await gateway.fetch('/spa');
+    const response = await env.gateway.fetch('/spa');
     assert.equal(response.headers['cache-control'], 'no-store', 'a browser must not keep it once the registry changes');
   });
 
@@ -71,34 +61,34 @@ describe('bare prefix: GET and HEAD of exactly a prefix are redirected to the pr
 
   it('forwards other methods to the base path, and the prefix plus / as always', async () => {
     for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const) {
-      const response = await gateway.fetch('/spa?x=1', { method, body: 'x' });
+      const response = await env.gateway.fetch('/spa?x=1', { method, body: 'x' });
       assert.equal(response.status, 200, method);
       assert.deepEqual([response.json<Echo>().method, response.json<Echo>().url], [method, '/base?x=1']);
     }
-    assert.equal((await gateway.fetch('/spa/')).json<Echo>().url, '/base/');
-    assert.equal((await gateway.fetch('/spa/?x=1')).json<Echo>().url, '/base/?x=1');
-    assert.equal((await gateway.fetch('/spa/app.js')).json<Echo>().url, '/base/app.js');
-    assert.equal((await gateway.fetch('/team/app/')).json<Echo>().url, '/');
+    assert.equal((await env.gateway.fetch('/spa/')).json<Echo>().url, '/base/');
+    assert.equal((await env.gateway.fetch('/spa/?x=1')).json<Echo>().url, '/base/?x=1');
+    assert.equal((await env.gateway.fetch('/spa/app.js')).json<Echo>().url, '/base/app.js');
+    assert.equal((await env.gateway.fetch('/team/app/')).json<Echo>().url, '/');
   });
 
   it('does not redirect / (the service at /)', async () => {
-    const response = await gateway.fetch('/?x=1');
+    const response = await env.gateway.fetch('/?x=1');
     assert.equal(response.status, 200);
     assert.equal(response.json<Echo>().url, '/root/?x=1');
   });
 
   it("answers a service's checks first: 401 without a session, 503 when disabled, 308 with a session", async () => {
-    const anonymous = await gateway.fetch('/priv', { headers: { accept: 'application/json' } });
+    const anonymous = await env.gateway.fetch('/priv', { headers: { accept: 'application/json' } });
     assert.equal(anonymous.status, 401);
-    assert.equal((await gateway.fetch('/off')).status, 503);
-    const cookie = await gateway.signIn({ sub: 'redirected-user' });
+    assert.equal((await env.gateway.fetch('/off')).status, 503);
+    const cookie = await env.gateway.signIn({ sub: 'redirected-user' });
     assert.equal(await redirectFor('/priv?who=1', 'GET', cookie), '/priv/?who=1');
   });
 
   it('access-logs the redirect with its status and user, like every other outcome', async () => {
-    const cookie = await gateway.signIn({ sub: 'logged-redirect' });
+    const cookie = await env.gateway.signIn({ sub: 'logged-redirect' });
     await redirectFor('/priv?logged=1', 'GET', cookie);
-    const record = await gateway.waitForRecord((entry) => entry.path === '/priv?logged=1');
+    const record = await env.gateway.waitForRecord((entry) => entry.path === '/priv?logged=1');
     assert.equal(record.statusCode, 308);
     assert.equal(record.userId, 'logged-redirect');
     assert.equal(record.method, 'GET');

@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import net from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { service } from '../support/samples.js';
-import { startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
-import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
+import type { Echo } from '../support/upstream.js';
+import { useEchoDataPlane } from '../support/echo-data-plane.js';
 
 const BODY = 'x'.repeat(64 * 1024);
 
@@ -49,34 +49,24 @@ async function upload(port: number, path: string, cookie?: string): Promise<{ in
 }
 
 describe('Expect: 100-continue', () => {
-  let upstream: EchoUpstream;
-  let gateway: TestDataPlane;
-
-  before(async () => {
-    upstream = await startEchoUpstream();
-    gateway = await startDataPlane({
-      services: [
-        service({ path: '/private', targetUrl: upstream.origin, requireAuth: true }),
-        service({ path: '/off', targetUrl: upstream.origin, enabled: false }),
-      ],
-    });
-  });
-  after(async () => {
-    await gateway.close();
-    await upstream.close();
-  });
+  const env = useEchoDataPlane((origin) => ({
+    services: [
+      service({ path: '/private', targetUrl: origin, requireAuth: true }),
+      service({ path: '/off', targetUrl: origin, enabled: false }),
+    ],
+  }));
 
   it('a refused upload gets its final status with no 100 Continue, so its body is never sent', async () => {
     for (const [path, status] of [['/private/upload', '401'], ['/nowhere', '404'], ['/off/upload', '503']] as const) {
-      const reply = await upload(gateway.port, path);
+      const reply = await upload(env.gateway.port, path);
       assert.equal(reply.interim, undefined, path);
       assert.match(reply.final, new RegExp(`^HTTP/1.1 ${status} `), path);
     }
-    assert.equal(upstream.requests.length, 0);
+    assert.equal(env.upstream.requests.length, 0);
   });
 
   it('an upload that will be forwarded gets 100 Continue, then the target receives the whole body', async () => {
-    const reply = await upload(gateway.port, '/private/upload', await gateway.signIn());
+    const reply = await upload(env.gateway.port, '/private/upload', await env.gateway.signIn());
     assert.equal(reply.interim, 'HTTP/1.1 100 Continue');
     assert.match(reply.final, /^HTTP\/1.1 200 /);
     const received = JSON.parse(reply.body) as Echo;
