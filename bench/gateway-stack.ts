@@ -14,7 +14,7 @@ import { createLogger } from '../shared/logger.js';
 import { openBackends } from '../shared/backends/open-backends.js';
 import { startRedis, type RedisServer } from '../test/support/redis.js';
 import { freePort } from '../test/support/free-port.js';
-import { countStoredAccessLogs, waitForStoredAccessLogs } from './access-log-store-count.js';
+import { countStoredAccessLogs, waitForStoredAccessLogs } from './access-log/access-log-store-count.js';
 import { spawnNode, waitUntil, type NodeChild } from './processes.js';
 import { createSessionCookie, seedRegistry, type BenchRoutes } from './seed.js';
 

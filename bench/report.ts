@@ -6,8 +6,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AccessLogCheck } from './access-log-check.js';
-import type { AccessLogScaleResult } from './access-log-scale-result.js';
+import type { AccessLogCheck } from './access-log/access-log-check.js';
+import type { AccessLogScaleResult } from './access-log/access-log-scale-result.js';
 import type { AssertionCost } from './assertion-cost.js';
 import type { Measurement, MemoryMeasurement } from './scenarios.js';
 import type { MissingPeer } from './peer.js';

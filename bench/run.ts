@@ -10,8 +10,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkAccessLog, ClientLedger, type AccessLogCheck } from './access-log-check.js';
-import { measureAccessLogScale, readScaleSettings } from './access-log-scale.js';
+import { checkAccessLog, ClientLedger, type AccessLogCheck } from './access-log/access-log-check.js';
+import { measureAccessLogScale, readScaleSettings } from './access-log/access-log-scale.js';
 import { measureAssertionCost } from './assertion-cost.js';
 import { splitModeAvailability, startGatewayStack, type GatewayStack, type StackMode, type StackOptions } from './gateway-stack.js';
 import { startApacheOpenidc } from './apache-openidc-peer.js';

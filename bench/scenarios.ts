@@ -8,7 +8,7 @@
  * every other round), every run records how much CPU other programs on the machine took
  * meanwhile, and a round during which they took too much is run again (see `quietRound`).
  */
-import type { ClientLedger } from './access-log-check.js';
+import type { ClientLedger } from './access-log/access-log-check.js';
 import { runLoad, type LoadCounts, type LoadResult } from './load.js';
 import { runPacedLoad, type PacedLoadResult } from './paced-load.js';
 import { cpuBetween, readCpu, sampleTreeMemory, treeMemory, waitForQuietMachine, type CpuUse } from './process-stats.js';

@@ -2,8 +2,8 @@
  * The speed targets of bench/README.md, each a ratio or difference within the same run, judged
  * PASS or FAIL with the numbers it was judged on.
  */
-import type { AccessLogCheck } from './access-log-check.js';
-import type { AccessLogScaleResult } from './access-log-scale-result.js';
+import type { AccessLogCheck } from './access-log/access-log-check.js';
+import type { AccessLogScaleResult } from './access-log/access-log-scale-result.js';
 import { APACHE_REDIS_ROLE } from './process-stats.js';
 import type { Measurement, MemoryMeasurement } from './scenarios.js';
 

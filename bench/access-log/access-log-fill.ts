@@ -15,7 +15,7 @@
  * whole days of its own (day files are independent; the rollups' small transactions share the
  * gateway database under its busy timeout).
  *
- * Run alone: `node dist/bench/access-log-fill.js --database <gateway.db> --service <id>
+ * Run alone: `node dist/bench/access-log/access-log-fill.js --database <gateway.db> --service <id>
  * [--prefix /public] [--records 10000000] [--days 29] [--parts 2]`; prints one JSON line
  * ({@link FillResult}). access-log-scale.ts calls {@link fillAccessLog}.
  */
@@ -24,11 +24,11 @@ import { once } from 'node:events';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { AccessLogStore } from '../admin/access-log/writing/access-log-store.js';
-import { accessLogDirOf, dayBytes, dayOf, DAY_MS, listDays } from '../admin/access-log/day-files.js';
-import { diskBudgetFor } from '../admin/access-log/writing/disk-budget.js';
-import { openDatabase } from '../admin/database.js';
-import type { AccessLogEntry } from '../shared/types.js';
+import { AccessLogStore } from '../../admin/access-log/writing/access-log-store.js';
+import { accessLogDirOf, dayBytes, dayOf, DAY_MS, listDays } from '../../admin/access-log/day-files.js';
+import { diskBudgetFor } from '../../admin/access-log/writing/disk-budget.js';
+import { openDatabase } from '../../admin/database.js';
+import type { AccessLogEntry } from '../../shared/types.js';
 import { recordsOf, shippedBatches, type RecordSpec } from './access-log-records.js';
 
 /** The gateway's default ACCESS_LOG_RETENTION_DAYS. */

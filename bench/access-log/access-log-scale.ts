@@ -13,7 +13,7 @@
  * - the admin's CPU per stored record without and with the OTLP export (access-log-export-cost.ts).
  *
  * `npm run bench` runs it last (BENCH_ACCESS_LOG_SCALE=0 leaves it out); alone:
- * `node dist/bench/access-log-scale.js [--records 10000000] [--small-records 100000] [--quick]`,
+ * `node dist/bench/access-log/access-log-scale.js [--records 10000000] [--small-records 100000] [--quick]`,
  * which prints its tables and targets and writes bench/results/access-log-scale.json. Settings:
  * {@link readScaleSettings}.
  */
@@ -26,11 +26,11 @@ import { adminReads, AdminClients, pollConsole, timeReads, type AdminRead } from
 import { timeDayDrop } from './access-log-day-drop.js';
 import { measureExportCost } from './access-log-export-cost.js';
 import { LOGGED_PREFIX, startScaleGateway, type ScaleGateway } from './access-log-scale-gateway.js';
-import { runPacedLoad } from './paced-load.js';
-import { cpuBetween, readCpu, waitForQuietMachine } from './process-stats.js';
-import { startBenchUpstream } from './reference-servers.js';
-import { log, printAccessLogScale, writeAccessLogScaleResults } from './report.js';
-import { accessLogScaleTargets } from './targets.js';
+import { runPacedLoad } from '../paced-load.js';
+import { cpuBetween, readCpu, waitForQuietMachine } from '../process-stats.js';
+import { startBenchUpstream } from '../reference-servers.js';
+import { log, printAccessLogScale, writeAccessLogScaleResults } from '../report.js';
+import { accessLogScaleTargets } from '../targets.js';
 import type { AccessLogScaleResult, PollingRun, ScaleSettings } from './access-log-scale-result.js';
 
 /** A gateway's name from its size: `access-log-100k`, `access-log-10M`. */

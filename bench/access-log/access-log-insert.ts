@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/access-log-insert.js`: how long the admin plane's access-log store
+ * `node dist/bench/access-log/access-log-insert.js`: how long the admin plane's access-log store
  * (`AccessLogStore.insertBatch`: one transaction in the day's file, admin/access-log/day-files.ts,
  * plus one in the gateway database for the rollups) takes per batch as the day's file grows, with
  * the data plane's random event ids (UUID v4, as proxy/pipeline/access-record.ts makes them) and with
@@ -19,10 +19,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AccessLogStore } from '../admin/access-log/writing/access-log-store.js';
-import { accessLogDirOf } from '../admin/access-log/day-files.js';
-import { openDatabase } from '../admin/database.js';
-import type { AccessLogEntry } from '../shared/types.js';
+import { AccessLogStore } from '../../admin/access-log/writing/access-log-store.js';
+import { accessLogDirOf } from '../../admin/access-log/day-files.js';
+import { openDatabase } from '../../admin/database.js';
+import type { AccessLogEntry } from '../../shared/types.js';
 
 /** Batches summarised per report line. */
 const REPORT_EVERY = 400;

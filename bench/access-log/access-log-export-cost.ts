@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/access-log-export-cost.js [--records 500000] [--batch 500] [--rate 0] [--rounds 2]`:
+ * `node dist/bench/access-log/access-log-export-cost.js [--records 500000] [--batch 500] [--rate 0] [--rounds 2]`:
  * the admin's CPU per stored access-log record, without and with the OTLP export
  * (`ACCESS_LOG_EXPORT=otlp`). This process plays the admin: it starts the production writer,
  * `openAccessLogWriter(...)` (its thread stores into day files and rollups, and with the export
@@ -24,15 +24,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { openAccessLogWriter } from '../admin/access-log/writing/access-log-writer.js';
-import { accessLogDirOf } from '../admin/access-log/day-files.js';
-import { diskBudgetFor } from '../admin/access-log/writing/disk-budget.js';
-import type { AccessLogBatch } from '../shared/backends/access-log-batch.js';
-import { freePort } from '../test/support/free-port.js';
+import { openAccessLogWriter } from '../../admin/access-log/writing/access-log-writer.js';
+import { accessLogDirOf } from '../../admin/access-log/day-files.js';
+import { diskBudgetFor } from '../../admin/access-log/writing/disk-budget.js';
+import type { AccessLogBatch } from '../../shared/backends/access-log-batch.js';
+import { freePort } from '../../test/support/free-port.js';
 import { recordsOf } from './access-log-records.js';
-import { waitForQuietMachine } from './process-stats.js';
-import { spawnNode } from './processes.js';
-import { seedRegistry } from './seed.js';
+import { waitForQuietMachine } from '../process-stats.js';
+import { spawnNode } from '../processes.js';
+import { seedRegistry } from '../seed.js';
 
 export interface ExportCostOptions {
   /** Records per run. */
@@ -79,7 +79,7 @@ const WARMUP_RECORDS = 2_000;
 export async function measureHere(options: ExportCostOptions): Promise<ExportCostResult> {
   const workDir = mkdtempSync(join(tmpdir(), 'gatehouse-export-cost-'));
   const port = await freePort();
-  const receiver = await spawnNode('otlp-receiver', 'bench/otlp-receiver.js', { env: { PORT: String(port) }, logDir: workDir, readyLine: /otlp receiver listening/ });
+  const receiver = await spawnNode('otlp-receiver', 'bench/access-log/otlp-receiver.js', { env: { PORT: String(port) }, logDir: workDir, readyLine: /otlp receiver listening/ });
   try {
     const now = Date.now();
     const fromMs = Math.floor(now / 60_000) * 60_000 - 10 * 60_000;
@@ -169,7 +169,7 @@ function readMachineBusy(): number {
   return fields.slice(0, 8).reduce((sum, value) => sum + value, 0) - (fields[3] ?? 0) - (fields[4] ?? 0);
 }
 
-/** Runs the measurement in a child process (`node dist/bench/access-log-export-cost.js`), so no other work of the caller's is counted. */
+/** Runs the measurement in a child process (`node dist/bench/access-log/access-log-export-cost.js`), so no other work of the caller's is counted. */
 export async function measureExportCost(options: ExportCostOptions): Promise<ExportCostResult> {
   const args = ['--records', String(options.records), '--batch', String(options.batch), '--rate', String(options.rate), '--rounds', String(options.rounds)];
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -6,10 +6,10 @@
  * expires (list the day files, delete the expired one, size the rest against the budget).
  */
 import BetterSqlite3 from 'better-sqlite3';
-import { AccessLogStore } from '../admin/access-log/writing/access-log-store.js';
-import { accessLogDirOf, dayBytes, dayName, dayPath, DAY_MS, listDays } from '../admin/access-log/day-files.js';
-import { diskBudgetFor } from '../admin/access-log/writing/disk-budget.js';
-import { openDatabase } from '../admin/database.js';
+import { AccessLogStore } from '../../admin/access-log/writing/access-log-store.js';
+import { accessLogDirOf, dayBytes, dayName, dayPath, DAY_MS, listDays } from '../../admin/access-log/day-files.js';
+import { diskBudgetFor } from '../../admin/access-log/writing/disk-budget.js';
+import { openDatabase } from '../../admin/database.js';
 import { RETENTION_DAYS } from './access-log-fill.js';
 
 /** What dropping the oldest day took. */

@@ -10,15 +10,15 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ApiTokens } from '../admin/credentials/api-tokens.js';
-import { AuditLog } from '../admin/audit-log.js';
-import { openDatabase } from '../admin/database.js';
-import { ServiceRegistry } from '../admin/registry/service-registry.js';
-import { MemoryEventBus } from '../shared/backends/embedded/memory-event-bus.js';
-import { loadConfig } from '../shared/config/config.js';
+import { ApiTokens } from '../../admin/credentials/api-tokens.js';
+import { AuditLog } from '../../admin/audit-log.js';
+import { openDatabase } from '../../admin/database.js';
+import { ServiceRegistry } from '../../admin/registry/service-registry.js';
+import { MemoryEventBus } from '../../shared/backends/embedded/memory-event-bus.js';
+import { loadConfig } from '../../shared/config/config.js';
 import { fillAccessLog, type FillResult } from './access-log-fill.js';
-import { startGatewayStack, type GatewayStack } from './gateway-stack.js';
-import { createSessionCookie } from './seed.js';
+import { startGatewayStack, type GatewayStack } from '../gateway-stack.js';
+import { createSessionCookie } from '../seed.js';
 
 /** Where the filled service is mounted. */
 export const LOGGED_PREFIX = '/logged';

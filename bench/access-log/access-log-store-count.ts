@@ -3,7 +3,7 @@
  * folder beside its SQLite file (admin/access-log/day-files.ts; WAL mode lets them read while the
  * admin process writes).
  */
-import { accessLogDirOf, listDays, openDayFile } from '../admin/access-log/day-files.js';
+import { accessLogDirOf, listDays, openDayFile } from '../../admin/access-log/day-files.js';
 
 /** How long the count must stay the same to call the pipeline drained, in ms. */
 const STABLE_FOR_MS = 2_000;

@@ -19,8 +19,8 @@
  * Arrival times: a fixed count per minute following a daily cycle (busiest at 14:00 UTC at 1.6×
  * the mean rate, quietest at 02:00 at 0.4×), uniformly random within the minute.
  */
-import { eventId } from '../shared/event-id.js';
-import type { AccessLogEntry } from '../shared/types.js';
+import { eventId } from '../../shared/event-id.js';
+import type { AccessLogEntry } from '../../shared/types.js';
 
 /** One minute, in ms. */
 const MINUTE_MS = 60_000;

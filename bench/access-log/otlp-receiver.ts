@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/otlp-receiver.js`: the least an OTLP/HTTP logs collector does, for measuring
+ * `node dist/bench/access-log/otlp-receiver.js`: the least an OTLP/HTTP logs collector does, for measuring
  * what the access-log export costs its sender (access-log-export-cost.ts): node:http on
  * 127.0.0.1:`PORT`, reads each `POST /v1/logs` body and answers 200 `{}` (a full success, OTLP
  * specification "OTLP/HTTP Response"); anything else gets 404. It does not parse what it gets, so

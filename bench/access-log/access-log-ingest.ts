@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/access-log-ingest.js`: how many access-log records per second one admin process
+ * `node dist/bench/access-log/access-log-ingest.js`: how many access-log records per second one admin process
  * can take from the Redis stream into SQLite, the ceiling on the access-logged traffic of all proxy
  * workers together (split mode). Starts a `redis-server` (test/support/redis.ts), fills
  * `gatehouse:access-log` with RECORDS records (300,000) through the proxies' sink
@@ -11,14 +11,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openAccessLogWriter } from '../admin/access-log/writing/access-log-writer.js';
-import { accessLogDirOf } from '../admin/access-log/day-files.js';
-import { openDatabase } from '../admin/database.js';
-import { eventId } from '../shared/event-id.js';
-import { AccessLogStreamConsumer } from '../shared/backends/redis/access-log/access-log-stream-consumer.js';
-import { RedisAccessLogSink } from '../shared/backends/redis/access-log/redis-access-log-sink.js';
-import { RedisConnections } from '../shared/backends/redis/connection/redis-connections.js';
-import { startRedis } from '../test/support/redis.js';
+import { openAccessLogWriter } from '../../admin/access-log/writing/access-log-writer.js';
+import { accessLogDirOf } from '../../admin/access-log/day-files.js';
+import { openDatabase } from '../../admin/database.js';
+import { eventId } from '../../shared/event-id.js';
+import { AccessLogStreamConsumer } from '../../shared/backends/redis/access-log/access-log-stream-consumer.js';
+import { RedisAccessLogSink } from '../../shared/backends/redis/access-log/redis-access-log-sink.js';
+import { RedisConnections } from '../../shared/backends/redis/connection/redis-connections.js';
+import { startRedis } from '../../test/support/redis.js';
 
 /** Records shipped between flushes while filling, so the sink's buffer stays small. */
 const FLUSH_EVERY = 5_000;

@@ -7,7 +7,7 @@ import type { PollStats, ReadResult } from './access-log-admin-reads.js';
 import type { DayDropResult } from './access-log-day-drop.js';
 import type { ExportCostResult } from './access-log-export-cost.js';
 import type { FillResult } from './access-log-fill.js';
-import type { PacedLoadResult } from './paced-load.js';
+import type { PacedLoadResult } from '../paced-load.js';
 
 /** The scenario's settings (access-log-scale.ts `readScaleSettings` reads them). */
 export interface ScaleSettings {
