@@ -10,7 +10,7 @@ import type { AccessLogCheck } from './access-log/access-log-check.js';
 import type { AccessLogScaleResult } from './access-log/access-log-scale-result.js';
 import type { AssertionCost } from './assertion-cost.js';
 import type { Measurement, MemoryMeasurement } from './scenarios.js';
-import type { MissingPeer } from './peer.js';
+import type { MissingPeer } from './peers/peer.js';
 import type { BenchSettings } from './settings.js';
 import { mb, ROWS, signedMs, systemCpuMicros, systemOf, type RoutingMeasurement, type TargetResult } from './targets.js';
 

@@ -14,9 +14,9 @@ import { checkAccessLog, ClientLedger, type AccessLogCheck } from './access-log/
 import { measureAccessLogScale, readScaleSettings } from './access-log/access-log-scale.js';
 import { measureAssertionCost } from './assertion-cost.js';
 import { splitModeAvailability, startGatewayStack, type GatewayStack, type StackMode, type StackOptions } from './gateway-stack.js';
-import { startApacheOpenidc } from './apache-openidc-peer.js';
-import { startCaddy } from './caddy-peer.js';
-import type { MissingPeer, Peer } from './peer.js';
+import { startApacheOpenidc } from './peers/apache-openidc-peer.js';
+import { startCaddy } from './peers/caddy-peer.js';
+import type { MissingPeer, Peer } from './peers/peer.js';
 import { startBaselineProxy, startBenchUpstream, type ReferenceServer } from './reference-servers.js';
 import { log, logAssertionCost, logMeasurement, logMemory, printSummary, writeResults, type BenchResults } from './report.js';
 import { measureFixedRate, measureMemory, measureThroughput, type Target } from './scenarios.js';

@@ -6,10 +6,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from '../test/support/free-port.js';
+import { freePort } from '../../test/support/free-port.js';
 import { ensureInstalled, waitForOk, type MissingPeer, type Peer } from './peer.js';
-import { spawnProgram } from './processes.js';
-import { ROWS } from './targets.js';
+import { spawnProgram } from '../processes.js';
+import { ROWS } from '../targets.js';
 
 const CADDY = '/usr/bin/caddy';
 
