@@ -27,7 +27,7 @@ export interface AccessLogStreamConsumerOptions {
    * gather before reading again, in ms (default 200; 0 reads again at once). Storing has a fixed
    * cost per call (the read, the hand-over to the writer thread and back, XACK + XDEL; hardly the
    * transaction: transactions of 500 within a call cost 0.2 µs per record more): 7.8 µs per record
-   * in calls of 500 records against 5.8 in calls of 10,000 (bench/access-log-ingest.ts). Records
+   * in calls of 500 records against 5.8 in calls of 10,000 (bench/access-log/access-log-ingest.ts). Records
    * reach the console this much later, and on cores shared with proxies the larger calls add about
    * 1 ms to their p99 at half load (bench/README.md, "Experiments of 2026-11-25").
    */
