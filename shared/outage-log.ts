@@ -1,5 +1,5 @@
 import type { Logger } from './logger.js';
-import { describeError } from './backends/redis/connection/redis-errors.js';
+import { describeError } from './error-code.js';
 
 /**
  * Logs an outage once, not once per retry: the first failure as a warning, the first success after

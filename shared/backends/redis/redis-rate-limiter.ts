@@ -2,7 +2,7 @@ import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { RateLimit } from '../../config/durations.js';
 import { FlexibleRateLimiter } from '../flexible-rate-limiter.js';
 import { createLogger, type Logger } from '../../logger.js';
-import { describeError } from './connection/redis-errors.js';
+import { describeError } from '../../error-code.js';
 import type { RedisConnections } from './connection/redis-connections.js';
 
 export interface RedisRateLimiterOptions {

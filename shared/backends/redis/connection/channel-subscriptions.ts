@@ -1,7 +1,7 @@
 import { Cluster } from 'ioredis';
 import type { RedisClient } from './redis-client-options.js';
 import type { Logger } from '../../../logger.js';
-import { describeError } from './redis-errors.js';
+import { describeError } from '../../../error-code.js';
 
 /** Called with a pub/sub message's payload. */
 export type MessageHandler = (message: string) => void;

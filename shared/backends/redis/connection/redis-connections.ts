@@ -3,7 +3,7 @@ import { urlTarget, type RedisTarget } from '../../../config/redis-target.js';
 import { openRedisClient, type RedisClient } from './redis-client-options.js';
 import { createLogger, type Logger } from '../../../logger.js';
 import { ChannelSubscriptions } from './channel-subscriptions.js';
-import { describeError } from './redis-errors.js';
+import { describeError } from '../../../error-code.js';
 import { SentinelSwitchWatch } from './sentinel-switch-watch.js';
 
 /** How the connections behave when Redis is slow or away. Every field is optional. */

@@ -23,11 +23,3 @@ export function summary(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return String(error);
 }
-
-/** A loggable description of an error: name, code and message only (see the file comment). */
-export function describeError(error: unknown): { name: string; code?: string; message: string } {
-  const code = errorCode(error);
-  const name = error instanceof Error ? error.name : 'Error';
-  const message = error instanceof Error ? error.message : String(error);
-  return code === undefined ? { name, message } : { name, code, message };
-}

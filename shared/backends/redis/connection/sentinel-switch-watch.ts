@@ -2,7 +2,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { RedisTarget } from '../../../config/redis-target.js';
 import type { Logger } from '../../../logger.js';
 import { tlsOptions } from './redis-client-options.js';
-import { describeError } from './redis-errors.js';
+import { describeError } from '../../../error-code.js';
 
 type SentinelTarget = Extract<RedisTarget, { kind: 'sentinel' }>;
 

@@ -1,7 +1,7 @@
 import type { RedisClient } from '../connection/redis-client-options.js';
 import type { Logger } from '../../../logger.js';
 import { OutageLog } from '../../../outage-log.js';
-import { describeError } from '../connection/redis-errors.js';
+import { describeError } from '../../../error-code.js';
 import type { RedisConnections } from '../connection/redis-connections.js';
 import { parseSnapshot, supersedes, type Snapshot, type SnapshotTopic } from './snapshot.js';
 

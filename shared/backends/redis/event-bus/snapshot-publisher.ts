@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../connection/redis-client-options.js';
 import type { RedisConnections } from '../connection/redis-connections.js';
 import type { Logger } from '../../../logger.js';
-import { RedisUnavailableError, describeError } from '../connection/redis-errors.js';
+import { describeError } from '../../../error-code.js';
+import { RedisUnavailableError } from '../connection/redis-errors.js';
 import { PUBLISH_SNAPSHOT_LUA, type Snapshot, type SnapshotTopic } from './snapshot.js';
 
 /**

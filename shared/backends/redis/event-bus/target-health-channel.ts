@@ -4,7 +4,8 @@ import type { TargetHealthReport } from '../../../types.js';
 import type { ChannelSubscriptions } from '../connection/channel-subscriptions.js';
 import type { RedisClient } from '../connection/redis-client-options.js';
 import type { RedisConnections } from '../connection/redis-connections.js';
-import { RedisUnavailableError, describeError } from '../connection/redis-errors.js';
+import { describeError } from '../../../error-code.js';
+import { RedisUnavailableError } from '../connection/redis-errors.js';
 import { TARGET_HEALTH_CHANNEL } from '../redis-keys.js';
 
 /**
