@@ -186,7 +186,7 @@ export interface AccessLogEntry {
   serviceId: string;
   /** Subject of the session, or null for an anonymous request. */
   userId: string | null;
-  /** The raw request path with its query, as received. */
+  /** The raw request path with its query, as received, cut to 2,048 bytes (then `pathTruncated`). */
   path: string;
   method: string;
   statusCode: number;
@@ -200,4 +200,12 @@ export interface AccessLogEntry {
    * target answered (the gateway's own answer: 401, 404, 503 when none could be reached, …).
    */
   target?: string | null;
+  /**
+   * How many requests this record stands for: absent (or 1) for one request; more for a summary of
+   * one client address's requests to one service within one minute (refused by the rate limit, or
+   * over the address's share of a day's access-log budget: design.md §3.9).
+   */
+  count?: number;
+  /** True when `path` was cut to the stored maximum (2,048 bytes) and ends with `…`; absent otherwise. */
+  pathTruncated?: boolean;
 }

@@ -70,6 +70,8 @@ function isAccessLogEntry(value: unknown): value is AccessLogEntry {
     Number.isFinite(r.responseTimeMs) &&
     typeof r.ipAddress === 'string' &&
     Number.isFinite(r.timestamp) &&
-    (r.target === undefined || r.target === null || typeof r.target === 'string')
+    (r.target === undefined || r.target === null || typeof r.target === 'string') &&
+    (r.count === undefined || (Number.isSafeInteger(r.count) && (r.count as number) >= 1)) &&
+    (r.pathTruncated === undefined || typeof r.pathTruncated === 'boolean')
   );
 }
