@@ -1,6 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { AccessLogSink } from '../../shared/backends/access-log-sink.js';
 import { eventId } from '../../shared/event-id.js';
+import type { AccessLogEntry } from '../../shared/types.js';
+import { loggedPath } from './logged-path.js';
+import type { RefusedRequests } from './refused-requests.js';
 
 /**
  * Status logged for a request whose client left before any response head was sent (nginx's
@@ -47,20 +50,43 @@ export class AccessRecord {
     res.on('close', onResponseClose);
   }
 
-  /** Writes the record: status as sent (499 if none was), time from start to now in whole ms. */
+  /**
+   * Hands the request over to the summaries of `refused` (refused-requests.ts) as answered
+   * `statusCode` by the rate limit: this record is then never written on its own.
+   */
+  summariseInto(refused: RefusedRequests, res: ServerResponse, statusCode: number): void {
+    (res as RecordCarrier)[kRecord] = undefined;
+    refused.add({
+      serviceId: this.#serviceId,
+      method: this.#method,
+      target: this.#path,
+      ipAddress: this.#ipAddress,
+      statusCode,
+      timestamp: this.#timestamp,
+      responseTimeMs: Math.round(performance.now() - this.#started),
+    });
+  }
+
+  /**
+   * Writes the record: status as sent (499 if none was), time from start to now in whole ms, the
+   * path cut to its stored maximum (logged-path.ts), `pathTruncated` then set.
+   */
   finish(res: ServerResponse): void {
-    this.#sink.write({
+    const path = loggedPath(this.#path);
+    const record: AccessLogEntry = {
       eventId: eventId(this.#timestamp),
       serviceId: this.#serviceId,
       userId: this.userId,
-      path: this.#path,
+      path,
       method: this.#method,
       statusCode: res.headersSent ? res.statusCode : CLIENT_CLOSED_REQUEST,
       responseTimeMs: Math.round(performance.now() - this.#started),
       ipAddress: this.#ipAddress,
       timestamp: this.#timestamp,
       target: this.target,
-    });
+    };
+    if (path !== this.#path) record.pathTruncated = true;
+    this.#sink.write(record);
   }
 }
 

@@ -6,6 +6,7 @@ import type { AccessLogEntry } from '../../shared/types.js';
 import type { TargetHealth } from '../pool/target-health.js';
 import type { TargetHealthBook } from '../pool/target-health-book.js';
 import type { UpstreamFailureCounter, UpstreamFailureKind } from '../forward/upstream-errors.js';
+import type { RefusalCounter } from './refused-requests.js';
 
 /** Response-time buckets, in seconds (Prometheus base unit): 1 ms to 30 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -15,7 +16,10 @@ const STATUS_CLASSES = Array.from({ length: 9 }, (_, i) => `${i + 1}xx`);
 
 /**
  * The data plane's Prometheus metrics (prom-client), in a registry of their own:
- * - `gatehouse_requests_total{service,status_class}`: requests matched to a service, by outcome;
+ * - `gatehouse_requests_total{service,status_class}`: requests matched to a service, by outcome
+ *   (a summary record counts for the requests it stands for);
+ * - `gatehouse_rate_limited_requests_total{service}`: requests the general rate limit refused, each
+ *   counted as it is refused (`service` is empty when no service matched);
  * - `gatehouse_request_duration_seconds`: time from request start to response end;
  * - `gatehouse_upstream_errors_total{service,kind}`: target failures by service id and kind
  *   (`unavailable` → 503, `timeout` → 504, `bad_gateway` → 502 or a response cut off midway);
@@ -26,7 +30,7 @@ const STATUS_CLASSES = Array.from({ length: 9 }, (_, i) => `${i + 1}xx`);
  *   `gatehouse_target_errors_total` (attempts, retries included, and those that failed);
  * plus Node's process metrics ({@link processMetricsRegistry}).
  */
-export class GatewayMetrics implements UpstreamFailureCounter {
+export class GatewayMetrics implements UpstreamFailureCounter, RefusalCounter {
   readonly registry = processMetricsRegistry();
   /**
    * Requests by service id, then status class ({@link STATUS_CLASSES}), counted here and copied
@@ -34,6 +38,8 @@ export class GatewayMetrics implements UpstreamFailureCounter {
    * call, a cost per request for a value read a few times a minute.
    */
   readonly #requestCounts = new Map<string, Float64Array>();
+  /** Refused requests by service id ('' for none), copied into their counter when scraped, as above. */
+  readonly #rateLimited = new Map<string, number>();
   readonly #duration: Histogram;
   readonly #upstreamErrors: Counter<'service' | 'kind'>;
 
@@ -50,6 +56,17 @@ export class GatewayMetrics implements UpstreamFailureCounter {
         for (const [service, counts] of requestCounts) {
           counts.forEach((count, i) => count > 0 && this.inc({ service, status_class: STATUS_CLASSES[i] }, count));
         }
+      },
+    });
+    const rateLimited = this.#rateLimited;
+    new Counter({
+      name: 'gatehouse_rate_limited_requests_total',
+      help: 'Requests refused by the general rate limit (429), by service; empty when no service matched.',
+      labelNames: ['service'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [service, count] of rateLimited) this.inc({ service }, count);
       },
     });
     this.#duration = new Histogram({ name: 'gatehouse_request_duration_seconds', help: 'Time from request start to response end.', buckets: LATENCY_BUCKETS, registers });
@@ -98,12 +115,24 @@ export class GatewayMetrics implements UpstreamFailureCounter {
     });
   }
 
-  /** Counts one finished request from its access-log record. */
+  /**
+   * Counts finished requests from their access-log record: one, or a summary's `count` (its
+   * requests were refused at once: their time is not observed).
+   */
   observe(record: AccessLogEntry): void {
     let counts = this.#requestCounts.get(record.serviceId);
     if (counts === undefined) this.#requestCounts.set(record.serviceId, (counts = new Float64Array(STATUS_CLASSES.length)));
-    counts[Math.floor(record.statusCode / 100) - 1]!++; // a typed array ignores an index outside it
+    const index = Math.floor(record.statusCode / 100) - 1;
+    if (record.count !== undefined) {
+      counts[index]! += record.count; // a typed array ignores an index outside it
+      return;
+    }
+    counts[index]!++;
     this.#duration.observe(record.responseTimeMs / 1000);
+  }
+
+  rateLimited(serviceId: string): void {
+    this.#rateLimited.set(serviceId, (this.#rateLimited.get(serviceId) ?? 0) + 1);
   }
 
   /** Counts one failure of service `serviceId`'s target (see {@link UpstreamFailureKind}). */

@@ -10,11 +10,12 @@ import type { EventBus } from '../../shared/backends/event-bus.js';
 import { FAVICON_PATH, isGatewayPath, JWKS_PATH } from '../../shared/http/gateway-paths.js';
 import { sendError } from '../../shared/http/http-response.js';
 import type { Logger } from '../../shared/logger.js';
-import { refuseOverLimit, type RateLimiter } from '../../shared/backends/rate-limiter.js';
+import { overLimit, type RateLimitDecision, type RateLimiter } from '../../shared/backends/rate-limiter.js';
 import type { SessionGate } from '../../shared/identity/session-gate.js';
 import type { Service } from '../../shared/types.js';
 import { sendAccessDenied } from './access-denied.js';
 import { AccessRecord } from './access-record.js';
+import { RefusedRequests, type RefusalCounter } from './refused-requests.js';
 import { isBarePrefix, redirectToEntry } from '../routing/bare-prefix.js';
 import { bearerTokensFor, type BearerTokens } from '../auth/bearer-token.js';
 import { isCanonicalPath, pathLength } from '../routing/canonical-path.js';
@@ -53,6 +54,8 @@ export interface ProxyPlaneDeps {
   adminPlane: (req: IncomingMessage, res: ServerResponse) => void;
   /** Counts target failures (`GatewayMetrics`, gateway-metrics.ts). */
   upstreamFailures: UpstreamFailureCounter;
+  /** Counts requests the general rate limit refuses (`GatewayMetrics`). */
+  refusals: RefusalCounter;
   logger: Logger;
 }
 
@@ -80,6 +83,8 @@ export function createProxyPlane(deps: ProxyPlaneDeps): ProxyPlane {
 class GatewayProxyPlane implements ProxyPlane {
   readonly #deps: ProxyPlaneDeps;
   readonly #forwarder: ServiceForwarder;
+  /** Access-log summaries of the requests the general rate limit refuses (design.md §3.9). */
+  readonly #refused: RefusedRequests;
   readonly #requestHeaders: RequestHeaderBuilder;
   readonly #sessions: SessionCheck;
   readonly #assertions: IdentityAssertions;
@@ -100,6 +105,7 @@ class GatewayProxyPlane implements ProxyPlane {
   constructor(deps: ProxyPlaneDeps) {
     this.#deps = deps;
     this.#forwarder = new ServiceForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger, failures: deps.upstreamFailures });
+    this.#refused = new RefusedRequests(deps.accessLog);
     this.#bearerTokens = bearerTokensFor(deps.config, deps.logger);
     this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl, 'public', this.#bearerTokens !== undefined);
     this.#sessions = new SessionCheck(deps.sessionGate, deps.config.publicUrl, deps.logger);
@@ -132,6 +138,7 @@ class GatewayProxyPlane implements ProxyPlane {
   async close(): Promise<void> {
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
     this.#reporter.close();
+    this.#refused.close();
     await Promise.all([this.#healthChecks.close(), this.#forwarder.close()]);
   }
 
@@ -152,11 +159,18 @@ class GatewayProxyPlane implements ProxyPlane {
     const route = this.#routes.lookup(key);
     const clientIp = this.#deps.clientIp(req);
     if (route === undefined) return this.#unmatched(req, res, path, clientIp);
-    // §3.9 from here on, every outcome is access-logged
+    // §3.9 from here on, every outcome is access-logged: one record per request, but refusals of
+    // the rate limit (§3.3) one summary per address, service and minute
     const record = new AccessRecord(this.#deps.accessLog, res, route.service.id, req.method ?? '', target, clientIp);
-    // §3.3 rate limit
     const limiter = this.#deps.generalLimiter;
-    if (limiter.limit !== null) refuseOverLimit(await limiter.consume(rateLimitKey(clientIp)));
+    if (limiter.limit !== null) {
+      const decision = await limiter.consume(rateLimitKey(clientIp));
+      if (!decision.allowed) {
+        const refusal = this.#refusal(decision, route.service.id);
+        record.summariseInto(this.#refused, res, refusal.status);
+        throw refusal;
+      }
+    }
     // §3.4–3.5 who is asking (read first, so that every outcome below is logged with the user),
     // then disabled service, then sign-in. A disabled service never needs the session: a failing
     // store leaves the caller anonymous rather than turning its 503 into another one.
@@ -196,8 +210,20 @@ class GatewayProxyPlane implements ProxyPlane {
       return this.#deps.adminPlane(req, res);
     }
     const limiter = this.#deps.generalLimiter;
-    if (limiter.limit !== null) refuseOverLimit(await limiter.consume(rateLimitKey(clientIp)));
+    if (limiter.limit !== null) {
+      const decision = await limiter.consume(rateLimitKey(clientIp));
+      if (!decision.allowed) throw this.#refusal(decision, '');
+    }
     throw new GatewayError('SERVICE_NOT_FOUND');
+  }
+
+  /**
+   * §3.3: the answer to a request over the general limit, counted for `serviceId` ('' for none).
+   * The caller awaits the limiter in its own frame (see rate-limiter.ts `refuseOverLimit`).
+   */
+  #refusal(decision: RateLimitDecision, serviceId: string): GatewayError {
+    this.#deps.refusals.rateLimited(serviceId);
+    return overLimit(decision);
   }
 
   /**

@@ -49,6 +49,7 @@ export async function startProxyPlane(options: ProxyPlaneOptions): Promise<Runni
     config,
     accessLog: meteredSink(accessLog, metrics),
     upstreamFailures: metrics,
+    refusals: metrics,
     clientIp: clientIpResolver(config.trustProxy),
     adminPlane: options.adminPlane,
     logger: options.logger,

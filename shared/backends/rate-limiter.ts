@@ -42,5 +42,10 @@ function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
  * @throws {GatewayError} `RATE_LIMITED` (429), with `Retry-After` and `RateLimit-*`, when refused.
  */
 export function refuseOverLimit(decision: RateLimitDecision): void {
-  if (!decision.allowed) throw new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
+  if (!decision.allowed) throw overLimit(decision);
+}
+
+/** The answer to a refused request: `RATE_LIMITED` (429) with `Retry-After` and `RateLimit-*`. */
+export function overLimit(decision: RateLimitDecision): GatewayError {
+  return new GatewayError('RATE_LIMITED', { headers: rateLimitHeaders(decision) });
 }

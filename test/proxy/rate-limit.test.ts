@@ -15,7 +15,7 @@ describe('general rate limit (RATE_LIMIT_GENERAL 3/1m)', () => {
     gateway = await startDataPlane({ env: { RATE_LIMIT_GENERAL: '3/1m' }, services: [svc] });
   });
   after(async () => {
-    await gateway.close();
+    await gateway.close(); // again, after the last test's: closing twice is safe
     await upstream.close();
   });
 
@@ -38,18 +38,29 @@ describe('general rate limit (RATE_LIMIT_GENERAL 3/1m)', () => {
     assert.equal((await gateway.fetch('/auth/login')).status, 200);
   });
 
-  it('access-logs the 429 of a matched service, and nothing for an unmatched path', async () => {
-    assert.equal((await gateway.fetch('/app/last')).status, 429); // the barrier: the last record
-    const records = await gateway.waitForRecords(5);
+  it('counts every refusal in /metrics at once, with an empty service for an unmatched path', async () => {
+    const metrics = await gateway.metrics.registry.getSingleMetricAsString('gatehouse_rate_limited_requests_total');
+    assert.match(metrics, new RegExp(`gatehouse_rate_limited_requests_total\\{service="${svc.id}"\\} 1\\n`));
+    assert.match(metrics, /gatehouse_rate_limited_requests_total\{service=""\} 1$/m);
+  });
+
+  it('access-logs each allowed request, and the 429s of a matched service as one record with their count, written at the latest when the gateway stops; nothing for an unmatched path', async () => {
+    assert.equal((await gateway.fetch('/app/last')).status, 429);
+    await gateway.close();
+    const records = gateway.records;
     assert.deepEqual(
-      records.map((record) => [record.path, record.statusCode, record.serviceId]),
+      records.slice(0, 3).map((record) => [record.path, record.statusCode, record.count]),
       [
-        ['/app/ok0', 200, svc.id],
-        ['/app/ok1', 200, svc.id],
-        ['/app/ok2', 200, svc.id],
-        ['/app/refused', 429, svc.id],
-        ['/app/last', 429, svc.id],
+        ['/app/ok0', 200, undefined],
+        ['/app/ok1', 200, undefined],
+        ['/app/ok2', 200, undefined],
       ],
     );
+    // One summary, or two when a minute ended between the two refusals.
+    const summaries = records.slice(3);
+    assert.ok(summaries.length >= 1 && summaries.length <= 2, `${summaries.length} summaries`);
+    assert.equal(summaries[0]!.path, '/app/refused');
+    assert.ok(summaries.every((record) => record.statusCode === 429 && record.serviceId === svc.id));
+    assert.equal(summaries.reduce((sum, record) => sum + record.count!, 0), 2);
   });
 });

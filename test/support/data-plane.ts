@@ -58,6 +58,7 @@ export interface TestDataPlane {
   waitForRecord(matches: (record: AccessLogEntry) => boolean): Promise<AccessLogEntry>;
   /** A request through the gateway with a client of its own; the body is read as text. */
   fetch(target: string, options?: ClientOptions): Promise<ClientResponse>;
+  /** Stops it, shipping every record first (rate-limit summaries included); a second call waits for the first. */
   close(): Promise<void>;
 }
 
@@ -105,6 +106,7 @@ export async function startDataPlane(options: DataPlaneOptions = {}): Promise<Te
   if (options.services) await backends.bus.publishRegistry(options.services);
   const origin = `http://127.0.0.1:${plane.port}`;
   const agent = new Agent({ keepAliveTimeout: 1_000 });
+  let closing: Promise<void> | undefined;
 
   return {
     origin,
@@ -133,14 +135,14 @@ export async function startDataPlane(options: DataPlaneOptions = {}): Promise<Te
       }
     },
     fetch: (target, clientOptions) => send(agent, origin, target, clientOptions),
-    async close() {
+    close: () => (closing ??= (async () => {
       await agent.close();
       plane.server.server.closeAllConnections(); // a test's unfinished requests are not waited for
       await plane.close();
       assertionKeys.close();
       await backends.close();
       db.close();
-    },
+    })()),
   };
 }
 
