@@ -60,6 +60,8 @@ export interface Config {
   /** null: limiter off. */
   rateLimitGeneral: RateLimit | null;
   rateLimitAuth: RateLimit | null;
+  /** RATE_LIMIT_TOKEN: requests per admin API token (design.md §4.8); null: off. */
+  rateLimitToken: RateLimit | null;
   /** CIDRs, addresses or proxy-addr names (`loopback`, `uniquelocal`) whose X-Forwarded-For is believed. */
   trustProxy: TrustedProxies;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -89,6 +91,8 @@ export interface Config {
 export interface AccessLogExport {
   url: URL;
   headers: Record<string, string>;
+  /** ACCESS_LOG_OTLP_BUFFER_SIZE: bytes the export holds while the collector is slow or away; past it the oldest records are dropped. */
+  bufferBytes: number;
 }
 
 /** A variable: its default (undefined: unset) and what it means. The README table mirrors this. */
@@ -132,6 +136,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'SESSION_ENCRYPTION_KEY', default: undefined, meaning: 'Key that encrypts refresh tokens at rest (AES-256-GCM): 32 random bytes as 64 hex or 43–44 base64 characters (`openssl rand -base64 32`). Comma-separated to rotate: the first encrypts, every one decrypts. Unset: refresh tokens are not kept and sessions are not re-checked at the provider. Needed by the admin process only.' },
   { name: 'RATE_LIMIT_GENERAL', default: '100/15m', meaning: 'Requests per client IP and window; `0` turns it off.' },
   { name: 'RATE_LIMIT_AUTH', default: '5/15m', meaning: 'Login attempts (`GET /auth/login`, failed callbacks) per client IP; `0` turns it off.' },
+  { name: 'RATE_LIMIT_TOKEN', default: '1000/15m', meaning: 'Requests per admin API token (which `RATE_LIMIT_GENERAL` does not count), whatever the address; over it, 429 like the other limits. `0` turns it off.' },
   { name: 'TRUST_PROXY', default: '', meaning: 'Comma-separated CIDRs of proxies whose `X-Forwarded-For` is believed (`loopback`, `10.0.0.0/8`).' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
   { name: 'ADMIN_INTERNAL_URL', default: 'http://127.0.0.1:$ADMIN_PORT', meaning: 'Where a proxy process reaches the admin plane (split mode).' },
@@ -143,6 +148,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'ACCESS_LOG_EXPORT', default: undefined, meaning: '`otlp`: also send every access-log record as an OpenTelemetry log record over OTLP/HTTP (JSON) from the admin process (see Access log export). Unset: SQLite only.' },
   { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: 'http://localhost:4318', meaning: 'The OpenTelemetry collector\'s OTLP/HTTP base URL; records go to its `/v1/logs` (with `ACCESS_LOG_EXPORT=otlp`).' },
   { name: 'OTEL_EXPORTER_OTLP_HEADERS', default: '', meaning: 'Headers sent to the collector, `key=value` pairs separated by commas, values percent-encoded (`authorization=Bearer%20…`); never logged.' },
+  { name: 'ACCESS_LOG_OTLP_BUFFER_SIZE', default: '64MB', meaning: 'Memory the export may hold while the collector is slow or away (`64MB`, `256MiB`; at least `1MB`; each record counted as twice its text plus 1 KiB): past it the oldest records are dropped from the export (still stored), counted in `gatehouse_access_log_export_dropped_total`.' },
   { name: 'ASSERTION_TTL', default: '5m', meaning: 'Lifetime of the `X-Gatehouse-Assertion` JWT given to upstreams (whole seconds, at least `1s`); a retired signing key stays published for this long plus a minute (twice this long when it is under a minute; see Identity assertion).' },
   { name: 'ASSERTION_KEY_LIFETIME', default: '30d', meaning: 'Age at which the assertion signing key is replaced by a new one by itself (also `POST /api/assertion-keys/rotate`).' },
 ];
@@ -251,6 +257,7 @@ const schema = v.object({
   SESSION_ENCRYPTION_KEY: v.optional(parsedBy(parseEncryptionKeys)),
   RATE_LIMIT_GENERAL: rateLimit,
   RATE_LIMIT_AUTH: rateLimit,
+  RATE_LIMIT_TOKEN: rateLimit,
   TRUST_PROXY: trustedProxies,
   LOG_LEVEL: v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'must be one of fatal, error, warn, info, debug, trace, silent'),
   ADMIN_INTERNAL_URL: httpUrl,
@@ -274,6 +281,7 @@ const schema = v.object({
   ACCESS_LOG_EXPORT: v.optional(v.picklist(['otlp'], 'must be otlp, or unset')),
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl,
   OTEL_EXPORTER_OTLP_HEADERS: parsedBy(parseOtlpHeaders),
+  ACCESS_LOG_OTLP_BUFFER_SIZE: v.pipe(v.string(), v.transform(parseByteSize), v.number('must be a size such as 64MB or 256MiB'), v.minValue(1e6, 'must be at least 1MB')),
   ASSERTION_TTL: wholeSeconds,
   ASSERTION_KEY_LIFETIME: duration,
 });
@@ -328,6 +336,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sessionEncryptionKeys: out.SESSION_ENCRYPTION_KEY ?? [],
     rateLimitGeneral: out.RATE_LIMIT_GENERAL,
     rateLimitAuth: out.RATE_LIMIT_AUTH,
+    rateLimitToken: out.RATE_LIMIT_TOKEN,
     trustProxy: out.TRUST_PROXY,
     logLevel: out.LOG_LEVEL,
     adminInternalUrl: out.ADMIN_INTERNAL_URL,
@@ -336,7 +345,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreamTimeoutMs: out.UPSTREAM_TIMEOUT,
     accessLogRetentionDays: out.ACCESS_LOG_RETENTION_DAYS,
     accessLogMaxBytes: out.ACCESS_LOG_MAX_SIZE,
-    accessLogExport: out.ACCESS_LOG_EXPORT === 'otlp' ? { url: otlpLogsUrl({ endpoint: out.OTEL_EXPORTER_OTLP_ENDPOINT.href }), headers: out.OTEL_EXPORTER_OTLP_HEADERS } : undefined,
+    accessLogExport: out.ACCESS_LOG_EXPORT === 'otlp' ? { url: otlpLogsUrl({ endpoint: out.OTEL_EXPORTER_OTLP_ENDPOINT.href }), headers: out.OTEL_EXPORTER_OTLP_HEADERS, bufferBytes: out.ACCESS_LOG_OTLP_BUFFER_SIZE } : undefined,
     assertionTtlMs: out.ASSERTION_TTL,
     assertionKeyLifetimeMs: out.ASSERTION_KEY_LIFETIME,
   };

@@ -120,6 +120,7 @@ test('records arrive as OTLP log records: HTTP attributes, time, severity, resou
     'gatehouse.service.id': 'svc-1',
     'gatehouse.service.name': 'Echo',
     'gatehouse.response_time_ms': 42,
+    'gatehouse.count': 1,
     'log.record.uid': signedIn.eventId,
   });
   assert.equal(first.timeUnixNano, '1700000000123000000');
@@ -138,6 +139,7 @@ test('records arrive as OTLP log records: HTTP attributes, time, severity, resou
   assert.deepEqual([third.severityNumber, third.severityText], [17, 'ERROR']);
   const other = receiver.records.get(webdav.eventId)!.attributes;
   assert.deepEqual([other['http.request.method'], other['http.request.method_original']], ['_OTHER', 'PROPFIND']);
+  assert.equal('gatehouse.path_truncated' in first.attributes, false, 'a whole path says nothing of truncation');
 
   assert.equal(receiver.requests.length, 1, 'one request for the four records');
   const { headers } = receiver.requests[0]!;
@@ -229,25 +231,49 @@ describe('the collector answers', () => {
   });
 });
 
-test('a full buffer drops what is offered beyond maxBuffered, counted, with one warning; room again once sent', async () => {
+test('a summary record carries its count, a cut path says so', async () => {
+  const receiver = await startReceiver();
+  const { exporter } = exporterTo(receiver.port);
+  const summary = entry({ statusCode: 429, count: 7 });
+  const cut = entry({ path: `/echo/${'a'.repeat(2_041)}…`, pathTruncated: true });
+  exporter.offer([summary, cut]);
+  await receiver.until('2 records', (r) => r.records.size === 2);
+  const counted = receiver.records.get(summary.eventId)!.attributes;
+  assert.deepEqual([counted['gatehouse.count'], counted['http.response.status_code']], [7, 429]);
+  assert.equal('gatehouse.path_truncated' in counted, false);
+  const truncated = receiver.records.get(cut.eventId)!.attributes;
+  assert.deepEqual([truncated['gatehouse.count'], truncated['gatehouse.path_truncated']], [1, true]);
+  assert.equal(String(truncated['url.path']).endsWith('…'), true);
+});
+
+test('the attack: long paths with the collector away fill the buffer to its byte bound, not past it; the oldest go, counted, one warning; the newest arrive', async () => {
+  const maxBufferedBytes = 1_000_000;
   const port = await closedPort();
-  const { exporter, logs, lines } = exporterTo(port, { maxBuffered: 5 });
-  const kept = records(3);
-  exporter.offer(kept);
-  const more = records(4);
-  exporter.offer(more);
-  assert.deepEqual([exporter.buffered, exporter.dropped], [5, 2]);
-  exporter.offer(records(3));
-  assert.deepEqual([exporter.buffered, exporter.dropped], [5, 5]);
-  assert.equal(lines('warn', /buffer full/).length, 1);
+  const { exporter, logs, lines } = exporterTo(port, { maxBufferedBytes });
+  // The first record becomes the batch being retried: the buffer keeps it, as it may be in flight.
+  const first = entry();
+  exporter.offer([first]);
+  await logs.next((line) => /unreachable/.test(line.message));
+  const flood = Array.from({ length: 300 }, (_, i) => entry({ path: `/echo/${i}-${'A'.repeat(15_000)}` }));
+  for (let i = 0; i < flood.length; i += 10) {
+    exporter.offer(flood.slice(i, i + 10));
+    assert.ok(exporter.bufferedBytes <= maxBufferedBytes, `${exporter.bufferedBytes} bytes held after ${i + 10} records`);
+  }
+  // 300 records of about 31 KB each are 9 MB: all but about 32 of them must have gone.
+  const held = exporter.buffered;
+  assert.ok(held > 20 && held < 40, `${held} records held`);
+  assert.equal(exporter.dropped, 1 + flood.length - held, 'every record not held is counted as dropped');
+  assert.equal(lines('warn', /buffer full/).length, 1, 'one warning for the overflow, not one per record dropped');
 
   const receiver = await startReceiver(port);
-  await receiver.until('5 records', (r) => r.records.size === 5);
-  assert.deepEqual(new Set(receiver.records.keys()), uids([...kept, ...more.slice(0, 2)]), 'the first ones offered are kept');
-  const room = await logs.next((line) => line.level === 'info' && /room again/.test(line.message));
-  assert.equal(room.fields.dropped, 5);
+  await receiver.until('the records held', (r) => r.records.size === held);
+  assert.deepEqual(new Set(receiver.records.keys()), uids([first, ...flood.slice(flood.length - (held - 1))]), 'the newest records arrived, up to the last one offered');
+  // A batch takes at most a quarter of the bound, so the one being retried leaves room for the newest.
+  const perRequest = receiver.requests.map((post) => post.records);
+  assert.ok(Math.max(...perRequest) <= Math.floor(maxBufferedBytes / 4 / 30_000), `records per request: ${perRequest.join(', ')}`);
+  await logs.next((line) => line.level === 'info' && /room again/.test(line.message));
   await exporter.close();
-  assert.deepEqual([exporter.exported, exporter.dropped], [5, 5]);
+  assert.deepEqual([exporter.exported, exporter.dropped, exporter.buffered, exporter.bufferedBytes], [held, 1 + flood.length - held, 0, 0]);
 });
 
 describe('close()', () => {

@@ -3,7 +3,8 @@
  * admin's access-log writer thread: records are buffered in memory and POSTed to the operator's
  * collector in batches, one request at a time and in order, retried while the collector is away
  * (OTLP specification, opentelemetry-proto docs/specification.md "OTLP/HTTP"). At least once: a
- * record leaves the buffer only once the collector has answered for it.
+ * record leaves the buffer only once the collector has answered for it, or once the buffer, bounded
+ * in bytes, needs its room for newer records.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { JsonLogsSerializer } from '@opentelemetry/otlp-transformer';
@@ -11,19 +12,21 @@ import { resourceFromAttributes, type Resource } from '@opentelemetry/resources'
 import { Client } from 'undici';
 import { ACCESS_LOG_CLOSE_TIMEOUT_MS } from '../../../shared/backends/batching-access-log-sink.js';
 import type { AccessLogEntry } from '../../../shared/types.js';
+import { outcomeOf, type Outcome } from './otlp-answer.js';
 import { toOtlpLogRecord } from './otlp-log-record.js';
+import { recordBytes } from './record-bytes.js';
 
 /** How the exporter tells the operator about its state changes: pino's (fields, message) with the level first. */
 export type ExportLog = (level: 'info' | 'warn' | 'error', fields: Record<string, unknown>, message: string) => void;
 
-/** The statuses after which a request SHOULD be sent again (specification.md "Retryable Response Codes"); every other 4xx/5xx MUST NOT. */
-const RETRYABLE: ReadonlySet<number> = new Set([429, 502, 503, 504]);
-
 /** Distinct partial-success reasons warned about at most, so that a collector varying its message cannot flood the log. */
 const MAX_REJECTION_REASONS = 100;
 
-/** How much of a refusing collector's answer is logged, in bytes: its error message, not a page of HTML. */
-const ANSWER_EXCERPT_BYTES = 500;
+/** The buffer's bound when none is given, in bytes (ACCESS_LOG_OTLP_BUFFER_SIZE's default, `64MB`). */
+export const OTLP_BUFFER_BYTES_DEFAULT = 64_000_000;
+
+/** A batch's share of the buffer's bound at most (by estimate), so that the batch being retried leaves room for newer records. */
+const BATCH_SHARE_OF_BUFFER = 4;
 
 /** How an {@link OtlpLogExporter} reaches its collector, what it tells the operator, and its limits. */
 export interface OtlpLogExporterOptions {
@@ -35,9 +38,13 @@ export interface OtlpLogExporterOptions {
   serviceName: (serviceId: string) => string | undefined;
   /** Told about state changes (collector away and back, buffer full, refusals), once each, never per record or retry. */
   log: ExportLog;
-  /** Records held, waiting or being sent; what is offered beyond is dropped and counted (default 100,000). */
-  maxBuffered?: number;
-  /** Records per request at most (default 2,000). */
+  /**
+   * Bytes held at most, waiting (by the estimate of record-bytes.ts) or being sent (the request
+   * body): past it the oldest waiting records are dropped and counted (default
+   * {@link OTLP_BUFFER_BYTES_DEFAULT}).
+   */
+  maxBufferedBytes?: number;
+  /** Records per request at most (default 2,000); and estimated bytes at most a quarter of `maxBufferedBytes`. */
   batchSize?: number;
   /** Longest wait before fewer than `batchSize` records are sent, in ms (default 1,000). */
   intervalMs?: number;
@@ -57,11 +64,11 @@ interface Batch {
   body: Uint8Array;
 }
 
-/** What became of one POST. */
-type Outcome =
-  | { kind: 'accepted'; rejected: number; reason: string | undefined }
-  | { kind: 'refused'; status: number; answer: string }
-  | { kind: 'retry'; reason: string; retryAfterMs: number | undefined };
+/** The first records of a queue that make a batch: how many, and their estimated bytes. */
+interface BatchCut {
+  size: number;
+  bytes: number;
+}
 
 /**
  * Sends access-log records to an OTLP/HTTP collector as log records (see otlp-log-record.ts).
@@ -78,15 +85,17 @@ export class OtlpLogExporter {
   readonly #headers: Record<string, string>;
   readonly #serviceName: (serviceId: string) => string | undefined;
   readonly #log: ExportLog;
-  readonly #maxBuffered: number;
+  readonly #maxBufferedBytes: number;
   readonly #batchSize: number;
+  readonly #batchBytes: number;
   readonly #intervalMs: number;
   readonly #minBackoffMs: number;
   readonly #maxBackoffMs: number;
   readonly #requestTimeoutMs: number;
   readonly #resource: Resource;
-  /** Records offered and not yet in a batch, oldest first. */
+  /** Records offered and not yet in a batch, oldest first, and their estimated bytes (record-bytes.ts). */
   #waiting: AccessLogEntry[] = [];
+  #waitingBytes = 0;
   /** The batch being sent or retried; it counts as buffered until the collector has answered for it. */
   #head: Batch | undefined;
   /** The running send loop, if any. */
@@ -102,7 +111,7 @@ export class OtlpLogExporter {
   #request: AbortController | undefined;
   /** When the collector stopped answering, while it is away (ms since epoch). */
   #unreachableSince: number | undefined;
-  /** The buffer overflowed and has not drained to half since, and what it dropped meanwhile. */
+  /** The buffer overflowed and has not drained to half its bytes since, and what it dropped meanwhile. */
   #full = false;
   #droppedWhileFull = 0;
   /** The status of the last refusal, until an acceptance: a run of them is logged once. */
@@ -119,8 +128,9 @@ export class OtlpLogExporter {
     this.#headers = { ...options.headers, 'content-type': 'application/json' };
     this.#serviceName = options.serviceName;
     this.#log = options.log;
-    this.#maxBuffered = options.maxBuffered ?? 100_000;
+    this.#maxBufferedBytes = options.maxBufferedBytes ?? OTLP_BUFFER_BYTES_DEFAULT;
     this.#batchSize = options.batchSize ?? 2_000;
+    this.#batchBytes = this.#maxBufferedBytes / BATCH_SHARE_OF_BUFFER;
     this.#intervalMs = options.intervalMs ?? 1_000;
     this.#minBackoffMs = options.minBackoffMs ?? 500;
     this.#maxBackoffMs = options.maxBackoffMs ?? 30_000;
@@ -133,7 +143,7 @@ export class OtlpLogExporter {
     return this.#exported;
   }
 
-  /** Records lost: offered to a full buffer or after close(), refused or rejected by the collector, or left at close(). */
+  /** Records lost: dropped from a full buffer (the oldest) or offered after close(), refused or rejected by the collector, or left at close(). */
   get dropped(): number {
     return this.#dropped;
   }
@@ -143,20 +153,28 @@ export class OtlpLogExporter {
     return this.#waiting.length + (this.#head?.size ?? 0);
   }
 
+  /** Bytes held: the waiting records' estimate (record-bytes.ts) and the request body being sent or retried; at most `maxBufferedBytes` once offer() returns. */
+  get bufferedBytes(): number {
+    return this.#waitingBytes + (this.#head?.body.byteLength ?? 0);
+  }
+
   /**
-   * Takes `records` into the buffer, as many as fit under `maxBuffered`; the rest are dropped and
-   * counted, the first overflow logged as a warning (and the buffer's recovery, once it has
-   * drained to half, as info). Once it returns the exporter holds the records: the caller may
-   * acknowledge them at their source. Synchronous; never throws.
+   * Takes `records` into the buffer; when it then holds more than `maxBufferedBytes`, the oldest
+   * waiting records are dropped (the newest are worth more after an outage) and counted, the first
+   * overflow logged as a warning (and the buffer's recovery, once it has drained to half its
+   * bytes, as info). Once it returns the exporter holds the records: the caller may acknowledge
+   * them at their source. Synchronous; never throws.
    */
   offer(records: readonly AccessLogEntry[]): void {
     if (this.#closed) {
       this.#dropped += records.length;
       return;
     }
-    const taken = Math.min(records.length, this.#maxBuffered - this.buffered);
-    for (let i = 0; i < taken; i++) this.#waiting.push(records[i]!);
-    if (taken < records.length) this.#overflow(records.length - taken);
+    for (const record of records) {
+      this.#waiting.push(record);
+      this.#waitingBytes += recordBytes(record);
+    }
+    this.#trim();
     this.#schedule();
   }
 
@@ -185,24 +203,46 @@ export class OtlpLogExporter {
     if (left > 0) {
       this.#dropped += left;
       this.#waiting = [];
+      this.#waitingBytes = 0;
       this.#head = undefined;
       this.#log('warn', { collector: this.#collector, dropped: left, timeoutMs }, 'access-log export closed before the OTLP collector took every record');
     }
     await this.#client.close();
   }
 
+  /** Drops the oldest waiting records while the buffer holds more than its bound (the batch being sent stays: it may be in flight). */
+  #trim(): void {
+    let excess = this.bufferedBytes - this.#maxBufferedBytes;
+    if (excess <= 0) return;
+    let count = 0;
+    for (; excess > 0 && count < this.#waiting.length; count++) {
+      const bytes = recordBytes(this.#waiting[count]!);
+      excess -= bytes;
+      this.#waitingBytes -= bytes;
+    }
+    // One splice, not a shift per record: shifting a long array moves all of it each time.
+    this.#waiting.splice(0, count);
+    if (count > 0) this.#overflow(count);
+  }
+
+  /** Counts `count` records dropped from a full buffer; the first overflow since the buffer had room is logged, not each. */
   #overflow(count: number): void {
     this.#dropped += count;
     this.#droppedWhileFull += count;
     if (this.#full) return;
     this.#full = true;
-    this.#log('warn', { collector: this.#collector, maxBuffered: this.#maxBuffered }, 'access-log export buffer full: records are dropped until the OTLP collector catches up');
+    this.#log('warn', { collector: this.#collector, maxBufferedBytes: this.#maxBufferedBytes }, 'access-log export buffer full: the oldest records are dropped until the OTLP collector catches up');
+  }
+
+  /** A batch can go without waiting for the interval: `batchSize` records, or a batch's share of the buffer's bytes, are waiting. */
+  #batchReady(): boolean {
+    return this.#waiting.length >= this.#batchSize || this.#waitingBytes >= this.#batchBytes;
   }
 
   /** Starts the send loop when a batch is ready, or arms the timer after which a partial one is. */
   #schedule(): void {
     if (this.#sending !== undefined || this.#waiting.length === 0 || this.#stop.signal.aborted) return;
-    if (this.#closed || this.#waiting.length >= this.#batchSize) this.#startSending();
+    if (this.#closed || this.#batchReady()) this.#startSending();
     else this.#timer ??= setTimeout(() => ((this.#due = true), this.#startSending()), this.#intervalMs).unref();
   }
 
@@ -222,13 +262,29 @@ export class OtlpLogExporter {
 
   /** Takes the next batch off the waiting records as the head: a full one, or a partial one once due or closing. */
   #takeBatch(): Batch | undefined {
-    const size = Math.min(this.#waiting.length, this.#batchSize);
-    if (size === 0 || (size < this.#batchSize && !this.#due && !this.#closed)) return undefined;
+    if (this.#waiting.length === 0 || (!this.#batchReady() && !this.#due && !this.#closed)) return undefined;
     this.#due = false;
+    const { size, bytes } = this.#cutBatch();
     const logRecords = this.#waiting.splice(0, size).map((entry) => toOtlpLogRecord(entry, this.#resource, this.#serviceName(entry.serviceId)));
+    this.#waitingBytes -= bytes;
     // The interface allows undefined for encoders that can fail; the JSON one always returns bytes.
     this.#head = { size, body: JsonLogsSerializer.serializeRequest(logRecords)! };
+    // The body may be larger than its records' estimate (characters of 2 bytes in UTF-8).
+    this.#trim();
     return this.#head;
+  }
+
+  /** The oldest waiting records, up to `batchSize` and a batch's share of the buffer's bytes, at least one. */
+  #cutBatch(): BatchCut {
+    let size = 0;
+    let bytes = 0;
+    for (const record of this.#waiting) {
+      const next = recordBytes(record);
+      if (size === this.#batchSize || (size > 0 && bytes + next > this.#batchBytes)) break;
+      size++;
+      bytes += next;
+    }
+    return { size, bytes };
   }
 
   /** Sends `batch` until the collector answers for it, or close() gives up (the batch then stays the head). */
@@ -300,9 +356,9 @@ export class OtlpLogExporter {
     this.#unreachableSince = undefined;
   }
 
-  /** Logs the end of an overflow once the buffer is down to half: a buffer hovering at full would otherwise log each batch. */
+  /** Logs the end of an overflow once the buffer is down to half its bytes: a buffer hovering at full would otherwise log each batch. */
   #noteRoom(): void {
-    if (!this.#full || this.buffered > this.#maxBuffered / 2) return;
+    if (!this.#full || this.bufferedBytes > this.#maxBufferedBytes / 2) return;
     this.#log('info', { collector: this.#collector, dropped: this.#droppedWhileFull }, 'access-log export buffer has room again');
     this.#full = false;
     this.#droppedWhileFull = 0;
@@ -313,25 +369,4 @@ export class OtlpLogExporter {
     const ceiling = Math.min(this.#maxBackoffMs, this.#minBackoffMs * 2 ** retries);
     return this.#minBackoffMs + Math.random() * (ceiling - this.#minBackoffMs);
   }
-}
-
-/** Reads an answer: 2xx accepted (with its partial success), retryable, or refused (specification.md "OTLP/HTTP Response"). */
-function outcomeOf(status: number, retryAfter: string | string[] | undefined, answer: Uint8Array, maxBackoffMs: number): Outcome {
-  if (status >= 200 && status < 300) {
-    // `?.`: a body of `null` parses to null. rejectedLogRecords is an int64: a string in proto3 JSON.
-    const partialSuccess = JsonLogsSerializer.deserializeResponse(answer)?.partialSuccess;
-    const rejected = Number(partialSuccess?.rejectedLogRecords ?? 0);
-    return { kind: 'accepted', rejected: Number.isSafeInteger(rejected) && rejected > 0 ? rejected : 0, reason: partialSuccess?.errorMessage || undefined };
-  }
-  if (RETRYABLE.has(status)) return { kind: 'retry', reason: `HTTP ${status}`, retryAfterMs: retryAfterMs(retryAfter, maxBackoffMs) };
-  return { kind: 'refused', status, answer: new TextDecoder().decode(answer.subarray(0, ANSWER_EXCERPT_BYTES)) };
-}
-
-/**
- * `Retry-After` as delay-seconds (RFC 9110 §10.2.3), in ms, capped at `maxMs`; undefined when
- * absent or an HTTP-date, and exponential backoff applies (specification.md "OTLP/HTTP Throttling").
- */
-function retryAfterMs(value: string | string[] | undefined, maxMs: number): number | undefined {
-  if (typeof value !== 'string' || !/^\s*\d+\s*$/.test(value)) return undefined;
-  return Math.min(Number(value) * 1_000, maxMs);
 }

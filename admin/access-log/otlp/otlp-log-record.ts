@@ -38,8 +38,10 @@ const ERROR = [SeverityNumber.ERROR, 'ERROR'] as const;
  * (when the path has a `?`), `http.response.status_code`, `client.address`, `user.id` (signed-in
  * requests), `gatehouse.service.id`, `gatehouse.service.name` (when `serviceName` is known),
  * `gatehouse.response_time_ms`, `gatehouse.target` (the url of the pool's target that answered, when
- * one did) and `log.record.uid` (the eventId, so that a collector can drop the duplicates an
- * at-least-once delivery may send). Never throws.
+ * one did), `gatehouse.count` (how many requests the record stands for: 1, or more for a summary;
+ * an int, always there so that a backend can sum it), `gatehouse.path_truncated` (true, only when
+ * the path was cut to the stored maximum) and `log.record.uid` (the eventId, so that a collector
+ * can drop the duplicates an at-least-once delivery may send). Never throws.
  */
 export function toOtlpLogRecord(entry: AccessLogEntry, resource: Resource, serviceName: string | undefined): OtlpLogRecord {
   const time = millisToHrTime(entry.timestamp);
@@ -52,6 +54,7 @@ export function toOtlpLogRecord(entry: AccessLogEntry, resource: Resource, servi
     'client.address': entry.ipAddress,
     'gatehouse.service.id': entry.serviceId,
     'gatehouse.response_time_ms': entry.responseTimeMs,
+    'gatehouse.count': entry.count ?? 1,
     'log.record.uid': entry.eventId,
   };
   if (!known) attributes['http.request.method_original'] = entry.method;
@@ -59,6 +62,7 @@ export function toOtlpLogRecord(entry: AccessLogEntry, resource: Resource, servi
   if (entry.userId !== null) attributes['user.id'] = entry.userId;
   if (serviceName !== undefined) attributes['gatehouse.service.name'] = serviceName;
   if (entry.target) attributes['gatehouse.target'] = entry.target;
+  if (entry.pathTruncated === true) attributes['gatehouse.path_truncated'] = true;
   const [severityNumber, severityText] = severityOf(entry.statusCode);
   return {
     hrTime: time,
