@@ -148,6 +148,7 @@ function assertRecordOf(record: ReceivedLogRecord | undefined, d: Deployment, me
     'gatehouse.service.id': d.serviceId,
     'gatehouse.service.name': SERVICE_NAME,
     'gatehouse.target': d.targetUrl,
+    'gatehouse.count': 1,
   });
   assert.equal('user.id' in record.attributes, false, 'anonymous: no user.id');
   assert.equal(typeof responseTime, 'number');
