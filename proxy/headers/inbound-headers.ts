@@ -14,8 +14,6 @@ export interface InboundHeaders {
    * §11.6.2) makes a value no credentials check accepts.
    */
   authorization: string | undefined;
-  /** Every `X-Forwarded-For` field joined with `, `; believed only from a trusted peer. */
-  forwardedFor: string | undefined;
   /** The first `X-Forwarded-Proto` field; believed only from a trusted peer. */
   forwardedProto: string | undefined;
   /** Every `Connection` field joined with `, ` (RFC 9110 §7.6.1). */
@@ -40,7 +38,6 @@ export function readInboundHeaders(raw: readonly string[]): InboundHeaders {
     cookie: undefined,
     accept: undefined,
     authorization: undefined,
-    forwardedFor: undefined,
     forwardedProto: undefined,
     connection: undefined,
     upgrade: undefined,
@@ -57,7 +54,7 @@ export function readInboundHeaders(raw: readonly string[]): InboundHeaders {
 }
 
 /** The string fields of {@link InboundHeaders}. */
-type TextField = 'cookie' | 'accept' | 'authorization' | 'forwardedFor' | 'forwardedProto' | 'connection' | 'upgrade' | 'trailer';
+type TextField = 'cookie' | 'accept' | 'authorization' | 'forwardedProto' | 'connection' | 'upgrade' | 'trailer';
 
 /**
  * How each text field is read from the lines of its header: joined with a separator (RFC 9110
@@ -67,7 +64,6 @@ const TEXT_FIELDS: ReadonlyMap<string, { field: TextField; separator: string | n
   ['cookie', { field: 'cookie', separator: '; ' }],
   ['accept', { field: 'accept', separator: null }],
   ['authorization', { field: 'authorization', separator: ', ' }],
-  ['x-forwarded-for', { field: 'forwardedFor', separator: ', ' }],
   ['x-forwarded-proto', { field: 'forwardedProto', separator: null }],
   ['connection', { field: 'connection', separator: ', ' }],
   ['upgrade', { field: 'upgrade', separator: null }],

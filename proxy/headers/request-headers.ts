@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { TrustedProxies } from '../../shared/http/trusted-proxies.js';
-import { unmapIpv4 } from '../../shared/http/client-ip.js';
 import { GATEWAY_COOKIE_NAMES } from '../../shared/http/cookies.js';
 import { PUBLIC_HANDOFF_HEADER } from '../../shared/http/gateway-paths.js';
 import type { SessionUser } from '../../shared/types.js';
@@ -98,14 +97,15 @@ const NOT_IN_TRAILERS: ReadonlySet<string> = new Set([
  * keeps only its first N fields (Node's `maxHeadersCount`) must lose a client's padding, never them.
  */
 export class RequestHeaderBuilder {
-  readonly #trustsPeer: (address: string) => boolean;
+  readonly #trusted: TrustedProxies;
   readonly #publicHost: string;
   readonly #forAdmin: boolean;
   readonly #removed: ReadonlySet<string>;
   readonly #bearerTokens: boolean;
 
   /**
-   * `trusted`: TRUST_PROXY; only such peers may extend X-Forwarded-For/Proto.
+   * `trusted`: TRUST_PROXY; only such peers may extend X-Forwarded-For (with the hops it
+   *   believes: trusted-proxies.ts) and set X-Forwarded-Proto.
    * `publicUrl`: PUBLIC_URL, whose host is every request's `X-Forwarded-Host`.
    * `policy`: whom the list is for (see {@link HeaderPolicy}).
    * `bearerTokens`: whether protected services take bearer tokens (OIDC_API_AUDIENCES, design.md
@@ -113,7 +113,7 @@ export class RequestHeaderBuilder {
    */
   constructor(trusted: TrustedProxies, publicUrl: URL, policy: HeaderPolicy = 'public', bearerTokens = false) {
     this.#publicHost = publicUrl.host;
-    this.#trustsPeer = (address) => trusted.trusts(address);
+    this.#trusted = trusted;
     this.#forAdmin = policy === 'admin';
     this.#removed = REMOVED_BY_POLICY[policy];
     this.#bearerTokens = bearerTokens;
@@ -134,12 +134,14 @@ export class RequestHeaderBuilder {
     assertion?: string,
   ): string[] {
     const peer = req.socket.remoteAddress ?? '';
-    const trusted = peer !== '' && this.#trustsPeer(peer);
+    const trusted = peer !== '' && this.#trusted.trusts(peer);
     const out = [
       'x-forwarded-for',
       // The admin process trusts the proxy that hands off to it, not necessarily the hops before
       // it (TRUST_PROXY of its own), so it gets the address this proxy resolved, not the chain.
-      this.#forAdmin ? clientIp : forwardedFor(inbound, trusted, peer, clientIp),
+      // A service gets a trusted peer's hops with the peer appended, each a bare IP address (a
+      // reported value that is none is not passed on); otherwise the client address alone.
+      this.#forAdmin || !trusted ? clientIp : this.#trusted.hops(req).join(', '),
       'x-forwarded-proto',
       forwardedProto(req, inbound, trusted),
       // PUBLIC_URL's, never the client's Host: upstreams build absolute links (password-reset
@@ -235,16 +237,6 @@ export function withoutGatewayCookies(header: string): string {
     if (name !== '' && !GATEWAY_COOKIE_NAMES.has(name)) kept.push(pair.trim());
   }
   return kept.join('; ');
-}
-
-/**
- * `X-Forwarded-For`: a trusted peer's chain with the peer appended, otherwise the client address
- * alone (a client's own list is never believed).
- */
-function forwardedFor(inbound: InboundHeaders, trusted: boolean, peer: string, clientIp: string): string {
-  if (!trusted) return clientIp;
-  const address = unmapIpv4(peer);
-  return inbound.forwardedFor === undefined ? address : `${inbound.forwardedFor}, ${address}`;
 }
 
 /** `X-Forwarded-Proto`: a trusted peer's `http`/`https`, otherwise the inbound connection's. */

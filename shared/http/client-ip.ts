@@ -2,12 +2,14 @@ import type { IncomingMessage } from 'node:http';
 import type { TrustedProxies } from './trusted-proxies.js';
 
 /**
- * Resolves a request's client address (design.md §5): the socket's peer, unless that peer is a proxy
- * listed in TRUST_PROXY, in which case `X-Forwarded-For` is walked right to left (proxy-addr) to
- * the first untrusted hop. IPv4-mapped IPv6 addresses are shown as IPv4.
+ * Resolves a request's client address (design.md §5 "client IP"): the socket's peer, unless that
+ * peer is a proxy listed in TRUST_PROXY, in which case the hops it reports are walked right to left
+ * to the first untrusted one ({@link TrustedProxies.clientAddress}). Always a bare IP address
+ * (node:net `isIP`): a reported value that is none is never the client's. IPv4-mapped IPv6
+ * addresses are shown as IPv4.
  */
 export function clientIpResolver(trusted: TrustedProxies): (req: IncomingMessage) => string {
-  return (req) => unmapIpv4(trusted.clientAddress(req));
+  return (req) => trusted.clientAddress(req);
 }
 
 /** The rate-limit key for an address: IPv4 as is, IPv6 by its /64 (one subscriber's prefix). */
@@ -15,11 +17,6 @@ export function rateLimitKey(ip: string): string {
   if (!ip.includes(':')) return ip;
   const groups = expandIpv6(ip);
   return `${groups.slice(0, 4).join(':')}::/64`;
-}
-
-/** `::ffff:192.0.2.1` (an IPv4-mapped IPv6 address, RFC 4291 §2.5.5.2) as `192.0.2.1`; others unchanged. */
-export function unmapIpv4(ip: string): string {
-  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
 }
 
 /** The eight 16-bit groups of an IPv6 address, zero-filled (`::` expanded). */

@@ -1,10 +1,11 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import proxyAddr from 'proxy-addr';
+import { forwardedForHops, hopAddress, unmapIpv4, xForwardedForHops } from './forwarded-address.js';
 
 /**
- * TRUST_PROXY, compiled once (proxy-addr): the peers whose `X-Forwarded-For` and
+ * TRUST_PROXY, compiled once (proxy-addr): the peers whose `X-Forwarded-For` (or `Forwarded`) and
  * `X-Forwarded-Proto` are believed. Used by the client-address resolver and by the forwarding
- * headers, which must agree on who is trusted.
+ * headers, which must agree on who is trusted and on the hops believed (design.md §5 "client IP").
  */
 export class TrustedProxies {
   /** Nobody is trusted: the socket's peer is the client. */
@@ -31,10 +32,49 @@ export class TrustedProxies {
   }
 
   /**
-   * The request's client address: the socket's peer, or, from a trusted peer, `X-Forwarded-For`
-   * walked right to left to the first untrusted hop.
+   * The hops a request is believed to have come through, farthest first, each a bare IP address
+   * (forwarded-address.ts), the socket's peer last. From a trusted peer, the hops it reports in
+   * `X-Forwarded-For`, or, without that field, in `Forwarded`'s `for=` values (RFC 7239 §5.2);
+   * from any other peer, the peer alone. A reported hop that names no IP address (`unknown`,
+   * `_hidden`, junk) ends what is believed: the hops start after the rightmost such one, as if it
+   * had never been reported, so with nothing valid after it the peer stands alone.
+   */
+  hops(req: IncomingMessage): string[] {
+    const peer = req.socket.remoteAddress ?? '';
+    if (!this.any || peer === '' || !this.trusts(peer)) return [unmapIpv4(peer)];
+    const reported = reportedHops(req.headers);
+    const hops = [unmapIpv4(peer)];
+    for (let i = reported.length - 1; i >= 0; i--) {
+      const address = hopAddress(reported[i] ?? '');
+      if (address === undefined) break;
+      hops.push(address);
+    }
+    return hops.reverse();
+  }
+
+  /**
+   * The request's client address: of its {@link hops}, walked from the peer towards the farthest,
+   * the first that is not a trusted proxy, or the farthest when every one is (as proxy-addr walks).
    */
   clientAddress(req: IncomingMessage): string {
-    return this.any ? proxyAddr(req, this.#trust) : (req.socket.remoteAddress ?? '');
+    if (!this.any) return unmapIpv4(req.socket.remoteAddress ?? '');
+    const hops = this.hops(req);
+    for (let i = hops.length - 1; i > 0; i--) {
+      if (!this.#trust(hops[i]!, hops.length - 1 - i)) return hops[i]!;
+    }
+    return hops[0]!;
   }
+}
+
+/** The hops a trusted peer reports, as written: `X-Forwarded-For`'s when it sent one, else `Forwarded`'s. */
+function reportedHops(headers: IncomingHttpHeaders): Array<string | undefined> {
+  const forwardedFor = fieldValue(headers['x-forwarded-for']);
+  if (forwardedFor !== undefined) return xForwardedForHops(forwardedFor);
+  const forwarded = fieldValue(headers.forwarded);
+  return forwarded === undefined ? [] : forwardedForHops(forwarded);
+}
+
+/** A field's value as Node gives it (its lines joined with `, `; typed as possibly a list). */
+function fieldValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
 }
