@@ -13,8 +13,9 @@ import type { SessionGate } from '../shared/identity/session-gate.js';
 import type { AccessLogReads } from './access-log/reading/access-log-reads.js';
 import { ApiTokens } from './credentials/api-tokens.js';
 import { AssertionKeys } from './credentials/assertion-keys.js';
+import { sessionEncryptionKeys } from './credentials/session-key-store.js';
 import { AuditLog } from './audit-log.js';
-import { presentedToken } from './credentials/bearer-auth.js';
+import { isLiveToken, presentedToken } from './credentials/bearer-auth.js';
 import type { Database } from './database.js';
 import { exemptFromGeneralLimit } from './http/guards.js';
 import { LoginTransactions } from './oidc/login-transactions.js';
@@ -60,6 +61,8 @@ export interface AdminPlaneDeps {
   usedTokenIds: ReplayGuard;
   generalLimiter: RateLimiter;
   authLimiter: RateLimiter;
+  /** RATE_LIMIT_TOKEN, keyed by the id of the admin API token a request acts with (design.md §4.8). */
+  tokenLimiter: RateLimiter;
   clientIp: (req: IncomingMessage) => string;
   logger: Logger;
 }
@@ -119,8 +122,8 @@ interface PlaneParts {
   tokens: ApiTokens;
   relyingParty: RelyingParty;
   origins: ServedOrigins;
-  /** Seals refresh tokens at rest; undefined without SESSION_ENCRYPTION_KEY (refresh tokens are not kept). */
-  cipher: TokenCipher | undefined;
+  /** Seals refresh tokens at rest: SESSION_ENCRYPTION_KEY's keys, else the key kept in the database (credentials/session-key-store.ts). */
+  cipher: TokenCipher;
   grants: GrantRelease;
   revocation: SessionRevocation;
   revalidator: SessionRevalidator;
@@ -139,7 +142,7 @@ function openParts(deps: AdminPlaneDeps): PlaneParts {
   const tokens = new ApiTokens(db, audit);
   const relyingParty = new RelyingParty(config, logger);
   const origins = new ServedOrigins(config);
-  const cipher = config.sessionEncryptionKeys.length > 0 ? new TokenCipher(config.sessionEncryptionKeys) : undefined;
+  const cipher = new TokenCipher(sessionEncryptionKeys(db, { configured: config.sessionEncryptionKeys, sessionTtlMs: config.sessionTtlMs }, logger));
   const checksLogger = logger.child({ component: 'session-checks' });
   const grants = new GrantRelease(relyingParty, cipher, checksLogger);
   const revocation = new SessionRevocation(sessions, audit, grants);
@@ -165,7 +168,7 @@ function routeHandlers(deps: AdminPlaneDeps, parts: PlaneParts): RouteHandlers {
       grants,
       logger,
     }),
-    backchannelLogout: createBackchannelLogoutHandler({ config, sessions, revocation, usedTokenIds: deps.usedTokenIds, issuerKeys: parts.issuerKeys, logger }),
+    backchannelLogout: createBackchannelLogoutHandler({ config, sessions, revocation, usedTokenIds: deps.usedTokenIds, issuerKeys: parts.issuerKeys, authLimiter: deps.authLimiter, logger }),
     sessions: createSessionHandlers({ sessions, revocation }),
     sessionPages: createSessionPageHandlers({ sessions, revocation }),
     services: createServiceHandlers({ registry, accessLogs, targetHealth }),
@@ -180,7 +183,7 @@ function routeHandlers(deps: AdminPlaneDeps, parts: PlaneParts): RouteHandlers {
 /**
  * How the plane serves a request on one of its origins: the session of the origin's cookie (when
  * the session gate admits it and the origin accepts it), an API token where the admin API is
- * served, the general rate limit, then the handler `routers` give for the origin, method and path.
+ * served, the general rate limit (per address) or a live token's own (per token), then the handler `routers` give for the origin, method and path.
  * The returned function rejects with a {@link GatewayError} (over the rate limit, a method the
  * path does not take) or with whatever the handler throws.
  */
@@ -197,6 +200,9 @@ function requestServer(deps: AdminPlaneDeps, tokens: ApiTokens, routers: Readonl
     if (!exemptFromGeneralLimit(url.pathname, session, apiToken)) {
       refuseOverLimit(await deps.generalLimiter.consume(rateLimitKey(clientIp)));
     }
+    // A live token is counted by its id wherever it comes from, so a script spread over addresses
+    // stays bounded and one token's flood leaves other tokens (and the admins' sessions) alone.
+    if (isLiveToken(apiToken)) refuseOverLimit(await deps.tokenLimiter.consume(apiToken.id));
     const match = routers.get(origin)!.match(req.method ?? 'GET', url.pathname);
     if (!match) return answerUnrouted(req, res, url, origin);
     if ('allow' in match) throw new GatewayError('METHOD_NOT_ALLOWED', { headers: { allow: match.allow.join(', ') } });

@@ -178,4 +178,36 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE services ADD COLUMN outlier_detection TEXT NOT NULL DEFAULT '{"maxFails":3,"windowSeconds":10,"ejectSeconds":30}';
   ALTER TABLE services ADD COLUMN retries INTEGER NOT NULL DEFAULT 1;
   `,
+  `
+  -- The key that seals refresh tokens when SESSION_ENCRYPTION_KEY is unset (design.md §4.12,
+  -- admin/credentials/session-key-store.ts): 32 random bytes made at the first start, one row at
+  -- most. retired_at: when a start first found the variable set; from then on the key only opens
+  -- what it sealed, and it is deleted once SESSION_TTL has passed since. Times are epoch ms.
+  CREATE TABLE session_encryption_key (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    key BLOB NOT NULL CHECK (length(key) = 32),
+    created_at INTEGER NOT NULL,
+    retired_at INTEGER
+  );
+  `,
+  `
+  -- An API token's scope may be 'write sessions' (design.md §4.8, admin/credentials/token-scope.ts):
+  -- write, and ending an administrator's sessions. SQLite cannot change a CHECK in place, so the
+  -- table is made again with the wider one (https://www.sqlite.org/lang_altertable.html#otheralter);
+  -- every row keeps its scope, so no existing token gains the new one.
+  CREATE TABLE api_tokens_scoped (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    scope TEXT NOT NULL CHECK (scope IN ('read', 'write', 'write sessions')),
+    secret_hash TEXT NOT NULL UNIQUE,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    last_used_at INTEGER,
+    expires_at INTEGER,
+    revoked_at INTEGER
+  );
+  INSERT INTO api_tokens_scoped SELECT id, name, scope, secret_hash, created_by, created_at, last_used_at, expires_at, revoked_at FROM api_tokens;
+  DROP TABLE api_tokens;
+  ALTER TABLE api_tokens_scoped RENAME TO api_tokens;
+  `,
 ];

@@ -14,6 +14,7 @@ export const ERRORS = {
   ACCESS_DENIED: { status: 403, message: 'Access denied' },
   INSUFFICIENT_SCOPE: { status: 403, message: 'Insufficient scope' },
   TOKENS_CANNOT_MANAGE_TOKENS: { status: 403, message: 'Tokens cannot manage tokens' },
+  SESSIONS_SCOPE_REQUIRED: { status: 403, message: "Ending an administrator's sessions needs a token with the sessions scope" },
   SERVICE_NOT_FOUND: { status: 404, message: 'Service not found' },
   TOKEN_NOT_FOUND: { status: 404, message: 'Token not found' },
   SESSION_NOT_FOUND: { status: 404, message: 'Session not found' },

@@ -4,27 +4,39 @@ import { parseArgs } from 'node:util';
 import { errorCode } from '../../shared/error-code.js';
 import type { RegistryPlan } from '../registry/registry-document.js';
 import { adminApiFromEnv, callAdminApi, CliError, type AdminApi } from './admin-api.js';
+import { databasePathFromEnv, listLocalTokens, revokeLocalToken } from './local-tokens.js';
 import { planTable } from './plan-table.js';
 
 /**
- * `npx gatehouse services export|plan|apply <file>` (package.json `bin`): a repository of service
- * definitions kept as a registry document and applied from CI (design.md §4.9), through the admin
- * API with an admin API token (GATEHOUSE_ADMIN_URL, GATEHOUSE_TOKEN). Exit status 0 when done, 1
- * when the gateway refuses or cannot be reached or a file cannot be read or written, 2 for wrong
- * usage; each failure is said on standard error.
+ * `npx gatehouse` (package.json `bin`):
+ * - `services export|plan|apply <file>`: a repository of service definitions kept as a registry
+ *   document and applied from CI (design.md §4.9), through the admin API with an admin API token
+ *   (GATEHOUSE_ADMIN_URL, GATEHOUSE_TOKEN);
+ * - `tokens list|revoke <id>`: the admin API tokens, straight in the database at DATABASE_PATH on
+ *   the admin host, without a session or the admin process (break-glass: local-tokens.ts).
+ * Exit status 0 when done, 1 when the gateway refuses or cannot be reached, a file or the
+ * database cannot be read or written, or a token is not found; 2 for wrong usage; each failure is
+ * said on standard error.
  */
 
 const USAGE = `Usage: gatehouse services <command> <file>
+       gatehouse tokens list
+       gatehouse tokens revoke <id>
 
-Commands:
+Services, through the admin API:
   export <file>   Write the gateway's registry as a document to <file> (- for standard output)
   plan <file>     Show what applying the document <file> would change; changes nothing
   apply <file>    Apply the document <file> in one transaction and show what changed
                   (<file> may be - for standard input)
 
+Tokens, on the admin host, in the gateway's database (no session; the admin process may be down):
+  list            List the admin API tokens not revoked
+  revoke <id>     Revoke a token at once (audited as local:<your user name>)
+
 Environment:
   GATEHOUSE_ADMIN_URL  The admin API's origin: ADMIN_URL, or the admin port (http://127.0.0.1:8081)
   GATEHOUSE_TOKEN      An admin API token (ght_…): read scope for export, write for plan and apply
+  DATABASE_PATH        The admin process's database, for tokens (./data/gateway.db)
 
 Exit status: 0 done, 1 failed (the reason on standard error), 2 wrong usage.
 `;
@@ -38,8 +50,14 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const [group, command, file, ...extra] = positionals;
-  if (group !== 'services') throw new UsageError(group === undefined ? 'no command given' : `unknown command: ${group}`);
+  const [group, ...rest] = positionals;
+  if (group === 'services') return services(rest);
+  if (group === 'tokens') return tokens(rest);
+  throw new UsageError(group === undefined ? 'no command given' : `unknown command: ${group}`);
+}
+
+/** `services export|plan|apply <file>`. */
+async function services([command, file, ...extra]: string[]): Promise<void> {
   if (command !== 'export' && command !== 'plan' && command !== 'apply') {
     throw new UsageError(command === undefined ? 'services needs export, plan or apply' : `unknown services command: ${command}`);
   }
@@ -48,6 +66,18 @@ async function main(argv: string[]): Promise<void> {
   const api = adminApiFromEnv(process.env);
   if (command === 'export') await exportDocument(api, file);
   else await applyDocument(api, file, command === 'plan');
+}
+
+/** `tokens list` and `tokens revoke <id>`, in the database at DATABASE_PATH (local-tokens.ts). */
+function tokens([command, id, ...extra]: string[]): void {
+  if (command !== 'list' && command !== 'revoke') {
+    throw new UsageError(command === undefined ? 'tokens needs list or revoke' : `unknown tokens command: ${command}`);
+  }
+  const unexpected = command === 'list' ? [id, ...extra].filter((arg) => arg !== undefined) : extra;
+  if (unexpected.length > 0) throw new UsageError(`unexpected arguments: ${unexpected.join(' ')}`);
+  if (command === 'revoke' && id === undefined) throw new UsageError('tokens revoke needs the id of a token (gatehouse tokens list shows them)');
+  const path = databasePathFromEnv(process.env);
+  process.stdout.write(command === 'list' ? listLocalTokens(path) : revokeLocalToken(path, id!));
 }
 
 /** `services export <file>`: GET /api/services/export, written as indented JSON. */

@@ -1,4 +1,5 @@
 import type { RegistryPlan } from '../registry/registry-document.js';
+import { textTable } from './text-table.js';
 
 /**
  * A registry plan (design.md §4.9) as the CLI prints it: one row per service created, updated or
@@ -19,17 +20,7 @@ export function planTable(plan: RegistryPlan, applied: boolean): string {
   const summary = applied
     ? `${create} created, ${update} updated, ${remove} deleted, ${unchanged} unchanged.`
     : `${create} to create, ${update} to update, ${remove} to delete, ${unchanged} unchanged.`;
-  return `${table([['ACTION', 'PATH', 'NAME', 'CHANGES'], ...rows])}\n${summary}\n`;
+  return `${textTable([['ACTION', 'PATH', 'NAME', 'CHANGES'], ...rows])}\n${summary}\n`;
 }
 
 const servicesCount = (count: number): string => `${count} ${count === 1 ? 'service' : 'services'}`;
-
-/** Length in code points, so a name with an emoji lines up as well as a terminal allows. */
-const width = (text: string): number => [...text].length;
-
-/** Rows as left-aligned columns two spaces apart, without trailing spaces. */
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => width(row[column]!))));
-  const line = (row: string[]) => row.map((cell, column) => cell + ' '.repeat(widths[column]! - width(cell) + 2)).join('').trimEnd();
-  return rows.map(line).join('\n') + '\n';
-}

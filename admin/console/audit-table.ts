@@ -1,3 +1,4 @@
+import { LOCAL_ACTOR_PREFIX } from '../actor.js';
 import type { AuditAction, AuditRecord } from '../audit-log.js';
 import { html, type Html } from '../../shared/pages/html.js';
 import { policyLines } from './access-policy-text.js';
@@ -20,6 +21,7 @@ const ACTION_LABELS: Record<AuditAction, string> = {
   TOKEN_CREATED: 'API token created',
   TOKEN_REVOKED: 'API token revoked',
   SESSION_REVOKED: 'Sessions ended',
+  ACCESS_LOG_DAY_DELETED: 'Access-log day deleted',
 };
 
 type Details = Record<string, unknown>;
@@ -74,13 +76,15 @@ function parseDetails(text: string): Details {
 
 /**
  * The actor: a user by the email they signed in with and their subject, linked to their sessions;
- * an API token by its name and id. Without a user, who the entry's details name (the identity
+ * an API token by its name and id; an operator on the admin host (`local:<os user>`, the
+ * `gatehouse tokens` CLI) as such. Without a user, who the entry's details name (the identity
  * provider, the gateway), else "anonymous".
  */
 function who(record: AuditRecord, details: Details, names: AuditNames): Html | string {
   if (!record.user_id) return html`<span class="muted">${actorWithoutUser(record, details)}</span>`;
   const token = names.tokens.get(record.user_id);
   if (token !== undefined) return html`API token “${token}”<br><code class="muted">${record.user_id}</code>`;
+  if (record.user_id.startsWith(LOCAL_ACTOR_PREFIX)) return html`an operator on the admin host<br><code class="muted">${record.user_id}</code>`;
   const email = names.emails.get(record.user_id);
   const href = userSessionsHref(record.user_id);
   return email
@@ -90,7 +94,7 @@ function who(record: AuditRecord, details: Details, names: AuditNames): Html | s
 
 /** Who acted when no user did: the gateway (a key reaching ASSERTION_KEY_LIFETIME, an unreadable refresh token), the identity provider. */
 function actorWithoutUser(record: AuditRecord, details: Details): string {
-  if (record.action === 'ASSERTION_KEY_ROTATED') return 'the gateway';
+  if (record.action === 'ASSERTION_KEY_ROTATED' || record.action === 'ACCESS_LOG_DAY_DELETED') return 'the gateway';
   if (record.action === 'SESSION_REVOKED' && details.by === 'identity provider') return 'the identity provider';
   if (record.action === 'SESSION_REVOKED' && details.by === 'gateway') return 'the gateway';
   return 'anonymous';
@@ -152,6 +156,8 @@ function describe(action: AuditAction, details: Details): Html | string {
     case 'TOKEN_CREATED':
     case 'TOKEN_REVOKED':
       return tokenDescription(details.token);
+    case 'ACCESS_LOG_DAY_DELETED':
+      return accessLogDayDeleted(details);
     case 'ASSERTION_KEY_ROTATED':
       return html`<code>${show(details.previousKid)}</code> → <code>${show(details.kid)}</code>${details.reason === 'lifetime' ? ', reached ASSERTION_KEY_LIFETIME' : ''}`;
     default:
@@ -179,6 +185,16 @@ function sessionsEnded(details: Details): Html | string {
   const reason = typeof details.reason === 'string' && Object.hasOwn(REVOCATION_REASONS, details.reason) ? REVOCATION_REASONS[details.reason] : undefined;
   const by = reason ?? (typeof details.by === 'string' ? `by the ${details.by}` : undefined);
   return html`${sessions}${whose}${by ? `, ${by}` : ''}`;
+}
+
+/** Which limit made the gateway delete a day of the access log (admin/access-log/writing/access-log-store.ts). */
+const DELETION_LIMITS: Record<string, string> = { max_size: 'ACCESS_LOG_MAX_SIZE', disk_reserve: "the disk's free-space reserve" };
+
+/** "2025-01-31, 1,234 records, to stay within ACCESS_LOG_MAX_SIZE". */
+function accessLogDayDeleted(details: Details): string {
+  const records = typeof details.records === 'number' && details.records >= 0 ? `, ${details.records.toLocaleString('en-US')} records` : '';
+  const limit = typeof details.reason === 'string' && Object.hasOwn(DELETION_LIMITS, details.reason) ? `, to stay within ${DELETION_LIMITS[details.reason]}` : '';
+  return `${show(details.day)}${records}${limit}`;
 }
 
 /** A token as its audit entry recorded it: name, scope and expiry (design.md §4.8). */

@@ -1,14 +1,16 @@
 import { html, type Html } from '../../shared/pages/html.js';
 import type { ApiToken } from '../credentials/api-tokens.js';
+import type { TokenScope } from '../credentials/token-scope.js';
 import { DEFAULT_TOKEN_LIFETIME_DAYS, MAX_TOKEN_NAME_LENGTH, TOKEN_LIFETIMES_DAYS } from '../credentials/token-validation.js';
 import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
 import { emptyState, timeTag } from './fragments.js';
 
-/** How each scope reads in the console. */
-const SCOPE_LABELS = {
-  read: 'Read: GET requests only',
-  write: 'Write: every admin API request, tokens excepted',
-} as const;
+/** How each scope reads in the form, and in the list (`short`). */
+const SCOPE_LABELS: Record<TokenScope, { long: string; short: string }> = {
+  read: { long: 'Read: GET requests only', short: 'Read' },
+  write: { long: "Write: every admin API request, except tokens and ending administrators' sessions", short: 'Write' },
+  'write sessions': { long: "Write and sessions: also ends administrators' sessions", short: 'Write, sessions' },
+};
 
 export interface TokensPageData {
   tokens: ApiToken[];
@@ -42,9 +44,10 @@ without a browser session or CSRF token. Tokens are made and revoked only here (
   </div>
   <div class="field">
     <label for="scope">Scope</label>
-    <select id="scope" name="scope" aria-describedby="scope-error">
-      ${Object.entries(SCOPE_LABELS).map(([scope, label]) => html`<option value="${scope}">${label}</option>`)}
+    <select id="scope" name="scope" aria-describedby="scope-hint scope-error">
+      ${Object.entries(SCOPE_LABELS).map(([scope, label]) => html`<option value="${scope}">${label.long}</option>`)}
     </select>
+    <p class="hint" id="scope-hint">A leaked write token cannot sign out the administrators who would revoke it; give the sessions scope only to a script that must.</p>
     <p class="field-error" id="scope-error" data-error-for="scope" hidden></p>
   </div>
   <div class="field">
@@ -85,7 +88,7 @@ function tokensTable({ tokens, emails, now }: TokensPageData): Html {
   };
   const row = (token: ApiToken) => html`<tr>
 <th scope="row" data-label="Name" class="wrap">${token.name}</th>
-<td data-label="Scope">${token.scope === 'write' ? 'Write' : 'Read'}</td>
+<td data-label="Scope">${SCOPE_LABELS[token.scope].short}</td>
 <td data-label="Created by">${creator(token.createdBy)}</td>
 <td data-label="Created">${timeTag(token.createdAt)}</td>
 <td data-label="Last used">${token.lastUsedAt ? timeTag(token.lastUsedAt) : html`<span class="muted">Never</span>`}</td>

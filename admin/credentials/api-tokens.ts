@@ -3,7 +3,8 @@ import type { Database, Statement } from 'better-sqlite3';
 import { GatewayError } from '../../shared/errors.js';
 import { isWellFormedApiTokenSecret, newApiTokenSecret } from '../../shared/identity/secrets.js';
 import type { Actor, AuditLog } from '../audit-log.js';
-import { parseTokenCreate, type TokenScope } from './token-validation.js';
+import { parseTokenCreate } from './token-validation.js';
+import type { TokenScope } from './token-scope.js';
 
 /** An admin API token as the API and the console show it (design.md §4.8): never its secret or hash. */
 export interface ApiToken {
@@ -116,15 +117,19 @@ export class ApiTokens {
   }
 
   /**
-   * Revokes a token at once (its next request gets 401), audited as `TOKEN_REVOKED`.
+   * Revokes a token at once, audited as `TOKEN_REVOKED`, and returns it as it was. Its next request
+   * gets 401 in every process using this database, whichever process revoked it: nothing caches a
+   * token, each request looks it up ({@link authenticate}).
    * @throws {GatewayError} TOKEN_NOT_FOUND (404) for an unknown or already revoked id, any text.
    */
-  revoke(id: string, actor: Actor): void {
-    this.#db.transaction(() => {
+  revoke(id: string, actor: Actor): ApiToken {
+    return this.#db.transaction(() => {
       const row = this.#byId.get(id);
       if (!row) throw new GatewayError('TOKEN_NOT_FOUND');
       this.#revoke.run(Date.now(), id);
-      this.#audit.record({ ...actor, action: 'TOKEN_REVOKED', serviceId: null, details: { token: auditDetails(fromRow(row)) } });
+      const token = fromRow(row);
+      this.#audit.record({ ...actor, action: 'TOKEN_REVOKED', serviceId: null, details: { token: auditDetails(token) } });
+      return token;
     }).immediate(); // reads, then writes: IMMEDIATE, see ServiceRegistry's #write
   }
 

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { parseWith, requireObject } from '../http/json-body-validation.js';
+import { canonicalScope, TOKEN_SCOPES } from './token-scope.js';
 
 /**
  * Validation of `POST /api/tokens` bodies (design.md §4.8). Pure: reads an already-parsed JSON value
@@ -12,11 +13,6 @@ export const MAX_TOKEN_NAME_LENGTH = 100;
 export const TOKEN_LIFETIMES_DAYS = [30, 90, 365] as const;
 /** The lifetime of a token created without `expiresInDays`, in days. */
 export const DEFAULT_TOKEN_LIFETIME_DAYS = 90;
-/** What a token may do: `read` only GET (and HEAD), `write` every method of the admin API. */
-export const TOKEN_SCOPES = ['read', 'write'] as const;
-
-export type TokenScope = (typeof TOKEN_SCOPES)[number];
-
 const nameSchema = v.pipe(
   v.string('must be a string'),
   v.trim(),
@@ -24,9 +20,20 @@ const nameSchema = v.pipe(
   v.check((name) => [...name].length <= MAX_TOKEN_NAME_LENGTH, `must be at most ${MAX_TOKEN_NAME_LENGTH} characters`),
 );
 
+/** A scope (token-scope.ts) in any order of its tokens, kept in its canonical spelling. */
+const scopeSchema = v.pipe(
+  v.string('must be read, write or write sessions'),
+  v.transform(canonicalScope),
+  v.picklist(TOKEN_SCOPES, 'must be read, write or write sessions'),
+  v.description(
+    'read: GET and HEAD; write: every method; write sessions: write, and ending an administrator\'s sessions too ' +
+      '(scope tokens separated by spaces, in any order: RFC 6749 §3.3)',
+  ),
+);
+
 const createSchema = v.object({
   name: nameSchema,
-  scope: v.picklist(TOKEN_SCOPES, `must be ${TOKEN_SCOPES.join(' or ')}`),
+  scope: scopeSchema,
   expiresInDays: v.optional(
     v.nullable(v.picklist(TOKEN_LIFETIMES_DAYS, `must be ${TOKEN_LIFETIMES_DAYS.join(', ')} or null`)),
     DEFAULT_TOKEN_LIFETIME_DAYS,
@@ -36,13 +43,13 @@ const createSchema = v.object({
 /** The body's schema, for the API's description (admin/openapi/). */
 export const TOKEN_BODY_SCHEMAS = { create: createSchema };
 
-/** A validated create body: `name` trimmed, `expiresInDays` defaulted to 90 (`null`: never expires). */
+/** A validated create body: `name` trimmed, `scope` canonical, `expiresInDays` defaulted to 90 (`null`: never expires). */
 export type TokenCreateInput = v.InferOutput<typeof createSchema>;
 
 /**
- * Validates a POST /api/tokens body: `name` (1–100 characters after trimming) and `scope` (`read` or
- * `write`) required, `expiresInDays` 30, 90 (the default) or 365, or null for a token that never
- * expires.
+ * Validates a POST /api/tokens body: `name` (1–100 characters after trimming) and `scope` (`read`,
+ * `write` or `write sessions`, its tokens in any order) required, `expiresInDays` 30, 90 (the
+ * default) or 365, or null for a token that never expires.
  * @throws {GatewayError} BAD_REQUEST `Body must be a JSON object`, or `Invalid API token: …` with
  *   `fields` for every missing, invalid or unknown field.
  */

@@ -6,6 +6,7 @@ import { forbiddenPage } from '../console/error-pages.js';
 import type { Session } from '../../shared/types.js';
 import { ASSET_PREFIX } from '../console/console-assets.js';
 import { isLiveToken, type PresentedToken } from '../credentials/bearer-auth.js';
+import { scopeIncludes } from '../credentials/token-scope.js';
 import type { Handler, RequestContext } from './request-context.js';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -62,7 +63,7 @@ export function requireAdmin(handler: Handler): Handler {
     const token = ctx.apiToken;
     if (token === null) return withSession(ctx);
     if (token === 'invalid') throw invalidToken();
-    if (token.scope !== 'write' && !READ_METHODS.has(ctx.req.method ?? '')) {
+    if (!scopeIncludes(token.scope, 'write') && !READ_METHODS.has(ctx.req.method ?? '')) {
       throw new GatewayError('INSUFFICIENT_SCOPE', { headers: { 'www-authenticate': CHALLENGE.insufficientScope } });
     }
     return handler({ ...ctx, session: null, sessionId: null });

@@ -38,7 +38,8 @@ const WITH_FIELDS: ReadonlySet<ErrorCode> = new Set(['MISSING_FIELDS']);
 
 const WWW_AUTHENTICATE =
   'Bearer without credentials; Bearer error="invalid_token" for a bearer credential that is no live token; ' +
-  'Bearer error="insufficient_scope", scope="write" for a read token asked to change something (RFC 6750 §3)';
+  'Bearer error="insufficient_scope", scope="write" for a read token asked to change something; ' +
+  'Bearer error="insufficient_scope", scope="sessions" for a token without the sessions scope ending an administrator\'s sessions (RFC 6750 §3)';
 const challenge = (required: boolean) => ({ 'WWW-Authenticate': { description: WWW_AUTHENTICATE, required } });
 const RATE_LIMIT_HEADERS: Record<string, HeaderSpec> = {
   'Retry-After': { description: 'Seconds until the window resets', required: true },
@@ -46,6 +47,9 @@ const RATE_LIMIT_HEADERS: Record<string, HeaderSpec> = {
   'RateLimit-Remaining': { description: 'Requests left in the window', required: true },
   'RateLimit-Reset': { description: 'Seconds until the window resets', required: true },
 };
+
+/** The headers of a handler's own failures that have any. */
+const ERROR_HEADERS: Partial<Record<ErrorCode, Record<string, HeaderSpec>>> = { SESSIONS_SCOPE_REQUIRED: challenge(true) };
 
 const failure = (code: ErrorCode, headers?: Record<string, HeaderSpec>): Failure => ({
   ...ERRORS[code],
@@ -97,7 +101,7 @@ function failuresOf(endpoint: Endpoint): Failure[] {
     ...guardFailures(endpoint.guard, endpoint.method !== 'GET'),
     ...body,
     ...(endpoint.query ? [VALIDATION] : []),
-    ...(endpoint.errors ?? []).map((code) => failure(code)),
+    ...(endpoint.errors ?? []).map((code) => failure(code, ERROR_HEADERS[code])),
     failure('RATE_LIMITED', RATE_LIMIT_HEADERS),
     failure('INTERNAL'),
   ];
@@ -199,7 +203,7 @@ const DESCRIPTION = `The admin and dashboard JSON API of Gatehouse, an authentic
 
 Served wherever the admin API is: the admin port, which is ADMIN_URL's origin when that is set, and the public origin while ADMIN_URL is unset. Errors are {"error": "<message>"} with the exact messages listed per answer; validation errors add "fields", the reason for each wrong field or parameter. A wrong method on a known path answers 405 Method not allowed with Allow.
 
-Authentication: an administrator's session (cookie from signing in at /auth/login on this origin) with its CSRF token in X-CSRF-Token on POST, PUT, PATCH and DELETE, or an admin API token (Authorization: Bearer ght_…; read: GET only, write: everything but /api/tokens).`;
+Authentication: an administrator's session (cookie from signing in at /auth/login on this origin) with its CSRF token in X-CSRF-Token on POST, PUT, PATCH and DELETE, or an admin API token (Authorization: Bearer ght_…; its scope read: GET only; write: everything but /api/tokens and ending an administrator's sessions; write sessions: that too).`;
 
 /** The paths and component schemas, the same on every origin: converted once per process, when first asked for. */
 let converted: { paths: OpenApiDocument['paths']; schemas: Record<string, unknown> } | undefined;
@@ -243,7 +247,7 @@ export function buildOpenApiDocument(origin: ServedOrigin): OpenApiDocument {
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'ght_ and 43 base64url characters',
-          description: 'An admin API token (made in the console or by POST /api/tokens): read allows GET, write every method; none is taken on /api/tokens',
+          description: 'An admin API token (made in the console or by POST /api/tokens): read allows GET, write every method, write sessions also ending an administrator\'s sessions; none is taken on /api/tokens',
         },
       },
     },

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { AUDIT_ACTIONS } from '../audit-log.js';
 import { HEALTH_CHECK_RANGES, LOAD_BALANCING_METHODS, MAX_RETRIES, MAX_TARGETS, MAX_WEIGHT, OUTLIER_DETECTION_RANGES } from '../registry/pool-fields.js';
-import { TOKEN_SCOPES } from '../credentials/token-validation.js';
+import { TOKEN_SCOPES } from '../credentials/token-scope.js';
 import { TRAFFIC_RANGES, type TrafficRange } from '../access-log/traffic-rollups.js';
 import { STATUS_CLASSES, type StatusClass } from '../../shared/http/status-classes.js';
 import { TARGET_STATES } from '../../shared/services/target-health-report.js';
@@ -80,13 +80,15 @@ const accessLogRecord = v.strictObject({
   id: rowId,
   service_id: uuid,
   user_id: v.nullable(v.string()),
-  path: v.pipe(v.string(), v.description('The requested path with its query, as received')),
+  path: v.pipe(v.string(), v.description('The requested path with its query, as received, cut to 2,048 bytes (then `path_truncated`)')),
   method: v.string(),
   status_code: v.pipe(v.number(), v.integer()),
   response_time_ms: count,
   ip_address: v.string(),
   timestamp,
   target: v.pipe(v.nullable(v.string()), v.description("The url of the service's target that answered (the last tried); null when none did: the gateway answered itself")),
+  count: v.pipe(v.number(), v.integer(), v.minValue(1), v.description("Requests the record stands for: 1, or more for a summary of one client address's requests to the service within one minute and status class (refused by the rate limit, or past the address's share of the day's access-log budget); its other fields are the first request's")),
+  path_truncated: v.pipe(v.boolean(), v.description('True when `path` was cut to 2,048 bytes and ends with `…`')),
 });
 
 /** A page of a service's access log (interface.md §4.2, README "Where access-log records go"). */
@@ -157,7 +159,7 @@ const trafficSeries = v.strictObject({
 const apiTokenEntries = {
   id: uuid,
   name: v.string(),
-  scope: v.picklist(TOKEN_SCOPES),
+  scope: v.pipe(v.picklist(TOKEN_SCOPES), v.description("read: GET and HEAD; write: every method; write sessions: write, and ending an administrator's sessions too")),
   createdBy: v.pipe(v.string(), v.description("The creating administrator's subject")),
   createdAt: timestamp,
   lastUsedAt: v.pipe(v.nullable(timestamp), v.description('To the minute; null: never used')),

@@ -33,6 +33,8 @@ export interface Backends {
   readonly usedTokenIds: ReplayGuard;
   readonly generalLimiter: RateLimiter;
   readonly authLimiter: RateLimiter;
+  /** RATE_LIMIT_TOKEN, keyed by an admin API token's id (design.md §4.8); only the admin plane counts with it. */
+  readonly tokenLimiter: RateLimiter;
   /**
    * The process's one access-log sink, for its data plane (made on the first call, the same one
    * after). Embedded: batches go to the {@link SqliteStorage} given at open; Redis: to the

@@ -35,10 +35,10 @@ describe('one embedded gateway', () => {
       assertError(empty, 400, 'Invalid API token: name is required; scope is required');
       assert.deepEqual(empty.json.fields, { name: 'is required', scope: 'is required' });
       const bad = await env.call('POST', '/api/tokens', { as: env.admin, json: { name: ' ', scope: 'admin', expiresInDays: 7, secret: 'mine' } });
-      assertError(bad, 400, 'Invalid API token: name must not be empty; scope must be read or write; expiresInDays must be 30, 90, 365 or null. Unknown fields: secret');
+      assertError(bad, 400, 'Invalid API token: name must not be empty; scope must be read, write or write sessions; expiresInDays must be 30, 90, 365 or null. Unknown fields: secret');
       assert.deepEqual(bad.json.fields, {
         name: 'must not be empty',
-        scope: 'must be read or write',
+        scope: 'must be read, write or write sessions',
         expiresInDays: 'must be 30, 90, 365 or null',
         secret: 'unknown field',
       });

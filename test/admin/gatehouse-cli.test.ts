@@ -4,8 +4,6 @@
  * writes and prints, and its exit status and message for every way it can fail.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,15 +11,8 @@ import { after, describe, it } from 'node:test';
 import { useAdminSession } from '../support/admin-session.js';
 import { apiClient } from '../support/api-client.js';
 import { freePort } from '../support/free-port.js';
+import { runGatehouseCli, type CliRun as Run } from '../support/gatehouse-cli.js';
 import { bearer, createToken, type CreatedToken } from './api-token-checks.js';
-
-const CLI = new URL('../../admin/cli/gatehouse.js', import.meta.url).pathname;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let dir: string;
 let write: CreatedToken;
@@ -35,17 +26,8 @@ const session = useAdminSession({}, async (session) => {
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs the CLI with `args`, the gateway's admin port and `token` in its environment (unless `env` says otherwise), `stdin` on its standard input. */
-async function gatehouse(args: string[], options: { token?: string; env?: Record<string, string | undefined>; stdin?: string } = {}): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, GATEHOUSE_ADMIN_URL: session.gw.adminUrl, GATEHOUSE_TOKEN: options.token ?? write.secret, ...options.env };
-  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += String(chunk)));
-  child.stderr.on('data', (chunk) => (stderr += String(chunk)));
-  child.stdin.end(options.stdin ?? '');
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
+function gatehouse(args: string[], options: { token?: string; env?: Record<string, string | undefined>; stdin?: string } = {}): Promise<Run> {
+  return runGatehouseCli(args, { GATEHOUSE_ADMIN_URL: session.gw.adminUrl, GATEHOUSE_TOKEN: options.token ?? write.secret, ...options.env }, options.stdin);
 }
 
 const api = () => apiClient(session.gw.adminUrl);

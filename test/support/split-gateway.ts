@@ -93,6 +93,7 @@ export async function startSplitGateway(
       ADMIN_EMAILS: 'admin@example.com',
       RATE_LIMIT_GENERAL: '0',
       RATE_LIMIT_AUTH: '0',
+      RATE_LIMIT_TOKEN: '0',
       ...env,
     };
     const databasePath = join(dir, 'gateway.db');

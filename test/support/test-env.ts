@@ -5,5 +5,6 @@
 export const TEST_ENV: Readonly<Record<string, string>> = {
   RATE_LIMIT_GENERAL: '0',
   RATE_LIMIT_AUTH: '0',
+  RATE_LIMIT_TOKEN: '0',
   LOG_LEVEL: 'silent',
 };

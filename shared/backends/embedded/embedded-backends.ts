@@ -32,6 +32,7 @@ export function openEmbeddedBackends(config: Config, storage: SqliteStorage, log
     usedTokenIds: new SqliteReplayGuard(storage.db),
     generalLimiter: new MemoryRateLimiter(config.rateLimitGeneral),
     authLimiter: new MemoryRateLimiter(config.rateLimitAuth),
+    tokenLimiter: new MemoryRateLimiter(config.rateLimitToken),
     accessLogSink: () =>
       (sink ??= new BatchingAccessLogSink((records) => storage.storeAccessLogs(batchOf(records)), {
         ...options.accessLog,

@@ -39,6 +39,7 @@ export interface RedisBackends extends Backends {
   readonly bus: RedisEventBus;
   readonly generalLimiter: RedisRateLimiter;
   readonly authLimiter: RedisRateLimiter;
+  readonly tokenLimiter: RedisRateLimiter;
   /** The process's one sink (made on the first call): XADD to the access-log stream. */
   accessLogSink(): RedisAccessLogSink;
   /**
@@ -52,7 +53,8 @@ export interface RedisBackends extends Backends {
  * Split-mode {@link Backends} over `config.redis` (or `config.redisUrl`): one {@link RedisConnections} (command and
  * subscriber connections, plus one dedicated connection per consumer), {@link RedisSessionStore},
  * {@link RedisEventBus}, {@link RedisRateLimiter}s under `gatehouse:rl:general` /
- * `gatehouse:rl:auth` with the configured limits, a {@link RedisAccessLogSink} and
+ * `gatehouse:rl:auth` / `gatehouse:rl:token` with the configured limits (the token limiter off
+ * when `rateLimitToken` is not given), a {@link RedisAccessLogSink} and
  * {@link AccessLogStreamConsumer}s (one started at open when `options.storeAccessLogs` is given).
  * Readiness: `redis` (PING answered), `registry` and `assertion-keys` (a snapshot of each is
  * loaded). Resolves once Redis answers, or at once when `startupTimeoutMs` is 0: the connections
@@ -62,7 +64,7 @@ export interface RedisBackends extends Backends {
  *   never quotes the URL, which may hold a password).
  */
 export async function openRedisBackends(
-  config: Pick<Config, 'redisUrl' | 'rateLimitGeneral' | 'rateLimitAuth'> & Partial<Pick<Config, 'sessionChecks' | 'redis'>>,
+  config: Pick<Config, 'redisUrl' | 'rateLimitGeneral' | 'rateLimitAuth'> & Partial<Pick<Config, 'sessionChecks' | 'redis' | 'rateLimitToken'>>,
   logger: Logger,
   options: RedisBackendsOptions = {},
 ): Promise<RedisBackends> {
@@ -84,7 +86,7 @@ export async function openRedisBackends(
 
 function assemble(
   connections: RedisConnections,
-  config: Pick<Config, 'rateLimitGeneral' | 'rateLimitAuth'> & Partial<Pick<Config, 'sessionChecks'>>,
+  config: Pick<Config, 'rateLimitGeneral' | 'rateLimitAuth'> & Partial<Pick<Config, 'sessionChecks' | 'rateLimitToken'>>,
   child: (component: string) => Logger,
   options: RedisBackendsOptions,
 ): RedisBackends {
@@ -105,6 +107,7 @@ function assemble(
     usedTokenIds: new RedisReplayGuard(connections),
     generalLimiter: new RedisRateLimiter(connections, config.rateLimitGeneral, { keyPrefix: RATE_LIMIT_PREFIX.general, logger: limiterLogger }),
     authLimiter: new RedisRateLimiter(connections, config.rateLimitAuth, { keyPrefix: RATE_LIMIT_PREFIX.auth, logger: limiterLogger }),
+    tokenLimiter: new RedisRateLimiter(connections, config.rateLimitToken ?? null, { keyPrefix: RATE_LIMIT_PREFIX.token, logger: limiterLogger }),
     accessLogSink: () => (sink ??= new RedisAccessLogSink(connections, { ...options.accessLog, logger: child('access-log') })),
     consumeAccessLogs(store) {
       const consumer = new AccessLogStreamConsumer(connections, store, { ...options.consumer, logger: child('access-log-consumer') });

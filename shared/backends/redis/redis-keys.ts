@@ -90,5 +90,5 @@ export const ACCESS_LOG_STREAM = 'gatehouse:access-log';
 /** Consumer group of the admin process on {@link ACCESS_LOG_STREAM}. */
 export const ACCESS_LOG_GROUP = 'gatehouse-admin';
 
-/** Key prefixes of the two rate limiters (rate-limiter-flexible appends `:<key>`). */
-export const RATE_LIMIT_PREFIX = { general: 'gatehouse:rl:general', auth: 'gatehouse:rl:auth' } as const;
+/** Key prefixes of the rate limiters (rate-limiter-flexible appends `:<key>`: an address, or a token's id). */
+export const RATE_LIMIT_PREFIX = { general: 'gatehouse:rl:general', auth: 'gatehouse:rl:auth', token: 'gatehouse:rl:token' } as const;

@@ -6,7 +6,7 @@ import { describeError } from '../../error-code.js';
 import type { RedisConnections } from './connection/redis-connections.js';
 
 export interface RedisRateLimiterOptions {
-  /** Key prefix, distinct per limiter: `gatehouse:rl:general`, `gatehouse:rl:auth` (see redis-keys.ts). */
+  /** Key prefix, distinct per limiter: `gatehouse:rl:general`, `gatehouse:rl:auth`, `gatehouse:rl:token` (see redis-keys.ts). */
   keyPrefix: string;
   logger?: Logger;
 }
