@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { ConfigError, loadConfig, VARIABLES } from '../shared/config/config.js';
@@ -119,10 +120,10 @@ test('session checks: 5m and 1h by default, no idle timeout, no key; any duratio
   const defaults = loadConfig({});
   assert.deepEqual(defaults.sessionChecks, { revalidateMs: 5 * 60_000, graceMs: 3_600_000, idleTimeoutMs: undefined });
   assert.deepEqual(defaults.sessionEncryptionKeys, []);
-  const key = Buffer.alloc(32, 7);
-  const set = loadConfig({ SESSION_REVALIDATE: '1s', SESSION_REVALIDATE_GRACE: '3s', SESSION_IDLE_TIMEOUT: '30m', SESSION_ENCRYPTION_KEY: `${key.toString('hex')}, ${Buffer.alloc(32, 9).toString('base64')}` });
+  const [key, older] = [randomBytes(32), randomBytes(32)];
+  const set = loadConfig({ SESSION_REVALIDATE: '1s', SESSION_REVALIDATE_GRACE: '3s', SESSION_IDLE_TIMEOUT: '30m', SESSION_ENCRYPTION_KEY: `${key.toString('hex')}, ${older.toString('base64')}` });
   assert.deepEqual(set.sessionChecks, { revalidateMs: 1_000, graceMs: 3_000, idleTimeoutMs: 30 * 60_000 });
-  assert.deepEqual(set.sessionEncryptionKeys, [key, Buffer.alloc(32, 9)]);
+  assert.deepEqual(set.sessionEncryptionKeys, [key, older]);
   const secretish = 'c2hvcnQta2V5LXRoYXQtaXMtbm90LTMyLWJ5dGVz';
   const found = problems({ SESSION_REVALIDATE: '0s', SESSION_IDLE_TIMEOUT: 'soon', SESSION_ENCRYPTION_KEY: secretish });
   assert.deepEqual(found.map((line) => line.split(':')[0]).sort(), ['SESSION_ENCRYPTION_KEY', 'SESSION_IDLE_TIMEOUT', 'SESSION_REVALIDATE']);

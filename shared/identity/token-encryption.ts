@@ -26,20 +26,30 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 /**
  * The keys of SESSION_ENCRYPTION_KEY: a comma-separated list (spaces around the commas ignored),
  * the first the one that encrypts. Each key is 32 bytes written as 64 hex characters, or as base64
- * or base64url (43 characters, or 44 with `=` padding).
+ * or base64url (43 characters, or 44 with `=` padding), and not one byte value repeated.
  * @returns the keys, 32-byte Buffers, in the list's order.
  * @throws {Error} naming what is wrong and which key (1-based), never echoing a key: an empty list,
- *   an empty entry, or a key of another shape.
+ *   an empty entry, a key of another shape (shorter or longer than 32 bytes included), or a key
+ *   whose bytes are all one value.
  */
 export function parseEncryptionKeys(text: string): Buffer[] {
   const entries = text.split(',').map((entry) => entry.trim());
   if (entries.length === 1 && entries[0] === '') throw new Error('no key given: expected a comma-separated list of 32-byte keys');
   return entries.map((entry, index) => {
     if (entry === '') throw new Error(`key ${index + 1} is empty (a stray comma?)`);
-    if (HEX_KEY.test(entry)) return Buffer.from(entry, 'hex');
-    if (BASE64_KEY.test(entry)) return Buffer.from(entry, entry.includes('-') || entry.includes('_') ? 'base64url' : 'base64');
-    throw new Error(`each key must be 32 bytes: 64 hex characters or 43-44 base64 characters (key ${index + 1} is not)`);
+    const key = decodedKey(entry);
+    if (key === undefined) throw new Error(`each key must be 32 bytes: 64 hex characters or 43-44 base64 characters (key ${index + 1} is not)`);
+    // A placeholder (all zeros from a template, 0xff…) is a key anyone can guess: refuse it rather than seal with it.
+    if (key.every((byte) => byte === key[0])) throw new Error(`key ${index + 1} has every byte the same value, so it is no secret: generate one with \`openssl rand -base64 32\``);
+    return key;
   });
+}
+
+/** The 32 bytes `entry` spells in hex, base64 or base64url; undefined for any other shape. */
+function decodedKey(entry: string): Buffer | undefined {
+  if (HEX_KEY.test(entry)) return Buffer.from(entry, 'hex');
+  if (BASE64_KEY.test(entry)) return Buffer.from(entry, entry.includes('-') || entry.includes('_') ? 'base64url' : 'base64');
+  return undefined;
 }
 
 /**
