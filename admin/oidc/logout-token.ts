@@ -63,8 +63,8 @@ export interface LogoutRequest {
   jti: string;
   /**
    * Epoch seconds until which the jti must be remembered: this call accepts the token only strictly
-   * before this instant (its `exp`, or `iat` + max age, plus the clock tolerance, whichever is
-   * earlier), so a store that forgets the jti at this instant never lets a replay through.
+   * before this instant (its `exp` or `iat` + max age, whichever is earlier, plus the clock
+   * tolerance), so a store that forgets the jti at this instant never lets a replay through.
    */
   rememberUntil: number;
 }
@@ -101,8 +101,8 @@ export interface LogoutTokenCheck {
  * optional `jti` replay check, which is the caller's, with {@link LogoutRequest.rememberUntil}): a signed,
  * unencrypted JWT with an asymmetric `alg`, a `typ` (when present) of `logout+jwt` or `JWT`, a
  * signature by one of the issuer's keys; `iss` = the issuer, `aud` containing the client id, `iat`
- * neither in the future nor older than the max age, `exp` and `nbf` (when present) holding, all
- * within the clock tolerance; `sub` and/or `sid`; the back-channel logout event in `events`; no
+ * neither in the future nor older than the max age, `exp` present and not passed, `nbf` (when
+ * present) holding, all within the clock tolerance; `sub` and/or `sid`; the back-channel logout event in `events`; no
  * `nonce`; a `jti` (§2.4).
  * @param token the `logout_token` form parameter as posted (§2.5).
  * @throws {InvalidLogoutToken} when any check fails (the caller answers 400, §2.8).
@@ -171,8 +171,8 @@ async function verifiedClaims(token: string, keys: JWTVerifyGetKey): Promise<Rec
 }
 
 /**
- * Checks `iat` (present, not in the future, not older than the max age), `exp` and `nbf` (when
- * present) against the clock, with the tolerance (§2.6; RFC 7519 §4.1.4–4.1.6). Times are
+ * Checks `iat` (present, not in the future, not older than the max age), `exp` (present, §2.4, not
+ * passed) and `nbf` (when present) against the clock, with the tolerance (§2.6; RFC 7519 §4.1.4–4.1.6). Times are
  * compared to the ms, and every bound refuses at its instant, so the returned epoch second (rounded
  * up) is one before which all accepted tokens fall.
  * @returns {@link LogoutRequest.rememberUntil}, epoch seconds.
@@ -185,11 +185,13 @@ function checkTimes(claims: Record<string, unknown>, check: LogoutTokenCheck): n
   const exp = numericDate(claims, 'exp');
   const nbf = numericDate(claims, 'nbf');
   if (iat === undefined) throw new InvalidLogoutToken('iat is missing');
+  // §2.4 lists exp among the REQUIRED claims: a token without one would be good for ever but for our max age.
+  if (exp === undefined) throw new InvalidLogoutToken('exp is missing');
   if (iat > now + tolerance) throw new InvalidLogoutToken('iat is in the future');
   if (now >= iat + maxAge + tolerance) throw new InvalidLogoutToken('iat is too old');
-  if (exp !== undefined && now >= exp + tolerance) throw new InvalidLogoutToken('exp has passed');
+  if (now >= exp + tolerance) throw new InvalidLogoutToken('exp has passed');
   if (nbf !== undefined && nbf > now + tolerance) throw new InvalidLogoutToken('nbf is in the future');
-  return Math.ceil(Math.min(iat + maxAge, exp ?? Infinity) + tolerance);
+  return Math.ceil(Math.min(iat + maxAge, exp) + tolerance);
 }
 
 /**
