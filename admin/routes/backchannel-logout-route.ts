@@ -1,3 +1,4 @@
+import type { RateLimiter } from '../../shared/backends/rate-limiter.js';
 import type { ReplayGuard } from '../../shared/backends/replay-guard.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import type { Config } from '../../shared/config/config.js';
@@ -7,12 +8,16 @@ import type { IssuerKeys } from '../../shared/identity/issuer-keys.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Session } from '../../shared/types.js';
 import { InvalidLogoutToken, verifyLogoutToken, type LogoutRequest } from '../oidc/logout-token.js';
+import { RefusalTally } from '../oidc/refusal-tally.js';
+import { RefusedCallerLimit } from '../oidc/refused-caller-limit.js';
 import { readFormBody } from '../http/request-body.js';
 import type { Handler, RequestContext } from '../http/request-context.js';
 import type { SessionRevocation } from '../sessions/session-revocation.js';
 
 /** Largest logout request read, in bytes: a logout token is well under 2 KB (§2.4 claims, one signature). */
 const MAX_LOGOUT_BODY_BYTES = 8 * 1024;
+/** Errors of reading the body that are the caller's doing (413 too large, 408 stalled): refusals, answered as they are. */
+const BODY_FAULTS: ReadonlySet<string> = new Set(['BODY_TOO_LARGE', 'REQUEST_TIMEOUT']);
 /** §2.8: responses must not be cached. */
 const NO_STORE = { 'cache-control': 'no-store' };
 
@@ -23,7 +28,15 @@ export interface BackchannelLogoutDeps {
   usedTokenIds: ReplayGuard;
   /** OIDC_ISSUER's keys; undefined when no issuer is configured (every token is then refused). */
   issuerKeys: IssuerKeys | undefined;
+  /** RATE_LIMIT_AUTH's limiter, which counts this endpoint's refused calls only. */
+  authLimiter: RateLimiter;
   logger: Logger;
+}
+
+/** Why a call is refused (a fixed text, logged in the tally), and the error it is answered with (else 400). */
+interface Refusal {
+  reason: string;
+  error?: GatewayError;
 }
 
 /**
@@ -32,47 +45,59 @@ export interface BackchannelLogoutDeps {
  * (across processes, for as long as the token could be accepted) ends every session of its `sid`
  * (of that `sub` too when it names one) or, with only `sub`, every session of the user, and answers
  * 200 with `Cache-Control: no-store`. Anything else answers 400 `{"error":"invalid_request"}` and
- * ends nothing; a body over 8 KB, 413. A valid `sid` with no session here is 200 as well: the
- * provider may know sessions the gateway never had. The reason a token was refused is logged, never
- * the token.
+ * ends nothing; a body over 8 KiB, 413. A valid `sid` with no session here is 200 as well: the
+ * provider may know sessions the gateway never had.
+ *
+ * Hardened against whoever can reach the endpoint (it takes no session and no CSRF token): a
+ * refused call costs its address a point of RATE_LIMIT_AUTH and an address over that limit gets
+ * 429 before its body is read (refused-caller-limit.ts), while accepted calls cost nothing, so a
+ * provider's logouts are never limited; refusals are logged at most once a minute, with counts
+ * per reason (refusal-tally.ts), never the token.
  */
 export function createBackchannelLogoutHandler(deps: BackchannelLogoutDeps): Handler {
+  const limit = new RefusedCallerLimit(deps.authLimiter);
+  const refusals = new RefusalTally(deps.logger, 'back-channel logout');
   return async (ctx) => {
-    const request = await acceptedRequest(ctx, deps);
-    if (request === null) return sendJson(ctx.res, 400, { error: 'invalid_request' }, NO_STORE);
-    const ended = await deps.revocation.end(await sessionsNamed(request, deps.sessions), { userId: null, ipAddress: ctx.clientIp }, 'backchannel-logout');
+    limit.admit(ctx.clientIp);
+    const outcome = await readLogout(ctx, deps);
+    if ('reason' in outcome) {
+      refusals.refused(outcome.reason);
+      await limit.refused(ctx.clientIp);
+      if (outcome.error) throw outcome.error;
+      return sendJson(ctx.res, 400, { error: 'invalid_request' }, NO_STORE);
+    }
+    const ended = await deps.revocation.end(await sessionsNamed(outcome, deps.sessions), { userId: null, ipAddress: ctx.clientIp }, 'backchannel-logout');
     deps.logger.info({ sessions: ended }, 'back-channel logout');
     ctx.res.writeHead(200, NO_STORE).end();
   };
 }
 
-/** The logout the request asks for, or null (logged) when it must be refused with 400. */
-async function acceptedRequest(ctx: RequestContext, deps: BackchannelLogoutDeps): Promise<LogoutRequest | null> {
+/**
+ * The logout the request asks for, or why it is refused.
+ * @throws what IssuerKeys throws when the issuer's keys cannot be fetched (the provider's fault, not the caller's: 503).
+ */
+async function readLogout(ctx: RequestContext, deps: BackchannelLogoutDeps): Promise<LogoutRequest | Refusal> {
   const { issuerKeys, config } = deps;
   let token: string | null;
   try {
     token = (await readFormBody(ctx, MAX_LOGOUT_BODY_BYTES)).get('logout_token');
   } catch (error) {
-    if (error instanceof GatewayError && error.code === 'BAD_REQUEST') return refused(deps, 'not a form body');
+    if (error instanceof GatewayError && error.code === 'BAD_REQUEST') return { reason: 'not a form body' };
+    if (error instanceof GatewayError && BODY_FAULTS.has(error.code)) return { reason: error.message, error };
     throw error;
   }
-  if (!token) return refused(deps, 'no logout_token');
-  if (issuerKeys === undefined || config.oidc.clientId === undefined) return refused(deps, 'OIDC_ISSUER and OIDC_CLIENT_ID are not set');
+  if (!token) return { reason: 'no logout_token' };
+  if (issuerKeys === undefined || config.oidc.clientId === undefined) return { reason: 'OIDC_ISSUER and OIDC_CLIENT_ID are not set' };
   const { issuer, key } = await issuerKeys.keySet();
   let request: LogoutRequest;
   try {
     request = await verifyLogoutToken(token, { issuer, clientId: config.oidc.clientId, keys: key });
   } catch (error) {
-    if (error instanceof InvalidLogoutToken) return refused(deps, error.message);
+    if (error instanceof InvalidLogoutToken) return { reason: error.message };
     throw error;
   }
-  if (!(await deps.usedTokenIds.firstUse(request.jti, request.rememberUntil * 1000))) return refused(deps, 'logout token: jti already used');
+  if (!(await deps.usedTokenIds.firstUse(request.jti, request.rememberUntil * 1000))) return { reason: 'logout token: jti already used' };
   return request;
-}
-
-function refused(deps: BackchannelLogoutDeps, reason: string): null {
-  deps.logger.warn({ reason }, 'back-channel logout refused');
-  return null;
 }
 
 /** §2.4: a `sid` names one provider session (of `sub` too when given); `sub` alone names all of the user's. */

@@ -12,6 +12,7 @@ import { newBrowserKey, newCsrfToken, newSessionHandle } from '../../shared/iden
 import type { TokenCipher } from '../../shared/identity/token-encryption.js';
 import type { Session, SessionUser } from '../../shared/types.js';
 import { browserKeyFrom, browserKeyHash } from '../oidc/browser-binding.js';
+import { RefreshTokenNotice } from '../sessions/refresh-token-notice.js';
 import type { LoginTransaction, LoginTransactions } from '../oidc/login-transactions.js';
 import type { CompletedLogin, RelyingParty } from '../oidc/relying-party.js';
 import { safeReturnTo } from '../oidc/return-to.js';
@@ -28,8 +29,8 @@ export interface SignInDeps {
   relyingParty: RelyingParty;
   transactions: LoginTransactions;
   authLimiter: RateLimiter;
-  /** Seals refresh tokens (SESSION_ENCRYPTION_KEY); undefined: none are kept. */
-  cipher: TokenCipher | undefined;
+  /** Seals refresh tokens (SESSION_ENCRYPTION_KEY's keys, else the stored one: credentials/session-key-store.ts). */
+  cipher: TokenCipher;
   logger: Logger;
 }
 
@@ -44,9 +45,10 @@ class LoginFailure extends Error {}
  * provider, `callback` (POST for form_post, GET for query) turns its answer into a session.
  */
 export function createSignInHandlers(deps: SignInDeps): { login: Handler; callback: Handler } {
+  const notice = new RefreshTokenNotice(deps.config, deps.logger);
   return {
     login: (ctx) => login(deps, ctx),
-    callback: (ctx) => callback(deps, ctx),
+    callback: (ctx) => callback(deps, notice, ctx),
   };
 }
 
@@ -69,9 +71,10 @@ async function login(deps: SignInDeps, ctx: RequestContext): Promise<void> {
 /**
  * `/auth/callback` → 302 to the transaction's `returnTo` with the new session's cookie; the
  * browser's previous session, if any, ends, and the sign-in is audited (`USER_LOGIN`). A response
- * that cannot become a session is a 400 page (failLogin).
+ * that cannot become a session is a 400 page (failLogin); one without a refresh token is noted
+ * once per process (`notice`).
  */
-async function callback(deps: SignInDeps, ctx: RequestContext): Promise<void> {
+async function callback(deps: SignInDeps, notice: RefreshTokenNotice, ctx: RequestContext): Promise<void> {
   const { config, sessions } = deps;
   const method = ctx.req.method === 'POST' ? 'POST' : 'GET';
   const params = method === 'POST' ? await readFormBody(ctx) : ctx.url.searchParams;
@@ -85,6 +88,7 @@ async function callback(deps: SignInDeps, ctx: RequestContext): Promise<void> {
     return;
   }
   const user = userFromClaims(completed.claims, config);
+  notice.signedIn(completed.refreshToken);
   if (ctx.sessionId) await sessions.destroy(ctx.sessionId);
   const sessionId = await sessions.create(newSession(deps, ctx, user, completed));
   deps.audit.record({ action: 'USER_LOGIN', userId: user.sub, serviceId: null, ipAddress: ctx.clientIp, details: { email: user.email, isAdmin: user.isAdmin } });
@@ -115,8 +119,8 @@ function takeTransaction(transactions: LoginTransactions, ctx: RequestContext, p
 
 /**
  * The session a completed sign-in makes: a new handle, the provider's `sid` (back-channel logout)
- * and, when the provider issued one and SESSION_ENCRYPTION_KEY is set, the refresh token sealed
- * to that handle (session-revalidator.ts re-checks the session with it).
+ * and, when the provider issued one, the refresh token sealed to that handle
+ * (session-revalidator.ts re-checks the session with it).
  */
 function newSession(deps: SignInDeps, ctx: RequestContext, user: SessionUser, completed: CompletedLogin): Session {
   const now = Date.now();
@@ -135,7 +139,7 @@ function newSession(deps: SignInDeps, ctx: RequestContext, user: SessionUser, co
     ipAddress: ctx.clientIp,
     userAgent: (ctx.req.headers['user-agent'] ?? '').slice(0, MAX_USER_AGENT_LENGTH),
     ...(typeof sid === 'string' && sid !== '' ? { sid } : {}),
-    ...(completed.refreshToken !== undefined && deps.cipher !== undefined ? { refreshToken: deps.cipher.encrypt(completed.refreshToken, handle) } : {}),
+    ...(completed.refreshToken !== undefined ? { refreshToken: deps.cipher.encrypt(completed.refreshToken, handle) } : {}),
     ...(scope ? { scope } : {}),
   };
 }

@@ -13,10 +13,10 @@ import type { RelyingParty } from '../oidc/relying-party.js';
  */
 export class GrantRelease {
   readonly #relyingParty: RelyingParty;
-  readonly #cipher: TokenCipher | undefined;
+  readonly #cipher: TokenCipher;
   readonly #logger: Logger;
 
-  constructor(relyingParty: RelyingParty, cipher: TokenCipher | undefined, logger: Logger) {
+  constructor(relyingParty: RelyingParty, cipher: TokenCipher, logger: Logger) {
     this.#relyingParty = relyingParty;
     this.#cipher = cipher;
     this.#logger = logger;
@@ -25,7 +25,7 @@ export class GrantRelease {
   /** Revokes each session's refresh token at the provider, in the background. */
   release(sessions: readonly Session[]): void {
     for (const session of sessions) {
-      if (session.refreshToken === undefined || this.#cipher === undefined) continue;
+      if (session.refreshToken === undefined) continue;
       let token: string;
       try {
         token = this.#cipher.decrypt(session.refreshToken, session.handle);

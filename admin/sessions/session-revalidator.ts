@@ -24,8 +24,8 @@ const PROVIDER = { userId: null, ipAddress: null };
 export interface SessionRevalidatorDeps {
   store: SessionStore;
   relyingParty: RelyingParty;
-  /** Unseals refresh tokens; undefined when SESSION_ENCRYPTION_KEY is unset (then none are kept). */
-  cipher: TokenCipher | undefined;
+  /** Unseals refresh tokens and seals the ones the provider rotates (admin/credentials/session-key-store.ts's keys). */
+  cipher: TokenCipher;
   revocation: SessionRevocation;
   config: Pick<Config, 'sessionChecks' | 'oidc' | 'admins'>;
   logger: Logger;
@@ -103,7 +103,7 @@ export class SessionRevalidator {
     if (this.#graceOver(session)) return this.#end(session, 'provider-unreachable');
     let refreshToken: string;
     try {
-      refreshToken = cipher!.decrypt(session.refreshToken!, session.handle);
+      refreshToken = cipher.decrypt(session.refreshToken!, session.handle);
     } catch (error) {
       // Sealed under a key no longer configured: it cannot be re-checked, so it is not trusted longer.
       this.#deps.logger.warn({ err: error }, 'a refresh token cannot be unsealed (SESSION_ENCRYPTION_KEY changed); its session ends');
@@ -115,7 +115,7 @@ export class SessionRevalidator {
       const refreshed = await relyingParty.refresh(refreshToken, session.user.sub);
       this.#outage.succeeded();
       const user = userFromClaims(refreshed.claims, this.#deps.config);
-      const sealed = refreshed.refreshToken === undefined ? undefined : cipher!.encrypt(refreshed.refreshToken, session.handle);
+      const sealed = refreshed.refreshToken === undefined ? undefined : cipher.encrypt(refreshed.refreshToken, session.handle);
       await this.#deps.store.update(session.handle, (current) => {
         const { providerDownSince: _, ...rest } = current;
         return { ...rest, user, idToken: refreshed.idToken ?? current.idToken, refreshToken: sealed ?? current.refreshToken, checkedAt: Date.now() };
