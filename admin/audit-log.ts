@@ -14,6 +14,7 @@ export const AUDIT_ACTIONS = [
   'TOKEN_CREATED',
   'TOKEN_REVOKED',
   'SESSION_REVOKED',
+  'ACCESS_LOG_DAY_DELETED',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -24,6 +25,9 @@ export interface Actor {
   userId: string | null;
   ipAddress: string | null;
 }
+
+/** The gateway itself, acting on its own: no user, no client address (e.g. ACCESS_LOG_DAY_DELETED). */
+export const GATEWAY_ACTOR: Actor = { userId: null, ipAddress: null };
 
 /** What to record; `details` is stored as JSON text. */
 export interface AuditEntry extends Actor {

@@ -13,7 +13,16 @@ import type { Database } from 'better-sqlite3';
  * `service_counts` the whole day's per service and class, `user_counts` per service and signed-in
  * user, in the same transaction as the
  * records: the access-log API's totals and its seek to a deep `offset` read them instead of
- * counting rows (access-log-reader.ts): a few rows per day, and one day's minutes.
+ * counting rows (access-log-reader.ts): a few rows per day, and one day's minutes. They count
+ * rows, not requests: a summary record (`count`, below) counts once there.
+ *
+ * `count` is how many requests a record stands for (NULL: one), `path_truncated` is 1 when the
+ * path was cut to the proxy's maximum (NULL: it was not): both NULL for almost every record, a
+ * byte each in its header (a NULL has no body), and nothing in the records of files made before
+ * them (ALTER TABLE rewrites no row). A summary is one record of a
+ * client address's requests to a service within one minute and status class: the proxy's for
+ * requests its rate limit refused, the writer's for an address over its share of the day's budget
+ * (writing/address-shares.ts); its path, method, user and duration are those of the first request.
  *
  * A record's API id is `day * 2^32 + records.id`: unique across days and, within a day, in the
  * order of arrival.
@@ -30,7 +39,9 @@ export const DAY_SCHEMA = `
     status INTEGER NOT NULL,
     duration INTEGER NOT NULL,
     ip INTEGER NOT NULL,
-    target INTEGER
+    target INTEGER,
+    count INTEGER,
+    path_truncated INTEGER
   );
   CREATE INDEX records_by_service_time ON records (service, time);
   CREATE INDEX records_by_service_class_time ON records (service, status / 100, time);
@@ -58,17 +69,31 @@ export const DAY_SCHEMA = `
 `;
 
 /**
- * Whether a day file's records have the `target` column (the code of the url of the pool's target
- * that answered, NULL when none did). Files made before pools lack it: the writer adds it
- * ({@link addTargetColumn}), and a reader of a file nobody writes reads NULL for it.
+ * The columns of `records` that files made by older versions lack, in the order they were added:
+ * `target` (the code of the url of the pool's target that answered, NULL when none did) came with
+ * pools, `count` and `path_truncated` with summary records. The writer adds the missing ones
+ * ({@link addRecordColumns}); a reader of a file nobody writes reads NULL for them.
  */
-export function hasTargetColumn(db: Database): boolean {
-  return (db.pragma('table_info(records)') as { name: string }[]).some((column) => column.name === 'target');
+export const ADDED_RECORD_COLUMNS = ['target', 'count', 'path_truncated'] as const;
+export type AddedRecordColumn = (typeof ADDED_RECORD_COLUMNS)[number];
+
+/** Which of {@link ADDED_RECORD_COLUMNS} a day file's records have. */
+export function addedRecordColumns(db: Database): Set<AddedRecordColumn> {
+  const names = new Set((db.pragma('table_info(records)') as { name: string }[]).map((column) => column.name));
+  return new Set(ADDED_RECORD_COLUMNS.filter((column) => names.has(column)));
 }
 
-/** Adds the `target` column to a day file made before pools (a metadata change: no row is rewritten). */
-export function addTargetColumn(db: Database): void {
-  if (!hasTargetColumn(db)) db.exec('ALTER TABLE records ADD COLUMN target INTEGER');
+/** Adds the columns a day file made by an older version lacks (a metadata change: no row is rewritten). */
+export function addRecordColumns(db: Database): void {
+  const present = addedRecordColumns(db);
+  for (const column of ADDED_RECORD_COLUMNS) {
+    if (!present.has(column)) db.exec(`ALTER TABLE records ADD COLUMN ${column} INTEGER`);
+  }
+}
+
+/** How many records a day file holds (rows, a summary counting once), from its per-service counts. */
+export function storedRecords(db: Database): number {
+  return db.prepare('SELECT coalesce(sum(count), 0) FROM service_counts').pluck().get() as number;
 }
 
 /** Multiplier of a day number in a record's API id (the day's own ids stay below it). */

@@ -36,6 +36,7 @@ export async function moveLegacyRecords(db: Database, store: AccessLogStore, sto
   return moved;
 }
 
+/** A row of the old table as a record: one request each, its path as received (no `count`, no `pathTruncated`: read back as 1 and false). */
 function toEntry(row: LegacyRow): AccessLogEntry {
   return {
     eventId: row.event_id,

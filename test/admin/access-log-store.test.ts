@@ -77,6 +77,8 @@ describe('AccessLogStore', () => {
         ip_address: '198.51.100.4',
         timestamp: '2025-01-02T03:04:06.678Z',
         target: null,
+        count: 1,
+        path_truncated: false,
       },
     ]);
     assert.ok(Number.isSafeInteger(logs[0]!.id));
@@ -133,7 +135,7 @@ describe('AccessLogStore', () => {
   });
 
   it('stores none of a batch when one record breaks the schema, and stores the next batch', () => {
-    const broken = entry(2, { path: null as unknown as string });
+    const broken = entry(2, { statusCode: null as unknown as number });
     assert.throws(() => t.store.insertBatch([entry(1), broken, entry(3)]), /NOT NULL/);
     assert.equal(list().total, 0);
     t.store.insertBatch([entry(4), entry(5)]);

@@ -170,6 +170,8 @@ test('at start, moves the old access_logs table into day files, without counting
         ip_address: r.ipAddress,
         timestamp: new Date(r.timestamp).toISOString(),
         target: null,
+        count: 1,
+        path_truncated: false,
       }));
     const logs = shown(serviceId);
     assert.deepEqual(logs.map(({ id: _id, ...fields }) => fields), expected, serviceId);

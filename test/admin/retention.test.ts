@@ -55,7 +55,8 @@ const diskBytes = () =>
   readdirSync(t!.dir)
     .filter((name) => /\.sqlite(-wal)?$/.test(name))
     .reduce((sum, name) => sum + statSync(join(t!.dir, name)).size, 0);
-const warnings = () => notices.filter((notice) => notice.level === 'warn');
+/** The warnings that the access log is full (a day deleted to keep the budget is warned about too). */
+const warnings = () => notices.filter((notice) => notice.level === 'warn' && notice.message.startsWith('access log full'));
 const deleted = () => notices.filter((notice) => notice.message.includes('deleted a day')).map((notice) => notice.fields);
 
 describe('retention by age', () => {
@@ -116,7 +117,9 @@ describe('retention by size (ACCESS_LOG_MAX_SIZE)', () => {
     });
     const kept = days();
     assert.ok(kept.length >= 2 && kept.length < 8, `${kept.join(', ')} kept`);
-    assert.deepEqual(deleted(), Array.from({ length: 8 - kept.length }, (_, day) => ({ day: dayName(dayOf(JAN_1) + day), reason: 'size' })));
+    assert.deepEqual(deleted(), Array.from({ length: 8 - kept.length }, (_, day) => ({ day: dayName(dayOf(JAN_1) + day), reason: 'max_size', records: 4000 })));
+    assert.ok(notices.filter((notice) => notice.message.includes('deleted a day')).every((notice) => notice.level === 'warn'), 'deleting a day to keep the budget is warned about');
+    assert.deepEqual(t!.store.totals.daysDeleted, { retention: 0, max_size: 8 - kept.length, disk_reserve: 0 });
     assert.equal(totalOn(7), 4000, 'the newest day is whole');
     assert.equal(total(), kept.length * 4000);
     assert.equal(t!.store.totals.discarded, 0);
@@ -226,14 +229,14 @@ describe('a full access log', () => {
 
   it('stores the next day by deleting the full one, and says it is storing again', () => {
     overfill(1);
-    const discarded = t!.store.totals.discarded;
+    const { discarded, stored } = t!.store.totals;
     now = JAN_1 + 3 * DAY;
     let batches = 0;
     while (days().includes('2025-01-02') && batches < 60) t!.store.insertBatch(recordsOn(2, 100, batches++ * 100_000));
     assert.equal(totalOn(2), batches * 100, 'every record of the new day is stored');
     assert.equal(t!.store.totals.discarded, discarded);
     assert.deepEqual(days(), ['2025-01-03']);
-    assert.deepEqual(deleted(), [{ day: '2025-01-02', reason: 'size' }]);
+    assert.deepEqual(deleted(), [{ day: '2025-01-02', reason: 'max_size', records: stored }]);
     const told = notices.map((notice) => notice.message);
     assert.ok(told.lastIndexOf('access log storing again: there is room') > told.lastIndexOf(warnings().at(-1)!.message), told.join('\n'));
   });
@@ -254,6 +257,7 @@ describe('a full access log', () => {
     });
     try {
       assert.deepEqual(days(), ['2025-01-02'], 'the older day is deleted at once');
+      assert.deepEqual(deleted(), [{ day: '2025-01-01', reason: 'disk_reserve', records: 1 }]);
       for (let batch = 0; batch < 10; batch++) store.insertBatch(recordsOn(1, 100, 60_000 + batch * 100_000));
       const { stored, discarded } = store.totals;
       assert.ok(discarded > 0, `${stored} stored, ${discarded} discarded`);

@@ -38,11 +38,17 @@ export function accessLogContract(name: string, factory: (database: TempDatabase
     };
 
     it('records written arrive in the store, field for field; write returns at once and never throws', async () => {
-      const entries = [sampleEntry(1, { target: 'http://10.0.0.2:8080/base' }), sampleEntry(3, { userId: null, statusCode: 503 }), sampleEntry(4, { method: 'DELETE', target: null })];
+      const entries = [
+        sampleEntry(1, { target: 'http://10.0.0.2:8080/base' }),
+        sampleEntry(3, { userId: null, statusCode: 503 }),
+        sampleEntry(4, { method: 'DELETE', target: null }),
+        // A summary of refused requests whose path was cut (the proxy's rate limit, design.md §3.9).
+        sampleEntry(5, { statusCode: 429, count: 37, pathTruncated: true }),
+      ];
       for (const entry of entries) assert.equal(pipeline.sink.write(entry), undefined);
       await settle();
       const { logs, total } = database.accessLogs.listForService(LOG_SERVICE, 100, 0);
-      assert.equal(total, 3);
+      assert.equal(total, entries.length, 'a summary is one record');
       const byPath = new Map(logs.map((log) => [log.path, log]));
       for (const entry of entries) {
         assert.deepEqual({ ...byPath.get(entry.path)!, id: 0 }, {
@@ -56,9 +62,11 @@ export function accessLogContract(name: string, factory: (database: TempDatabase
           ip_address: entry.ipAddress,
           timestamp: new Date(entry.timestamp).toISOString(),
           target: entry.target ?? null,
+          count: entry.count ?? 1,
+          path_truncated: entry.pathTruncated ?? false,
         });
       }
-      assert.equal(pipeline.sink.shipped, 3);
+      assert.equal(pipeline.sink.shipped, entries.length);
       assert.equal(pipeline.sink.dropped, 0);
     });
 

@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { AccessLogFilter } from './access-log-filter.js';
 import { DAY_MS, listDays, MINUTE_MS, openDayFile } from '../day-files.js';
-import { DAY_ID_FACTOR, hasTargetColumn } from '../day-schema.js';
+import { ADDED_RECORD_COLUMNS, addedRecordColumns, DAY_ID_FACTOR, type AddedRecordColumn } from '../day-schema.js';
 
 /** An access-log record as the API shows it (interface.md §2.2); `user_id` is null for anonymous requests. */
 export interface AccessLogRecord {
@@ -17,6 +17,14 @@ export interface AccessLogRecord {
   timestamp: string;
   /** The url of the service's target that answered; null when none did (the gateway answered). */
   target: string | null;
+  /**
+   * How many requests the record stands for: 1, or more for a summary of one client address's
+   * requests to the service within one minute and status class (refused by the rate limit, or
+   * past the address's share of the day's budget); its other fields are the first request's.
+   */
+  count: number;
+  /** True when `path` was cut to the stored maximum (2,048 bytes) and ends with `…`. */
+  path_truncated: boolean;
 }
 
 /**
@@ -66,14 +74,21 @@ const COLUMNS = `SELECT r.id, r.time, r.status, r.duration,
     CASE typeof(r.path) WHEN 'text' THEN r.path ELSE (SELECT text FROM strings WHERE code = r.path) END AS path,
     (SELECT text FROM strings WHERE code = r.method) AS method,
     (SELECT text FROM strings WHERE code = r.ip) AS ip`;
-/** A record's columns, its answering target's url too: NULL in a file made before pools (day-schema.ts). */
-const ROW = `${COLUMNS}, (SELECT text FROM strings WHERE code = r.target) AS target`;
-const ROW_WITHOUT_TARGET = `${COLUMNS}, NULL AS target`;
+/** How each column added since the first day files is read: NULL in a file made before it (day-schema.ts). */
+const ADDED_COLUMNS: Record<AddedRecordColumn, string> = {
+  target: '(SELECT text FROM strings WHERE code = r.target) AS target',
+  count: 'r.count AS count',
+  path_truncated: 'r.path_truncated AS truncated',
+};
+const ADDED_AS_NULL: Record<AddedRecordColumn, string> = { target: 'NULL AS target', count: 'NULL AS count', path_truncated: 'NULL AS truncated' };
 const NEWEST_FIRST = 'ORDER BY time DESC, id DESC';
 /** Day files kept open between reads (three file descriptors each: the file, its WAL and shared memory). */
 const OPEN_FILES = 64;
 
-type Row = { id: number; time: number; status: number; duration: number; user: string | null; path: string; method: string; ip: string; target: string | null };
+type Row = {
+  id: number; time: number; status: number; duration: number; user: string | null; path: string; method: string; ip: string;
+  target: string | null; count: number | null; truncated: number | null;
+};
 
 /**
  * The access log's reading side (access-log-store.ts writes): pages of a service's records across
@@ -167,19 +182,20 @@ class DayFile {
   readonly db: Database;
   readonly #code: Statement<[string], { code: number }>;
   readonly #statements = new Map<string, Statement>();
-  /** Whether the file's records have `target`; a file made before pools gets it when next written. */
-  #hasTarget: boolean;
+  /** What selects a record's columns; a file made by an older version gets the columns it lacks when next written. */
+  #row: string;
+  #complete: boolean;
 
   constructor(db: Database) {
     this.db = db;
-    this.#hasTarget = hasTargetColumn(db);
     this.#code = db.prepare('SELECT code FROM strings WHERE text = ?');
+    [this.#row, this.#complete] = rowOf(db);
   }
 
-  /** What selects a record's columns in this file: with its `target`, or NULL for it. */
+  /** What selects a record's columns in this file: NULL for those it lacks. */
   get row(): string {
-    this.#hasTarget ||= hasTargetColumn(this.db);
-    return this.#hasTarget ? ROW : ROW_WITHOUT_TARGET;
+    if (!this.#complete) [this.#row, this.#complete] = rowOf(this.db);
+    return this.#row;
   }
 
   /** The dictionary code of `text` in this day, or undefined when the day never saw it. */
@@ -193,6 +209,13 @@ class DayFile {
     if (!statement) this.#statements.set(sql, (statement = this.db.prepare(sql)));
     return statement;
   }
+}
+
+/** The selection of a record's columns in `db`'s records, and whether it has all of them. */
+function rowOf(db: Database): [string, boolean] {
+  const present = addedRecordColumns(db);
+  const added = ADDED_RECORD_COLUMNS.map((column) => (present.has(column) ? ADDED_COLUMNS : ADDED_AS_NULL)[column]);
+  return [`${COLUMNS}, ${added.join(', ')}`, present.size === ADDED_RECORD_COLUMNS.length];
 }
 
 /** The index walk and conditions of the service, status class and time range. */
@@ -388,5 +411,7 @@ function toRecord(row: Row, serviceId: string): AccessLogRecord {
     ip_address: row.ip,
     timestamp: new Date(row.time).toISOString(),
     target: row.target,
+    count: row.count ?? 1,
+    path_truncated: row.truncated === 1,
   };
 }

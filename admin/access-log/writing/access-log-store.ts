@@ -2,8 +2,8 @@ import type { Database } from 'better-sqlite3';
 import type { AccessLogBatch } from '../../../shared/backends/access-log-batch.js';
 import { errorCode } from '../../../shared/error-code.js';
 import type { AccessLogEntry } from '../../../shared/types.js';
-import { createDayFile, dayBytes, dayName, dayOf, DAY_MS, deleteDayFile, listDays } from '../day-files.js';
-import { DAY_SCHEMA } from '../day-schema.js';
+import { createDayFile, dayBytes, dayName, dayOf, DAY_MS, deleteDayFile, listDays, openDayFile } from '../day-files.js';
+import { DAY_SCHEMA, storedRecords } from '../day-schema.js';
 import { groupByDay } from './day-groups.js';
 import { DayWriter, type DayGroup } from './day-writer.js';
 import { filesystemOf, headroom, type DiskBudget } from './disk-budget.js';
@@ -38,20 +38,42 @@ export interface StoreNotice {
   fields: Record<string, unknown>;
 }
 
+/** Why a day's file was deleted: its age (ACCESS_LOG_RETENTION_DAYS), or the budget's limit that was reached. */
+export type DeletionReason = 'retention' | 'max_size' | 'disk_reserve';
+
+/** A day deleted to keep the budget (not by age): which day (`2025-01-31`), the records it held (rows), which limit. */
+export interface BudgetDeletion {
+  day: string;
+  records: number;
+  reason: Exclude<DeletionReason, 'retention'>;
+}
+
 export interface AccessLogStoreOptions {
   /** The folder of the day files (day-files.ts `accessLogDirOf`). */
   dir: string;
   /** ACCESS_LOG_RETENTION_DAYS: a day's file is deleted once its last ms is this many days old. */
   retentionDays: number;
   budget: DiskBudget;
+  /**
+   * Bytes of a day's records one client address may fill (address-shares.ts `addressShareBytes`)
+   * before its further records that day are summarised; undefined: none are.
+   */
+  addressShareBytes?: number;
   /** Epoch ms now (tests move it). */
   now?: () => number;
   notify?: (notice: StoreNotice) => void;
+  /** Told of each day deleted to keep the budget (the writer thread audits it), after its notice. */
+  onBudgetDeletion?: (deletion: BudgetDeletion) => void;
 }
 
 /** What the store has done since it opened, in records (and the day files' size now). */
 export interface StoreTotals {
+  /** Stored as rows of their own. */
   stored: number;
+  /** Added to the `count` of a summary record: their client address was over its share of the day. */
+  summarised: number;
+  /** Times a client address went over its share of a day's budget. */
+  addressesOverShare: number;
   /** Skipped as re-deliveries of batches already stored. */
   duplicates: number;
   /** Not stored because their day had already expired (late, re-delivered after a long outage). */
@@ -62,6 +84,8 @@ export interface StoreTotals {
   bytes: number;
   /** Day files kept. */
   days: number;
+  /** Day files deleted, by reason. */
+  daysDeleted: Record<DeletionReason, number>;
 }
 
 /**
@@ -90,7 +114,10 @@ export class AccessLogStore {
   /** The disk's free bytes as last read, and when (-Infinity: read it before use). */
   #free = 0;
   #freeAt = -Infinity;
-  readonly #totals: StoreTotals = { stored: 0, duplicates: 0, expired: 0, discarded: 0, bytes: 0, days: 0 };
+  readonly #totals: StoreTotals = {
+    stored: 0, summarised: 0, addressesOverShare: 0, duplicates: 0, expired: 0, discarded: 0, bytes: 0, days: 0,
+    daysDeleted: { retention: 0, max_size: 0, disk_reserve: 0 },
+  };
 
   /** `db` is the gateway's database (for the rollups); the day files are in `options.dir`. */
   constructor(db: Database, options: AccessLogStoreOptions) {
@@ -140,8 +167,9 @@ export class AccessLogStore {
     }
     while (days.length > 1 && room < 0) {
       const day = days.pop()!;
+      const reason = this.#limitReached();
       room += this.#sizes.get(day) ?? 0;
-      this.#drop(day, 'size', day + 1);
+      this.#drop(day, reason, day + 1);
       dropped = true;
     }
     this.#totals.days = days.length;
@@ -210,9 +238,11 @@ export class AccessLogStore {
     }
     if (this.#fullDays.has(day)) return this.#discard(day, all);
     try {
-      const { stored, duplicates, fresh } = this.#writerFor(day).write(groups);
+      const { stored, summarised, duplicates, fresh, overShare } = this.#writerFor(day).write(groups);
       this.#totals.stored += stored;
+      this.#totals.summarised += summarised;
       this.#totals.duplicates += duplicates;
+      for (const address of overShare) this.#overShare(day, address);
       this.#storingAgain();
       return fresh.flatMap((group) => group.records);
     } catch (error) {
@@ -225,7 +255,7 @@ export class AccessLogStore {
   #dropOldestBefore(day: number): boolean {
     const oldest = this.#listed().at(-1);
     if (oldest === undefined || oldest >= day) return false;
-    this.#drop(oldest, 'size', oldest + 1);
+    this.#drop(oldest, this.#limitReached(), oldest + 1);
     this.enforceLimits();
     return true;
   }
@@ -283,7 +313,7 @@ export class AccessLogStore {
     }
     createDayFile(this.#options.dir, day, DAY_SCHEMA);
     this.#days = undefined;
-    writer = new DayWriter(this.#options.dir, day, walBytes(this.#options.budget));
+    writer = new DayWriter(this.#options.dir, day, walBytes(this.#options.budget), { shareBytes: this.#options.addressShareBytes });
     this.#writers.set(day, writer);
     for (const [other, idle] of this.#writers) {
       if (this.#writers.size <= OPEN_WRITERS) break;
@@ -371,8 +401,35 @@ export class AccessLogStore {
     this.#options.notify?.({ level: 'info', message: 'access log storing again: there is room', fields: { discarded: this.#totals.discarded } });
   }
 
-  /** Deletes `day`'s file; days below `floor` are not written again. */
-  #drop(day: number, reason: 'retention' | 'size', floor: number): void {
+  /**
+   * Which limit of the budget binds now, as last measured: ACCESS_LOG_MAX_SIZE, or the disk's
+   * free space above its reserve, whichever leaves less room.
+   */
+  #limitReached(): BudgetDeletion['reason'] {
+    const { maxBytes, reserveBytes } = this.#options.budget;
+    return maxBytes - this.#totals.bytes <= this.#free - reserveBytes ? 'max_size' : 'disk_reserve';
+  }
+
+  /**
+   * An address's records went over its share of `day`'s budget: warned once per address and day
+   * (README "Where access-log records go": what to do about it), and counted.
+   */
+  #overShare(day: number, address: string): void {
+    this.#totals.addressesOverShare++;
+    this.#options.notify?.({
+      level: 'warn',
+      message: "access log: one client address filled its share of the day's budget; its further records today are summarised (one per service, minute and status class, with a count)",
+      fields: { day: dayName(day), address, shareBytes: this.#options.addressShareBytes },
+    });
+  }
+
+  /**
+   * Deletes `day`'s file; days below `floor` are not written again. Expiry by age is routine
+   * (info); a deletion to keep the budget is not (a flood can cause it): warned with the records
+   * the day held, and told to {@link AccessLogStoreOptions.onBudgetDeletion}.
+   */
+  #drop(day: number, reason: DeletionReason, floor: number): void {
+    const records = reason === 'retention' ? 0 : this.#recordsOf(day);
     this.#writers.get(day)?.close();
     this.#writers.delete(day);
     deleteDayFile(this.#options.dir, day);
@@ -380,6 +437,29 @@ export class AccessLogStore {
     this.#sizes.delete(day);
     this.#freeAt = -Infinity;
     this.#floorDay = Math.max(this.#floorDay, floor);
-    this.#options.notify?.({ level: 'info', message: 'access log: deleted a day of raw records', fields: { day: dayName(day), reason } });
+    this.#totals.daysDeleted[reason]++;
+    const message = 'access log: deleted a day of raw records';
+    if (reason === 'retention') {
+      this.#options.notify?.({ level: 'info', message, fields: { day: dayName(day), reason } });
+      return;
+    }
+    this.#options.notify?.({ level: 'warn', message, fields: { day: dayName(day), reason, records } });
+    this.#options.onBudgetDeletion?.({ day: dayName(day), records, reason });
+  }
+
+  /** How many records `day`'s file holds (rows: a summary counts once); -1 when it cannot be read. */
+  #recordsOf(day: number): number {
+    const writer = this.#writers.get(day);
+    if (writer) return storedRecords(writer.db);
+    try {
+      const db = openDayFile(this.#options.dir, day, true);
+      try {
+        return storedRecords(db);
+      } finally {
+        db.close();
+      }
+    } catch {
+      return -1; // deleted meanwhile, or not a day file: it goes all the same
+    }
   }
 }

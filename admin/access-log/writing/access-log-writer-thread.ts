@@ -8,7 +8,9 @@
 import { workerData } from 'node:worker_threads';
 import type { AccessLogEntry } from '../../../shared/types.js';
 import { openDatabase } from '../../database.js';
-import { AccessLogStore } from './access-log-store.js';
+import { AuditLog, GATEWAY_ACTOR } from '../../audit-log.js';
+import { AccessLogStore, type BudgetDeletion } from './access-log-store.js';
+import { addressShareBytes } from './address-shares.js';
 import { moveLegacyRecords } from '../legacy-table.js';
 import { OtlpLogExporter } from '../otlp/otlp-export.js';
 import { startMaintenance } from './retention.js';
@@ -50,7 +52,15 @@ const notify = serveCalls<WriterRequest, WriterTotals, WriterNotice>(
 
 const db = openDatabase(options.databasePath);
 db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
-const store = new AccessLogStore(db, { dir: options.dir, retentionDays: options.retentionDays, budget: options.budget, notify });
+const audit = new AuditLog(db);
+const store = new AccessLogStore(db, {
+  dir: options.dir,
+  retentionDays: options.retentionDays,
+  budget: options.budget,
+  addressShareBytes: addressShareBytes(options.budget, options.retentionDays),
+  notify,
+  onBudgetDeletion: auditDeletion,
+});
 const exporter = options.export && new OtlpLogExporter({
   url: new URL(options.export.url),
   headers: options.export.headers,
@@ -65,6 +75,19 @@ void moveLegacyRecords(db, store, () => stopped).then(
   (moved) => moved > 0 && notify({ level: 'info', message: 'access log: moved the records of the old access_logs table into day files', fields: { moved } }),
   (err: Error) => notify({ level: 'warn', message: 'access log: moving the old access_logs table failed; will retry at the next start', fields: { err: err.message } }),
 );
+
+/**
+ * Records a day deleted to keep the budget in the audit log, as the gateway: evidence that cannot
+ * be deleted with it (the audit log is in the gateway's database, not in the day files). A failure
+ * (the database's disk full) is logged, and does not stop the store.
+ */
+function auditDeletion(deletion: BudgetDeletion): void {
+  try {
+    audit.record({ ...GATEWAY_ACTOR, action: 'ACCESS_LOG_DAY_DELETED', serviceId: null, details: { ...deletion } });
+  } catch (err) {
+    notify({ level: 'error', message: 'access log: the deletion of a day could not be written to the audit log', fields: { ...deletion, err: (err as Error).message } });
+  }
+}
 
 /** How often the counters are reported without being asked, in ms. */
 const REPORT_MS = 2_000;

@@ -31,7 +31,10 @@ export interface AccessLogWriter {
  * state) go to `onNotice`.
  */
 export function openAccessLogWriter(options: WriterOptions, onNotice: (notice: StoreNotice) => void): AccessLogWriter {
-  let totals: WriterTotals = { stored: 0, duplicates: 0, expired: 0, discarded: 0, bytes: 0, days: 0, exported: 0, exportDropped: 0 };
+  let totals: WriterTotals = {
+    stored: 0, summarised: 0, addressesOverShare: 0, duplicates: 0, expired: 0, discarded: 0, bytes: 0, days: 0,
+    daysDeleted: { retention: 0, max_size: 0, disk_reserve: 0 }, exported: 0, exportDropped: 0,
+  };
   const calls = new WorkerCalls<WriterRequest, WriterTotals, WriterNotice>(new URL('./access-log-writer-thread.js', import.meta.url), options, (notice) => {
     if ('totals' in notice) totals = notice.totals;
     else onNotice(notice);
