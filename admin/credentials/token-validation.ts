@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { parseWith, requireObject } from '../http/json-body-validation.js';
-import { canonicalScope, TOKEN_SCOPES } from './token-scope.js';
+import { TOKEN_SCOPES } from './token-scope.js';
 
 /**
  * Validation of `POST /api/tokens` bodies (design.md §4.8). Pure: reads an already-parsed JSON value
@@ -20,15 +20,10 @@ const nameSchema = v.pipe(
   v.check((name) => [...name].length <= MAX_TOKEN_NAME_LENGTH, `must be at most ${MAX_TOKEN_NAME_LENGTH} characters`),
 );
 
-/** A scope (token-scope.ts) in any order of its tokens, kept in its canonical spelling. */
+/** One of the scopes of token-scope.ts, spelled as there. */
 const scopeSchema = v.pipe(
-  v.string('must be read, write or write sessions'),
-  v.transform(canonicalScope),
   v.picklist(TOKEN_SCOPES, 'must be read, write or write sessions'),
-  v.description(
-    'read: GET and HEAD; write: every method; write sessions: write, and ending an administrator\'s sessions too ' +
-      '(scope tokens separated by spaces, in any order: RFC 6749 §3.3)',
-  ),
+  v.description("read: GET and HEAD; write: every method; write sessions: write, and ending an administrator's sessions too"),
 );
 
 const createSchema = v.object({
@@ -43,12 +38,12 @@ const createSchema = v.object({
 /** The body's schema, for the API's description (admin/openapi/). */
 export const TOKEN_BODY_SCHEMAS = { create: createSchema };
 
-/** A validated create body: `name` trimmed, `scope` canonical, `expiresInDays` defaulted to 90 (`null`: never expires). */
+/** A validated create body: `name` trimmed, `expiresInDays` defaulted to 90 (`null`: never expires). */
 export type TokenCreateInput = v.InferOutput<typeof createSchema>;
 
 /**
  * Validates a POST /api/tokens body: `name` (1–100 characters after trimming) and `scope` (`read`,
- * `write` or `write sessions`, its tokens in any order) required, `expiresInDays` 30, 90 (the
+ * `write` or `write sessions`) required, `expiresInDays` 30, 90 (the
  * default) or 365, or null for a token that never expires.
  * @throws {GatewayError} BAD_REQUEST `Body must be a JSON object`, or `Invalid API token: …` with
  *   `fields` for every missing, invalid or unknown field.

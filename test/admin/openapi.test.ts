@@ -323,6 +323,14 @@ describe("real answers match the document (each call's answer is checked)", () =
     assert.equal((await call('GET', '/auth/profile', { as: member })).status, 401);
     assert.equal((await call('GET', '/auth/profile', { as: second })).status, 401);
     assert.deepEqual((await call('DELETE', '/api/users/nobody%7C1/sessions', { as: admin })).json, { revoked: 0 });
+    // An administrator's sessions: not with a write token (design.md §4.8), with a `write sessions` one.
+    const adminSub = encodeURIComponent((await call('GET', '/auth/profile', { as: admin })).json.user.sub);
+    const refused = await call('DELETE', `/api/users/${adminSub}/sessions`, { authorization: writeToken });
+    assert.equal(refused.status, 403, refused.text);
+    assert.equal(refused.headers['www-authenticate'], 'Bearer error="insufficient_scope", scope="sessions"');
+    const sessionsToken = await call('POST', '/api/tokens', { as: admin, json: { name: 'Sessions', scope: 'write sessions' } });
+    assert.equal(sessionsToken.json.scope, 'write sessions');
+    assert.deepEqual((await call('DELETE', '/api/users/nobody%7C1/sessions', { authorization: `Bearer ${sessionsToken.json.secret}` })).json, { revoked: 0 });
     member = await signInThroughProvider('user@example.com');
   });
 
