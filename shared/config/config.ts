@@ -54,7 +54,8 @@ export interface Config {
   sessionChecks: { revalidateMs: number; graceMs: number; idleTimeoutMs: number | undefined };
   /**
    * SESSION_ENCRYPTION_KEY: AES-256 keys for refresh tokens at rest (shared/identity/token-encryption.ts),
-   * the first encrypting, all decrypting; empty: refresh tokens are not kept, sessions live their TTL.
+   * the first encrypting, all decrypting; empty: the admin process uses the key it keeps in its
+   * database (admin/credentials/session-key-store.ts).
    */
   sessionEncryptionKeys: readonly Buffer[];
   /** null: limiter off. */
@@ -133,9 +134,9 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'SESSION_REVALIDATE', default: '5m', meaning: 'A request on a session not checked at the identity provider for this long starts a refresh there (with the refresh token kept at sign-in), which updates its name, email, groups and admin flag, or ends it when the provider refuses the grant (see What ends a session). Any duration from `1s`.' },
   { name: 'SESSION_REVALIDATE_GRACE', default: '1h', meaning: 'How long a session keeps working while the identity provider cannot be reached for its refresh (down, 5xx, timeouts); then it ends.' },
   { name: 'SESSION_IDLE_TIMEOUT', default: undefined, meaning: 'A session not used for this long ends (`30m`); unset: no idle timeout. Any duration from `1s`.' },
-  { name: 'SESSION_ENCRYPTION_KEY', default: undefined, meaning: 'Key that encrypts refresh tokens at rest (AES-256-GCM): 32 random bytes as 64 hex or 43–44 base64 characters (`openssl rand -base64 32`). Comma-separated to rotate: the first encrypts, every one decrypts. Unset: refresh tokens are not kept and sessions are not re-checked at the provider. Needed by the admin process only.' },
+  { name: 'SESSION_ENCRYPTION_KEY', default: undefined, meaning: 'Key that encrypts refresh tokens at rest (AES-256-GCM): 32 random bytes as 64 hex or 43–44 base64 characters (`openssl rand -base64 32`); a key of one repeated byte (all zeros) is refused. Comma-separated to rotate: the first encrypts, every one decrypts. Unset: the admin process makes a key at its first start and keeps it in its database, so sessions are re-checked at the provider all the same; set it to keep the key out of the database, when the database file or its backups may be read by anyone who must not get refresh tokens (see Re-checks at the provider). Needed by the admin process only.' },
   { name: 'RATE_LIMIT_GENERAL', default: '100/15m', meaning: 'Requests per client IP and window; `0` turns it off.' },
-  { name: 'RATE_LIMIT_AUTH', default: '5/15m', meaning: 'Login attempts (`GET /auth/login`, failed callbacks) per client IP; `0` turns it off.' },
+  { name: 'RATE_LIMIT_AUTH', default: '5/15m', meaning: 'Login attempts (`GET /auth/login`, failed callbacks) and refused back-channel logouts per client IP; `0` turns it off.' },
   { name: 'RATE_LIMIT_TOKEN', default: '1000/15m', meaning: 'Requests per admin API token (which `RATE_LIMIT_GENERAL` does not count), whatever the address; over it, 429 like the other limits. `0` turns it off.' },
   { name: 'TRUST_PROXY', default: '', meaning: 'Comma-separated CIDRs of proxies whose `X-Forwarded-For` is believed (`loopback`, `10.0.0.0/8`).' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
