@@ -29,7 +29,8 @@ const CHALLENGE = {
  * and the gateway's icon (public and static, like health endpoints; browsers fetch the icon beside
  * every page), and every request of a signed-in administrator, whose console refreshes itself
  * every few seconds (design.md §4.6) and would use up the default 100 requests per 15 minutes within
- * minutes, or of a live admin API token (design.md §4.8: an administrator's automation). Anonymous
+ * minutes, or of a live admin API token (design.md §4.8: an administrator's automation, counted
+ * per token by RATE_LIMIT_TOKEN instead, in admin-plane.ts). Anonymous
  * and non-admin requests, and those with a bearer credential that is no live token, stay limited,
  * and sign-in attempts stay under RATE_LIMIT_AUTH. The identity provider's back-channel logouts
  * are exempt too: a provider offboarding many users at once must not be refused (each is a signed

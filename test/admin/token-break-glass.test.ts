@@ -3,7 +3,8 @@
  * whose administrators cannot stay signed in: run on the admin host as a real process against the
  * gateway's DATABASE_PATH, with no session, while the admin process is down and while it runs. The
  * token is refused at once in both cases (a running gateway looks every token up in the file), and
- * the audit log names the local operator.
+ * the audit log names the local operator. Embedded, and split (an admin process stopped and
+ * started again, proxies handing the API over to it).
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,8 @@ import { runGatehouseCli } from '../support/gatehouse-cli.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn } from '../support/sessions.js';
 import { useAdminSession } from '../support/admin-session.js';
+import { eventually } from '../support/eventually.js';
+import { startGatehouseProcess, statusOf } from '../support/gatehouse-process.js';
 import { assertError, bearer, createToken } from './api-token-checks.js';
 
 const INVALID_TOKEN = 'Bearer error="invalid_token"';
@@ -135,5 +138,35 @@ describe('the console and a session-less operator', () => {
     const page = await env.call('GET', '/dashboard/audit', { as: env.admin });
     const row = (page.text.match(/<tr>[\s\S]*?<\/tr>/g) ?? []).find((r) => r.includes('“revoked on the host”') && r.includes('revoked')) ?? '';
     assert.ok(row.includes(`an operator on the admin host<br><code class="muted">${OPERATOR}</code>`), row);
+  });
+});
+
+describe('split mode: the admin process and proxy processes', () => {
+  const env = useAdminSession({ topology: 'split' });
+  const through = (url: string, secret: string) => apiClient(url)('GET', '/api/services', { authorization: bearer(secret) });
+
+  it('revoked while the admin process runs: refused at once on the admin port and through a proxy', async () => {
+    const leaked = await createToken(env.split.adminUrl, env.admin, { name: 'split leak', scope: 'write' });
+    assert.equal((await through(env.split.proxies[0].url, leaked.secret)).status, 200);
+    const run = await tokensCli(['revoke', leaked.id], { DATABASE_PATH: env.split.databasePath });
+    assert.equal(run.code, 0, run.stderr);
+    assertError(await through(env.split.proxies[0].url, leaked.secret), 401, 'Not authenticated', INVALID_TOKEN);
+    assertError(await through(env.split.adminUrl, leaked.secret), 401, 'Not authenticated', INVALID_TOKEN);
+  });
+
+  it('revoked while the admin process is stopped: refused once it is back', async () => {
+    const leaked = await createToken(env.split.adminUrl, env.admin, { name: 'split leak, admin down', scope: 'write' });
+    await env.split.admin.stop();
+    const listed = await tokensCli(['list'], { DATABASE_PATH: env.split.databasePath });
+    assert.match(listed.stdout, new RegExp(`^${leaked.id}  split leak, admin down +write `, 'm'));
+    assert.equal((await tokensCli(['revoke', leaked.id], { DATABASE_PATH: env.split.databasePath })).code, 0);
+    const admin = startGatehouseProcess('admin/process/main.js', { ...env.split.env, DATABASE_PATH: env.split.databasePath });
+    try {
+      await eventually(`the admin process to be ready again\n${admin.output()}`, async () => (await statusOf(`${env.split.adminUrl}/readyz`)) === 200, 30_000);
+      assertError(await through(env.split.proxies[0].url, leaked.secret), 401, 'Not authenticated', INVALID_TOKEN);
+      assert.equal(revocations(openDatabase(env.split.databasePath)).at(-1)!.user_id, OPERATOR);
+    } finally {
+      await admin.stop();
+    }
   });
 });
