@@ -4,7 +4,7 @@ import { readCookie } from '../shared/http/cookies.js';
 import { errorCode } from '../shared/error-code.js';
 import { GatewayError } from '../shared/errors.js';
 import type { EventBus } from '../shared/backends/event-bus.js';
-import { sendError } from '../shared/http/http-response.js';
+import { answerFailure } from '../shared/http/failure-response.js';
 import type { Logger } from '../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limiter.js';
 import { rateLimitKey } from '../shared/http/client-ip.js';
@@ -99,7 +99,8 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const stopRevalidating = parts.revalidator.start();
   const serve = requestServer(deps, parts.tokens, routers);
   const serveOn = (req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): void => {
-    serve(req, res, origin).catch((error: unknown) => respondWithError(res, error, deps.logger));
+    // A backend that cannot be reached answers 503 on every path (failure-response.ts); the rest is logged.
+    serve(req, res, origin).catch((error: unknown) => answerFailure(req, res, error, (err) => deps.logger.error({ err }, 'admin request failed')));
   };
   return {
     handle: (req, res) => serveOn(req, res, origins.ofAdminPortRequest(req)),
@@ -229,15 +230,4 @@ async function publishRegistryAtStart(registry: ServiceRegistry, logger: Logger)
     if (errorCode(error) !== 'REDIS_UNAVAILABLE') throw error;
     logger.warn('registry not published yet: Redis is unreachable; it will be once Redis answers');
   }
-}
-
-/** Sends a GatewayError as is; anything else is logged and becomes 500 `Internal server error`. */
-function respondWithError(res: ServerResponse, error: unknown, logger: Logger): void {
-  const known = error instanceof GatewayError ? error : undefined;
-  if (!known) logger.error({ err: error }, 'admin request failed');
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  sendError(res, known ?? new GatewayError('INTERNAL'));
 }

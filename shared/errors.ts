@@ -1,3 +1,5 @@
+import { errorCode } from './error-code.js';
+
 /**
  * The gateway's client-facing failures: one stable `code` each, the HTTP status, and the exact
  * message of the interface (interface.md §7) or of design.md §5 where the interface leaves it open.
@@ -65,4 +67,21 @@ export class GatewayError extends Error {
   toJSON(): { error: string; fields?: Record<string, string> } {
     return this.fields ? { error: this.message, fields: this.fields } : { error: this.message };
   }
+}
+
+/**
+ * The code of the error a backend throws when it cannot be reached: Redis, the only backend
+ * outside the process (shared/backends/redis/connection/redis-errors.ts).
+ */
+const BACKEND_UNAVAILABLE = 'REDIS_UNAVAILABLE';
+
+/**
+ * The GatewayError a failure answers with (design.md §5 "backend unavailable"): a GatewayError as
+ * it is; a backend that cannot be reached (an error whose code, or a cause's, is
+ * `REDIS_UNAVAILABLE`) 503 `Service unavailable`, whichever page or API path met it; undefined
+ * for anything else, which is unexpected (the caller logs it and answers 500).
+ */
+export function gatewayErrorOf(error: unknown): GatewayError | undefined {
+  if (error instanceof GatewayError) return error;
+  return errorCode(error) === BACKEND_UNAVAILABLE ? new GatewayError('SERVICE_UNAVAILABLE') : undefined;
 }

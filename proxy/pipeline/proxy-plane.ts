@@ -8,7 +8,7 @@ import type { Config } from '../../shared/config/config.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
 import { FAVICON_PATH, isGatewayPath, JWKS_PATH } from '../../shared/http/gateway-paths.js';
-import { sendError } from '../../shared/http/http-response.js';
+import { answerFailure } from '../../shared/http/failure-response.js';
 import type { Logger } from '../../shared/logger.js';
 import { overLimit, type RateLimitDecision, type RateLimiter } from '../../shared/backends/rate-limiter.js';
 import type { SessionGate } from '../../shared/identity/session-gate.js';
@@ -252,17 +252,9 @@ class GatewayProxyPlane implements ProxyPlane {
     this.#replaceRoutes(this.#services);
   }
 
-  /** Answers a failed step; anything but a {@link GatewayError} is unexpected: logged, then 500. */
+  /** Answers a failed step as both planes do (failure-response.ts: a 503 is a page for browsers); the unexpected is logged, then 500. */
   #fail(req: IncomingMessage, res: ServerResponse, error: unknown): void {
-    if (!(error instanceof GatewayError)) {
-      this.#deps.logger.error({ err: error, method: req.method }, 'proxy request failed');
-    }
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    if (res.destroyed) return;
-    sendError(res, error instanceof GatewayError ? error : new GatewayError('INTERNAL'));
+    answerFailure(req, res, error, (err) => this.#deps.logger.error({ err, method: req.method }, 'proxy request failed'));
   }
 }
 
