@@ -77,6 +77,23 @@ test('in Chromium: an admin signs in to the console and creates, uses, filters, 
   await rows.filter({ hasText: '/console-echo/submit' }).waitFor();
   assert.match((await rows.first().textContent()) ?? '', /POST/, 'newest first');
 
+  // A 3,000-character path takes one line, cut with an ellipsis; opened, it shows whole (as stored:
+  // its first 2,048 bytes, said to be cut).
+  await visitor.goto(`${env.publicUrl}/console-echo/${'x'.repeat(3000)}`);
+  const longRow = rows.filter({ hasText: '(cut when stored)' });
+  await longRow.waitFor();
+  const summary = longRow.locator('details.long-path summary');
+  const closed = await summary.boundingBox();
+  assert.ok(closed && closed.height < 40, `one line: ${closed?.height}px`);
+  assert.equal(await summary.evaluate((el) => (el as unknown as { scrollWidth: number; clientWidth: number }).scrollWidth > (el as unknown as { clientWidth: number }).clientWidth), true, 'cut by the browser');
+  await summary.click();
+  const opened = await summary.boundingBox();
+  assert.ok(opened && opened.height > 5 * closed.height, `opened: ${opened?.height}px`);
+  assert.equal(((await summary.textContent()) ?? '').trim(), `/console-echo/${'x'.repeat(2048 - '/console-echo/'.length)}…`);
+  await screenshot(page, 'console-long-path');
+  await summary.click(); // closed and left, so the log keeps updating
+  await summary.evaluate((el) => (el as unknown as { blur(): void }).blur());
+
   // Filter: by method, then by a status class nothing has.
   await page.getByLabel('Method', { exact: true }).fill('post');
   await page.getByRole('button', { name: 'Apply filters' }).click();

@@ -13,7 +13,7 @@
 
   /**
    * Fetches the page again and swaps every live region whose markup changed. Unless `force`, a
-   * region holding the keyboard focus (or any region while a dialog is open) is left alone; after
+   * region holding the keyboard focus or an opened <details> (or any region while a dialog is open) is left alone; after
    * a forced swap the focus returns to the element with the same data-focus-key.
    */
   function refresh(options) {
@@ -51,7 +51,8 @@
       const next = fresh.querySelector(`[data-live="${CSS.escape(region.dataset.live)}"]`);
       if (!next || rendered.get(region) === next.innerHTML) continue;
       const holdsFocus = region.contains(active);
-      if (!force && (holdsFocus || document.querySelector('dialog[open]'))) continue;
+      // An opened long path (access-log-section.ts) stays open until its reader closes it.
+      if (!force && (holdsFocus || region.querySelector('details[open]') || document.querySelector('dialog[open]'))) continue;
       region.innerHTML = next.innerHTML;
       rendered.set(region, next.innerHTML);
       gatehouse.localizeTimes(region);
