@@ -63,7 +63,7 @@ export interface Config {
   rateLimitAuth: RateLimit | null;
   /** RATE_LIMIT_TOKEN: requests per admin API token (design.md §4.8); null: off. */
   rateLimitToken: RateLimit | null;
-  /** CIDRs, addresses or proxy-addr names (`loopback`, `uniquelocal`) whose X-Forwarded-For is believed. */
+  /** CIDRs, addresses or proxy-addr names (`loopback`, `uniquelocal`) whose X-Forwarded-For (or Forwarded) is believed. */
   trustProxy: TrustedProxies;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   adminInternalUrl: URL;
@@ -138,7 +138,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'RATE_LIMIT_GENERAL', default: '100/15m', meaning: 'Requests per client IP and window; `0` turns it off.' },
   { name: 'RATE_LIMIT_AUTH', default: '5/15m', meaning: 'Login attempts (`GET /auth/login`, failed callbacks) and refused back-channel logouts per client IP; `0` turns it off.' },
   { name: 'RATE_LIMIT_TOKEN', default: '1000/15m', meaning: 'Requests per admin API token (which `RATE_LIMIT_GENERAL` does not count), whatever the address; over it, 429 like the other limits. `0` turns it off.' },
-  { name: 'TRUST_PROXY', default: '', meaning: 'Comma-separated CIDRs of proxies whose `X-Forwarded-For` is believed (`loopback`, `10.0.0.0/8`).' },
+  { name: 'TRUST_PROXY', default: '', meaning: "Comma-separated CIDRs of proxies whose `X-Forwarded-For` is believed (`loopback`, `10.0.0.0/8`); from them, without an `X-Forwarded-For`, `Forwarded`'s `for=` values (RFC 7239). A value that is not an IP address is ignored (see Security notes)." },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
   { name: 'ADMIN_INTERNAL_URL', default: 'http://127.0.0.1:$ADMIN_PORT', meaning: 'Where a proxy process reaches the admin plane (split mode).' },
   { name: 'INTERNAL_PORT', default: '9090', meaning: 'A proxy process\'s health and metrics port (split mode).' },
