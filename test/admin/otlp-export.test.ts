@@ -2,8 +2,9 @@
  * The access-log export over OTLP/HTTP (JSON), against a real receiver (test/support/otlp-receiver.ts:
  * a node:http server that decodes each POST as OTLP/JSON and keeps the log records of the requests it
  * answered 2xx). The collector can be down (port closed, or connections reset by a TCP server here),
- * answer 503, 400 or a partial success (scripted receiver answers), or never answer (a server here).
- * Also the OTEL_EXPORTER_OTLP_* readers the exporter is configured with.
+ * answer 503, 400 or a partial success (scripted receiver answers), or never answer (a server here);
+ * a flood of long paths meanwhile keeps the buffer within its bound in bytes. Also the
+ * OTEL_EXPORTER_OTLP_* readers and ACCESS_LOG_OTLP_BUFFER_SIZE the exporter is configured with.
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -11,6 +12,7 @@ import { createServer as createTcpServer, type Server as TcpServer } from 'node:
 import { afterEach, describe, it, test } from 'node:test';
 import { OtlpLogExporter, type OtlpLogExporterOptions } from '../../admin/access-log/otlp/otlp-export.js';
 import { eventId } from '../../shared/event-id.js';
+import { ConfigError, loadConfig } from '../../shared/config/config.js';
 import { otlpLogsUrl, parseOtlpHeaders } from '../../shared/config/otlp-headers.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { closeServer, listen } from '../support/listen.js';
@@ -351,5 +353,21 @@ describe('the OTLP logs endpoint', () => {
     assert.throws(() => otlpLogsUrl({ endpoint: 'collector:4318' }), /^Error: OTEL_EXPORTER_OTLP_ENDPOINT: must be an http: or https: URL$/);
     assert.throws(() => otlpLogsUrl({ endpoint: 'not a url' }), /^Error: OTEL_EXPORTER_OTLP_ENDPOINT: must be an absolute URL$/);
     assert.throws(() => otlpLogsUrl({ endpoint: 'http://ok:4318', logsEndpoint: 'grpc://collector:4317' }), /^Error: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: must be an http: or https: URL$/);
+  });
+});
+
+describe('ACCESS_LOG_OTLP_BUFFER_SIZE', () => {
+  const bufferBytes = (value?: string) => loadConfig({ ACCESS_LOG_EXPORT: 'otlp', ...(value === undefined ? {} : { ACCESS_LOG_OTLP_BUFFER_SIZE: value }) }).accessLogExport?.bufferBytes;
+
+  it('is a size in bytes, 64MB by default', () => {
+    assert.equal(bufferBytes(), 64_000_000);
+    assert.equal(bufferBytes('256MiB'), 256 * 2 ** 20);
+    assert.equal(bufferBytes('1MB'), 1_000_000);
+  });
+
+  it('refuses what is not a size of at least 1MB, naming the variable', () => {
+    for (const [value, problem] of [['lots', 'must be a size such as 64MB or 256MiB'], ['999kB', 'must be at least 1MB']]) {
+      assert.throws(() => bufferBytes(value), (error: unknown) => error instanceof ConfigError && error.problems.includes(`ACCESS_LOG_OTLP_BUFFER_SIZE: ${problem}`));
+    }
   });
 });
