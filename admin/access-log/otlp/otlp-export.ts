@@ -269,7 +269,7 @@ export class OtlpLogExporter {
     this.#waitingBytes -= bytes;
     // The interface allows undefined for encoders that can fail; the JSON one always returns bytes.
     this.#head = { size, body: JsonLogsSerializer.serializeRequest(logRecords)! };
-    // The body may be larger than its records' estimate (characters of 2 bytes in UTF-8).
+    // The body may be larger than its records' estimate (attribute names, characters of 2 bytes in UTF-8).
     this.#trim();
     return this.#head;
   }
