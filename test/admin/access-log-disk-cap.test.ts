@@ -28,6 +28,10 @@ import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
  * filled by storing records straight through the gateway's writer, as its data plane ships them.
  * A test run that crosses midnight UTC starts a new day file (and the cap deletes the old one), so
  * it may not reach the "full" state; that is not guarded against.
+ *
+ * Each record comes from a client address of its own (X-Forwarded-For from a TRUST_PROXY peer):
+ * one address's records past its share of the day's budget would be summarised instead
+ * (access-log-flood.test.ts), and the log would never fill.
  */
 
 const CAP_TEXT = '1MB';
@@ -57,6 +61,10 @@ const ROUND = 400;
  * that went back to storing would be full again, and warn again, within this test.
  */
 const WHILE_FULL = 600;
+/** The gateways' settings: the cap, and the test client as a trusted proxy, so each request names its own client address. */
+const ENV = { ACCESS_LOG_MAX_SIZE: CAP_TEXT, TRUST_PROXY: 'loopback' };
+/** The client address of request or record `i`: one each. */
+const addressOf = (i: number): string => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
 /** Longest a phase of driving traffic may take. */
 const DRIVE_DEADLINE_MS = 20_000;
 
@@ -105,7 +113,7 @@ async function drive(origins: readonly string[], first: number, count: number, p
   const worker = async () => {
     for (let i = next++; i < first + count; i = next++) {
       try {
-        const response = await request(`${origins[i % origins.length]}${path(i)}`);
+        const response = await request(`${origins[i % origins.length]}${path(i)}`, { headers: { 'x-forwarded-for': addressOf(i) } });
         await response.body.dump();
         statuses.push(response.statusCode);
       } catch {
@@ -232,7 +240,7 @@ describe('ACCESS_LOG_MAX_SIZE=1MB, embedded', () => {
 
   before(async () => {
     upstream = await startEchoUpstream();
-    gw = await startTestGateway({ LOG_LEVEL: 'info', ACCESS_LOG_MAX_SIZE: CAP_TEXT }, { onLog: (line) => void (log += line) });
+    gw = await startTestGateway({ LOG_LEVEL: 'info', ...ENV }, { onLog: (line) => void (log += line) });
   });
   after(async () => {
     await gw?.close();
@@ -257,7 +265,7 @@ describe('ACCESS_LOG_MAX_SIZE=1MB, embedded', () => {
         method: 'GET',
         statusCode: 200,
         responseTimeMs: 1,
-        ipAddress: '127.0.0.1',
+        ipAddress: addressOf(10_000_000 + records + i),
         timestamp: now,
       }));
       await writer.store(batchOf(batch));
@@ -281,7 +289,7 @@ describe('ACCESS_LOG_MAX_SIZE=1MB, split (admin process, two proxies, Redis)', (
   before(async () => {
     upstream = await startEchoUpstream();
     // At info, so the admin process's output also says when the access log stores again.
-    split = await startSplitGateway({ ACCESS_LOG_MAX_SIZE: CAP_TEXT, LOG_LEVEL: 'info' });
+    split = await startSplitGateway({ ...ENV, LOG_LEVEL: 'info' });
   });
   after(async () => {
     await split?.close();
