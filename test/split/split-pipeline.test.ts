@@ -51,6 +51,39 @@ test('no access-log record lost or duplicated across a proxy SIGTERM right after
   }
 });
 
+test('a flood of 15 KB paths over the limit costs the access log one record per address and minute with its count; allowed requests keep one each, cut to 2,048 bytes', async () => {
+  const fresh = await env.split.startProxy();
+  const client = { 'x-forwarded-for': '203.0.113.60' };
+  const long = 'A'.repeat(15_000);
+  try {
+    const statuses: number[] = [];
+    for (let wave = 0; wave < 10; wave++) {
+      statuses.push(...(await Promise.all(Array.from({ length: 50 }, (_, i) => statusOf(`${fresh.url}/echo/flood-${wave * 50 + i}-${long}`, client)))));
+    }
+    assert.equal(statuses.filter((status) => status === 200).length, 40);
+    assert.equal(statuses.filter((status) => status === 429).length, 460);
+    const metrics = await (await request(`${fresh.internalUrl}/metrics`)).body.text();
+    assert.match(metrics, new RegExp(`gatehouse_rate_limited_requests_total\\{service="${serviceId}"\\} 460$`, 'm'), 'each refusal counted at once');
+    assert.equal(await fresh.process.stop('SIGTERM'), 0); // ships the minute's summary
+    type Log = { path: string; status_code: number; count: number; path_truncated: boolean };
+    const floodLogs = async () => {
+      const page = await request(`${env.split.adminUrl}/api/services/${serviceId}/logs?limit=1000`, { headers: { cookie: env.admin.cookie } });
+      return ((await page.body.json()) as { logs: Log[] }).logs.filter((log) => log.path.startsWith('/echo/flood-'));
+    };
+    await eventually('the summary stored', async () => (await floodLogs()).some((log) => log.status_code === 429));
+    const logs = await floodLogs();
+    const allowed = logs.filter((log) => log.status_code === 200);
+    assert.equal(allowed.length, 40);
+    assert.ok(allowed.every((log) => log.count === 1 && log.path_truncated && log.path.length === 2049 && log.path.endsWith('A…')));
+    const summaries = logs.filter((log) => log.status_code === 429);
+    assert.ok(summaries.length <= 2, `${summaries.length} summaries: one per minute the flood spanned`);
+    assert.equal(summaries.reduce((sum, log) => sum + log.count, 0), 460);
+    assert.ok(summaries.every((log) => log.path_truncated && log.path.length === 2049));
+  } finally {
+    await fresh.process.stop();
+  }
+});
+
 test(`a request of ${MAX_HEADER_FIELDS} header fields passes a proxy and its hand-off to the admin process; one more gets 431`, async () => {
   const port = Number(new URL(env.split.proxies[0].url).port);
   const request = (fields: number) => {
