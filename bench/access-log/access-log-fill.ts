@@ -27,6 +27,7 @@ import { parseArgs } from 'node:util';
 import { AccessLogStore } from '../../admin/access-log/writing/access-log-store.js';
 import { accessLogDirOf, dayBytes, dayOf, DAY_MS, listDays } from '../../admin/access-log/day-files.js';
 import { diskBudgetFor } from '../../admin/access-log/writing/disk-budget.js';
+import { addressShareBytes } from '../../admin/access-log/writing/address-shares.js';
 import { openDatabase } from '../../admin/database.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { recordsOf, shippedBatches, type RecordSpec } from './access-log-records.js';
@@ -92,7 +93,9 @@ export function fillPart(databasePath: string, spec: RecordSpec): PartResult {
   const cpuBefore = process.cpuUsage();
   const db = openDatabase(databasePath);
   const dir = accessLogDirOf(databasePath);
-  const store = new AccessLogStore(db, { dir, retentionDays: RETENTION_DAYS, budget: diskBudgetFor(dir, undefined) });
+  const budget = diskBudgetFor(dir, undefined);
+  // Each address's share of the day tallied as the writer thread does (no address of these records reaches it).
+  const store = new AccessLogStore(db, { dir, retentionDays: RETENTION_DAYS, budget, addressShareBytes: addressShareBytes(budget, RETENTION_DAYS) });
   let batches = 0;
   let storeMs = 0;
   try {
