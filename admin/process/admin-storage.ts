@@ -45,7 +45,7 @@ export async function openAdminStorage(config: Config, logger: Logger): Promise<
   const dir = accessLogDirOf(config.databasePath);
   const budget = diskBudgetFor(dir, config.accessLogMaxBytes);
   const writer = openAccessLogWriter(
-    { databasePath: config.databasePath, dir, retentionDays: config.accessLogRetentionDays, budget, export: config.accessLogExport && { url: config.accessLogExport.url.href, headers: config.accessLogExport.headers } },
+    { databasePath: config.databasePath, dir, retentionDays: config.accessLogRetentionDays, budget, export: config.accessLogExport && { ...config.accessLogExport, url: config.accessLogExport.url.href } },
     (notice) => logger[notice.level](notice.fields, notice.message),
   );
   const reads = openAccessLogReads(dir);

@@ -64,6 +64,7 @@ const store = new AccessLogStore(db, {
 const exporter = options.export && new OtlpLogExporter({
   url: new URL(options.export.url),
   headers: options.export.headers,
+  maxBufferedBytes: options.export.bufferBytes,
   serviceName: serviceNames(db),
   log: (level, fields, message) => notify({ level, message, fields }),
 });

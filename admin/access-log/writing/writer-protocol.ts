@@ -16,9 +16,10 @@ export interface WriterOptions {
   budget: DiskBudget;
   /**
    * ACCESS_LOG_EXPORT=otlp: where the records go too, the URL as its text (a URL object reaches a
-   * thread as `{}`: structured clone copies no accessors); undefined: not exported.
+   * thread as `{}`: structured clone copies no accessors), and the most its buffer holds in bytes
+   * (ACCESS_LOG_OTLP_BUFFER_SIZE; absent: the exporter's default); undefined: not exported.
    */
-  export: { url: string; headers: Record<string, string> } | undefined;
+  export: { url: string; headers: Record<string, string>; bufferBytes?: number } | undefined;
 }
 
 /**
