@@ -36,9 +36,10 @@ class Tally {
   readonly counts = new Array<number>(STATUS_CLASSES.length).fill(0);
   readonly buckets = new Array<number>(BUCKET_COUNT).fill(0);
 
-  add(statusCode: number, responseTimeMs: number): void {
-    this.counts[classIndex(statusCode)]!++;
-    this.buckets[bucketOf(responseTimeMs)]!++;
+  /** Counts `count` requests (a summary record's, design.md §3.9) answered `statusCode` within `responseTimeMs`. */
+  add(statusCode: number, responseTimeMs: number, count: number): void {
+    this.counts[classIndex(statusCode)]! += count;
+    this.buckets[bucketOf(responseTimeMs)]! += count;
   }
 }
 
@@ -77,7 +78,8 @@ export class TrafficRollups {
   }
 
   /**
-   * Counts `records` into their minutes, for their service and for all services. Call it inside
+   * Counts `records` into their minutes, for their service and for all services, a summary record
+   * for the requests it stands for (`count`). Call it inside
    * the transaction that inserted them, with only the records actually inserted.
    */
   add(records: readonly AccessLogEntry[]): void {
@@ -90,8 +92,9 @@ export class TrafficRollups {
     };
     for (const record of records) {
       const minute = Math.floor(record.timestamp / MINUTE_MS);
-      tallyOf(record.serviceId, minute).add(record.statusCode, record.responseTimeMs);
-      tallyOf(ALL_SERVICES, minute).add(record.statusCode, record.responseTimeMs);
+      const count = record.count ?? 1;
+      tallyOf(record.serviceId, minute).add(record.statusCode, record.responseTimeMs, count);
+      tallyOf(ALL_SERVICES, minute).add(record.statusCode, record.responseTimeMs, count);
     }
     for (const { serviceId, minute, tally } of tallies.values()) {
       this.#upsert.run(serviceId, minute, ...tally.counts, ...tally.buckets);
