@@ -1,6 +1,6 @@
 import { Counter, type Registry } from 'prom-client';
 import { mirrorCount, mirrorGauge } from '../../shared/mirrored-metrics.js';
-import type { DeletionReason } from './writing/access-log-store.js';
+import type { DeletionReason } from './writing/store-options.js';
 import type { WriterTotals } from './writing/writer-protocol.js';
 
 /** The writer's counters that are plain numbers. */

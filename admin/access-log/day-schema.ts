@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { openDayFile } from './day-files.js';
 /**
  * What one day file of the access log holds (day-files.ts). Records are stored small, 82 to 99
  * bytes each with their indexes and batch keys (bench/README.md measures it):
@@ -94,6 +95,23 @@ export function addRecordColumns(db: Database): void {
 /** How many records a day file holds (rows, a summary counting once), from its per-service counts. */
 export function storedRecords(db: Database): number {
   return db.prepare('SELECT coalesce(sum(count), 0) FROM service_counts').pluck().get() as number;
+}
+
+/**
+ * {@link storedRecords} of `day`'s file in `dir`, read through a connection of its own (a
+ * writer's committed rows included); -1 when it cannot be read (deleted meanwhile, not a day file).
+ */
+export function dayRecords(dir: string, day: number): number {
+  try {
+    const db = openDayFile(dir, day, true);
+    try {
+      return storedRecords(db);
+    } finally {
+      db.close();
+    }
+  } catch {
+    return -1;
+  }
 }
 
 /** Multiplier of a day number in a record's API id (the day's own ids stay below it). */

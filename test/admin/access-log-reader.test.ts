@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { parseAccessLogQuery, type AccessLogFilter } from '../../admin/access-log/reading/access-log-filter.js';
-import { RESIDUAL_SCAN_LIMIT, type AccessLogPage } from '../../admin/access-log/reading/access-log-reader.js';
+import { RESIDUAL_SCAN_LIMIT, type AccessLogPage } from '../../admin/access-log/reading/access-log-page.js';
 import { dayPath, listDays } from '../../admin/access-log/day-files.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { tempDatabase, type TempDatabase } from '../support/temp-database.js';

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import type { AccessLogRecord } from '../../admin/access-log/reading/access-log-reader.js';
+import type { AccessLogRecord } from '../../admin/access-log/reading/access-log-page.js';
 import { createDayFile, dayOf, dayPath } from '../../admin/access-log/day-files.js';
 import { DAY_SCHEMA } from '../../admin/access-log/day-schema.js';
 import type { AccessLogEntry } from '../../shared/types.js';

@@ -16,7 +16,7 @@ import { registerAccessLogMetrics } from '../../admin/access-log/access-log-metr
 import { accessLogDirOf } from '../../admin/access-log/day-files.js';
 import { OTLP_BUFFER_BYTES_DEFAULT } from '../../admin/access-log/otlp/otlp-export.js';
 import { recordBytes } from '../../admin/access-log/otlp/record-bytes.js';
-import type { StoreNotice } from '../../admin/access-log/writing/access-log-store.js';
+import type { StoreNotice } from '../../admin/access-log/writing/store-options.js';
 import { openAccessLogWriter, type AccessLogWriter } from '../../admin/access-log/writing/access-log-writer.js';
 import { batchOf } from '../../shared/backends/access-log-batch.js';
 import { eventId } from '../../shared/event-id.js';

@@ -5,7 +5,8 @@
 import { setPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import type { AccessLogFilter } from './access-log-filter.js';
-import { AccessLogReader, type AccessLogPage } from './access-log-reader.js';
+import { AccessLogReader } from './access-log-reader.js';
+import { type AccessLogPage } from './access-log-page.js';
 import { serveCalls } from '../worker-calls.js';
 
 /** A page request: `GET /api/services/:id/logs`'s service, paging and filters. */

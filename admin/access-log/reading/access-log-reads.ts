@@ -1,5 +1,5 @@
 import type { AccessLogFilter } from './access-log-filter.js';
-import type { AccessLogPage } from './access-log-reader.js';
+import type { AccessLogPage } from './access-log-page.js';
 import type { ReaderRequest } from './access-log-reader-thread.js';
 import { WorkerCalls } from '../worker-calls.js';
 

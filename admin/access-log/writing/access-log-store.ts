@@ -2,12 +2,13 @@ import type { Database } from 'better-sqlite3';
 import type { AccessLogBatch } from '../../../shared/backends/access-log-batch.js';
 import { errorCode } from '../../../shared/error-code.js';
 import type { AccessLogEntry } from '../../../shared/types.js';
-import { createDayFile, dayBytes, dayName, dayOf, DAY_MS, deleteDayFile, listDays, openDayFile } from '../day-files.js';
-import { DAY_SCHEMA, storedRecords } from '../day-schema.js';
+import { createDayFile, dayBytes, dayName, dayOf, DAY_MS, deleteDayFile, listDays } from '../day-files.js';
+import { DAY_SCHEMA, dayRecords } from '../day-schema.js';
 import { groupByDay } from './day-groups.js';
 import { DayWriter, type DayGroup } from './day-writer.js';
 import { filesystemOf, headroom, type DiskBudget } from './disk-budget.js';
 import { TrafficRollups } from '../traffic-rollups.js';
+import type { AccessLogStoreOptions, BudgetDeletion, DeletionReason, StoreTotals } from './store-options.js';
 
 /** SQLite's page size in the day files (its default). */
 const PAGE_BYTES = 4096;
@@ -29,63 +30,6 @@ const MIN_ROOM_BYTES = 16 * PAGE_BYTES;
  */
 export function walBytes(budget: DiskBudget): number {
   return Math.min(4 * 2 ** 20, Math.max(64 * 2 ** 10, Math.floor(budget.maxBytes / 32 / PAGE_BYTES) * PAGE_BYTES));
-}
-
-/** Something the store tells its owner about, to log (the writer thread has no logger of its own). */
-export interface StoreNotice {
-  level: 'info' | 'warn' | 'error';
-  message: string;
-  fields: Record<string, unknown>;
-}
-
-/** Why a day's file was deleted: its age (ACCESS_LOG_RETENTION_DAYS), or the budget's limit that was reached. */
-export type DeletionReason = 'retention' | 'max_size' | 'disk_reserve';
-
-/** A day deleted to keep the budget (not by age): which day (`2025-01-31`), the records it held (rows), which limit. */
-export interface BudgetDeletion {
-  day: string;
-  records: number;
-  reason: Exclude<DeletionReason, 'retention'>;
-}
-
-export interface AccessLogStoreOptions {
-  /** The folder of the day files (day-files.ts `accessLogDirOf`). */
-  dir: string;
-  /** ACCESS_LOG_RETENTION_DAYS: a day's file is deleted once its last ms is this many days old. */
-  retentionDays: number;
-  budget: DiskBudget;
-  /**
-   * Bytes of a day's records one client address may fill (address-shares.ts `addressShareBytes`)
-   * before its further records that day are summarised; undefined: none are.
-   */
-  addressShareBytes?: number;
-  /** Epoch ms now (tests move it). */
-  now?: () => number;
-  notify?: (notice: StoreNotice) => void;
-  /** Told of each day deleted to keep the budget (the writer thread audits it), after its notice. */
-  onBudgetDeletion?: (deletion: BudgetDeletion) => void;
-}
-
-/** What the store has done since it opened, in records (and the day files' size now). */
-export interface StoreTotals {
-  /** Stored as rows of their own. */
-  stored: number;
-  /** Added to the `count` of a summary record: their client address was over its share of the day. */
-  summarised: number;
-  /** Times a client address went over its share of a day's budget. */
-  addressesOverShare: number;
-  /** Skipped as re-deliveries of batches already stored. */
-  duplicates: number;
-  /** Not stored because their day had already expired (late, re-delivered after a long outage). */
-  expired: number;
-  /** Not stored because the access log reached ACCESS_LOG_MAX_SIZE or the disk's reserve with only newer days left. */
-  discarded: number;
-  /** Bytes the day files take on disk. */
-  bytes: number;
-  /** Day files kept. */
-  days: number;
-  /** Day files deleted, by reason. */
-  daysDeleted: Record<DeletionReason, number>;
 }
 
 /**
@@ -429,7 +373,7 @@ export class AccessLogStore {
    * the day held, and told to {@link AccessLogStoreOptions.onBudgetDeletion}.
    */
   #drop(day: number, reason: DeletionReason, floor: number): void {
-    const records = reason === 'retention' ? 0 : this.#recordsOf(day);
+    const records = reason === 'retention' ? 0 : dayRecords(this.#options.dir, day);
     this.#writers.get(day)?.close();
     this.#writers.delete(day);
     deleteDayFile(this.#options.dir, day);
@@ -445,21 +389,5 @@ export class AccessLogStore {
     }
     this.#options.notify?.({ level: 'warn', message, fields: { day: dayName(day), reason, records } });
     this.#options.onBudgetDeletion?.({ day: dayName(day), records, reason });
-  }
-
-  /** How many records `day`'s file holds (rows: a summary counts once); -1 when it cannot be read. */
-  #recordsOf(day: number): number {
-    const writer = this.#writers.get(day);
-    if (writer) return storedRecords(writer.db);
-    try {
-      const db = openDayFile(this.#options.dir, day, true);
-      try {
-        return storedRecords(db);
-      } finally {
-        db.close();
-      }
-    } catch {
-      return -1; // deleted meanwhile, or not a day file: it goes all the same
-    }
   }
 }

@@ -1,5 +1,5 @@
 import type { AccessLogBatch } from '../../../shared/backends/access-log-batch.js';
-import type { StoreNotice } from './access-log-store.js';
+import type { StoreNotice } from './store-options.js';
 import type { WriterNotice, WriterOptions, WriterRequest, WriterTotals } from './writer-protocol.js';
 import { WorkerCalls } from '../worker-calls.js';
 

@@ -3,7 +3,7 @@
  * send each other: the options the thread starts with, the calls it serves, its counters and the
  * notices it sends unasked. Types only: neither side loads the other through this module.
  */
-import type { StoreNotice, StoreTotals } from './access-log-store.js';
+import type { StoreNotice, StoreTotals } from './store-options.js';
 import type { DiskBudget } from './disk-budget.js';
 
 /** What the writer thread starts with. */

@@ -1,0 +1,47 @@
+/** An access-log record as the API shows it (interface.md §2.2); `user_id` is null for anonymous requests. */
+export interface AccessLogRecord {
+  id: number;
+  service_id: string;
+  user_id: string | null;
+  path: string;
+  method: string;
+  status_code: number;
+  response_time_ms: number;
+  ip_address: string;
+  /** ISO 8601 UTC. */
+  timestamp: string;
+  /** The url of the service's target that answered; null when none did (the gateway answered). */
+  target: string | null;
+  /**
+   * How many requests the record stands for: 1, or more for a summary of one client address's
+   * requests to the service within one minute and status class (refused by the rate limit, or
+   * past the address's share of the day's budget); its other fields are the first request's.
+   */
+  count: number;
+  /** True when `path` was cut to the stored maximum (2,048 bytes) and ends with `…`. */
+  path_truncated: boolean;
+}
+
+/**
+ * How many records, newest first, the row-by-row filters (`method`, `path`, `user`) examine after
+ * the service, status class and time range have narrowed them: those filters are not counted in
+ * advance, so this bounds the rows a page and its total may visit.
+ */
+export const RESIDUAL_SCAN_LIMIT = 100_000;
+
+/** A page of a service's access log (interface.md §4.2). */
+export interface AccessLogPage {
+  logs: AccessLogRecord[];
+  /**
+   * How many records pass the filters. Exact for the service, status class and time range (read
+   * from the day files' per-minute counts, not by counting rows); with `method`, `path` or `user`,
+   * the matches among the newest {@link RESIDUAL_SCAN_LIMIT} records the other filters pass.
+   */
+  total: number;
+  /**
+   * Present (true) when `method`, `path` or `user` filtered and more than
+   * {@link RESIDUAL_SCAN_LIMIT} records passed the other filters: `logs` and `total` then cover
+   * only the newest of those, and `total` is a lower bound.
+   */
+  partial?: true;
+}
