@@ -1,6 +1,6 @@
 import type { Service } from '../../shared/types.js';
 import { FILTER_PARAMETERS } from '../access-log/reading/access-log-filter.js';
-import { RESIDUAL_SCAN_LIMIT, type AccessLogPage, type AccessLogRecord } from '../access-log/reading/access-log-reader.js';
+import { RESIDUAL_SCAN_LIMIT, type AccessLogPage, type AccessLogRecord } from '../access-log/reading/access-log-page.js';
 import { html, type Html } from '../../shared/pages/html.js';
 import { serviceEntryPath } from '../../shared/services/service-entry.js';
 import { emptyState, errorNotice, formatCount, pager, timeTag } from './fragments.js';
