@@ -93,7 +93,7 @@ function row(log: AccessLogRecord): Html {
   return html`<tr>
 <td data-label="Time">${timeTag(log.timestamp)}</td>
 <td data-label="Method"><code>${log.method}</code></td>
-<td data-label="Path">${pathCell(log)}</td>
+<td data-label="Path" class="wrap">${pathCell(log)}</td>
 <td data-label="Status"><span class="status ${statusClass}">${log.status_code}</span>${log.count > 1 ? html` <span class="count" title="${formatCount(log.count)} requests from this address within the minute, stored as one record">×${formatCount(log.count)}</span>` : ''}</td>
 <td data-label="Duration" class="num">${formatCount(log.response_time_ms)} ms</td>
 <td data-label="User">${log.user_id ? html`<code>${log.user_id}</code>` : html`<span class="muted">anonymous</span>`}</td>
@@ -112,6 +112,6 @@ function pathCell(log: AccessLogRecord): Html {
   const cut = log.path_truncated
     ? html` <span class="muted" title="The gateway stores the first 2,048 bytes of a request-target">(cut when stored)</span>`
     : '';
-  if (log.path.length <= LONG_PATH) return html`<code class="wrap">${log.path}</code>${cut}`;
+  if (log.path.length <= LONG_PATH) return html`<code>${log.path}</code>${cut}`;
   return html`<details class="long-path"><summary title="Show the whole path"><code>${log.path}</code></summary></details>${cut}`;
 }
