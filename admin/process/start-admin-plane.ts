@@ -8,6 +8,7 @@ import type { Logger } from '../../shared/logger.js';
 import { processMetricsRegistry } from '../../shared/process-metrics.js';
 import { HANDED_OFF_HEADER_FIELDS, MAX_HEADER_FIELDS } from '../../shared/http/request-head.js';
 import { TrustedProxies } from '../../shared/http/trusted-proxies.js';
+import { openListenerTls } from '../../shared/tls/listener-tls.js';
 import { createAdminPlane } from '../admin-plane.js';
 import { registerAccessLogMetrics } from '../access-log/access-log-metrics.js';
 import type { AdminStorage } from './admin-storage.js';
@@ -48,13 +49,16 @@ export interface RunningAdminPlane {
 /**
  * Starts the control plane (design.md §2) on its storage: builds it, publishes the registry,
  * and serves on ADMIN_PORT (at ADMIN_HOST) its API, pages and the internal `/healthz`, `/readyz`
- * (the backends' checks) and `/metrics`. Resolves once it listens.
- * @throws when ADMIN_PORT cannot be bound.
+ * (the backends' checks) and `/metrics`. Resolves once it listens. ADMIN_PORT speaks HTTPS when
+ * ADMIN_URL is https and TLS files are set (ADMIN_TLS_*, else the public listener's; design.md §4.14).
+ * @throws when ADMIN_PORT cannot be bound, or a TLS file is broken (named by its variable).
  */
 export async function startAdminPlane(options: AdminPlaneOptions): Promise<RunningAdminPlane> {
   const { config, storage, logger } = options;
   const { backends } = storage;
   const handedOff = options.publicRequests === 'handed-off';
+  // First: a broken certificate stops the start before anything runs.
+  const tls = config.tls.admin && openListenerTls(config.tls.admin, config.tls.hsts, logger);
   const trusted = handedOff ? new TrustedProxies(['loopback', ...config.trustProxy.entries]) : config.trustProxy;
   const admin = await createAdminPlane({ ...backends, config, db: storage.db, accessLogs: storage.accessLogReads, clientIp: clientIpResolver(trusted), logger });
   const metrics = options.metrics ?? processMetricsRegistry();
@@ -64,13 +68,17 @@ export async function startAdminPlane(options: AdminPlaneOptions): Promise<Runni
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
   });
   const maxHeaderFields = handedOff ? HANDED_OFF_HEADER_FIELDS : MAX_HEADER_FIELDS;
-  const server = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res), maxHeaderFields);
-  const port = await listen(server, config.adminPort, config.adminHost);
+  const server = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res), maxHeaderFields, tls);
+  const port = await listen(server, config.adminPort, config.adminHost).catch((error: unknown) => {
+    tls?.close();
+    throw error;
+  });
   return {
     port,
     handlePublic: admin.handlePublic,
     async close() {
       await drain(server);
+      tls?.close();
       admin.close();
     },
   };

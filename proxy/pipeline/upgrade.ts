@@ -1,5 +1,6 @@
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { sendError } from '../../shared/http/http-response.js';
 import { requestHeadError } from '../../shared/http/request-head.js';
@@ -103,7 +104,8 @@ function whenEarlierResponseDone(server: Server, socket: Socket, next: () => voi
  * is written again without `Upgrade` and `HTTP2-Settings` (so Node's parser, which decides on
  * `Upgrade` with `Connection: upgrade`, reads it as a plain request), put back in front of the
  * bytes that followed it (its body, further pipelined requests), and the socket goes through the
- * server's 'connection' handling anew (`server` is a node:http one: TLS ends before the gateway). Node then reads the body, answers, and keeps the connection
+ * server's connection handling anew (a node:http server's 'connection'; over TLS, node:https's
+ * 'secureConnection', as 'connection' there would begin a TLS handshake on the decrypted socket). Node then reads the body, answers, and keeps the connection
  * alive as for any request. `Connection` keeps its other options, which the forwarded request
  * drops as hop-by-hop.
  *
@@ -117,7 +119,7 @@ function serveWithoutUpgrade(server: Server, req: IncomingMessage, socket: Socke
     if (!UPGRADE_FIELDS.has(raw[i]!.toLowerCase())) lines.push(`${raw[i]}:${raw[i + 1]}`);
   }
   socket.unshift(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), head]));
-  server.emit('connection', socket);
+  server.emit(server instanceof TlsServer ? 'secureConnection' : 'connection', socket);
 }
 
 /**

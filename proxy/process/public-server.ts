@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { createGatewayServer, drain } from '../../shared/http/http-server.js';
 import { checkingRequestHead } from '../../shared/http/request-head.js';
+import type { ListenerTls } from '../../shared/tls/listener-tls.js';
 import type { ProxyPlane } from '../pipeline/proxy-plane.js';
 import { createUpgradeHandler, type UpgradeHandler } from '../pipeline/upgrade.js';
 
@@ -17,9 +18,12 @@ export interface PublicServer {
   close(): Promise<void>;
 }
 
-/** Builds the public listener for `plane` (not yet listening). */
-export function createPublicServer(plane: ProxyPlane): PublicServer {
-  const server = createGatewayServer(plane.handle);
+/**
+ * Builds the public listener for `plane` (not yet listening): HTTPS over `tls`'s certificates
+ * when given (README "TLS"), else plain HTTP; the same pipeline either way.
+ */
+export function createPublicServer(plane: ProxyPlane, tls?: ListenerTls): PublicServer {
+  const server = createGatewayServer(plane.handle, undefined, tls);
   server.on('checkContinue', checkingRequestHead(plane.handleContinue)); // refused before `100 Continue`
   const upgrades = createUpgradeHandler(plane.handle, server);
   server.on('upgrade', upgrades.handle);

@@ -4,6 +4,7 @@ import { parseDuration, parseRateLimit, type RateLimit } from './durations.js';
 import { otlpLogsUrl, parseOtlpHeaders } from './otlp-headers.js';
 import { parseEncryptionKeys } from '../identity/token-encryption.js';
 import { readRedisTarget, type RedisTarget } from './redis-target.js';
+import { readTlsSettings, type TlsSettings } from './tls-settings.js';
 import { TrustedProxies } from '../http/trusted-proxies.js';
 
 /**
@@ -25,6 +26,8 @@ export interface Config {
   adminUrl: URL | undefined;
   /** Address the admin port binds to (`127.0.0.1`: reachable from this machine only). */
   adminHost: string;
+  /** TLS on PORT and ADMIN_PORT, HTTP_PORT's redirect and HSTS (shared/config/tls-settings.ts). */
+  tls: TlsSettings;
   databasePath: string;
   /** REDIS_URL (single-node mode); see {@link redis} for every mode. */
   redisUrl: string | undefined;
@@ -109,6 +112,13 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'ADMIN_HOST', default: '127.0.0.1', meaning: 'Address the admin port binds to; `0.0.0.0` or `::` to reach it from other machines (split-mode proxies, an `ADMIN_URL` load balancer).' },
   { name: 'PUBLIC_URL', default: 'http://localhost:8080', meaning: 'Origin users reach the gateway at; `https:` turns on `Secure` and `__Host-` cookies.' },
   { name: 'ADMIN_URL', default: undefined, meaning: 'Origin of the console and admin API, served by the admin port (`https://admin.gateway.example.com`, or `http://localhost:8081`); `/api` and `/dashboard` then answer only there, with their own sign-in and session cookie. Unset: they share `PUBLIC_URL` with the proxied apps (see Security notes).' },
+  { name: 'TLS_CERT_FILE', default: undefined, meaning: 'PEM certificate (with its chain) that makes `PORT` speak HTTPS, with TLS_KEY_FILE; PUBLIC_URL must then be `https:`. Served to clients whose SNI name TLS_CERTS_DIR has no pair for (or that send none). Reloaded when the file changes (see TLS).' },
+  { name: 'TLS_KEY_FILE', default: undefined, meaning: 'PEM private key of TLS_CERT_FILE.' },
+  { name: 'TLS_CERTS_DIR', default: undefined, meaning: 'Folder of more certificates chosen by SNI: `<name>.crt` + `<name>.key` (`app.example.com.crt`; `_wildcard.example.com.crt` for `*.example.com`), reloaded when they change; alone (without TLS_CERT_FILE) a name it has no pair for is refused in the handshake (see TLS).' },
+  { name: 'ADMIN_TLS_CERT_FILE', default: undefined, meaning: 'PEM certificate (with its chain) of ADMIN_URL\'s listener (`ADMIN_PORT`), with ADMIN_TLS_KEY_FILE; ADMIN_URL must be `https:`. Unset with an https ADMIN_URL and TLS_CERT_FILE or TLS_CERTS_DIR set: the admin port serves those (see TLS).' },
+  { name: 'ADMIN_TLS_KEY_FILE', default: undefined, meaning: 'PEM private key of ADMIN_TLS_CERT_FILE.' },
+  { name: 'HTTP_PORT', default: undefined, meaning: 'Plain-HTTP listener (`80`) that answers every request with 308 to the same path on https (PUBLIC_URL\'s or ADMIN_URL\'s origin, by `Host`; any other `Host` goes to PUBLIC_URL). Needs an https PUBLIC_URL.' },
+  { name: 'HSTS', default: 'max-age=31536000', meaning: '`Strict-Transport-Security` on every answer of a listener that speaks HTTPS (RFC 6797), unless a proxied service sends its own; `0` or `off`: not sent. Never sent on plain HTTP.' },
   { name: 'DATABASE_PATH', default: './data/gateway.db', meaning: 'SQLite file (created with its folder) of the registry, sessions, audit log and traffic rollups; the access log\'s day files go in the folder beside it (`./data/gateway-access-log/`).' },
   { name: 'REDIS_URL', default: undefined, meaning: 'Unset: embedded mode (no Redis needed). Set: sessions, registry, rate limits and access logs go through Redis, one node (`redis://host:6379/0`; `rediss://` for TLS). Or REDIS_SENTINELS, or REDIS_CLUSTER_NODES: one of the three.' },
   { name: 'REDIS_SENTINELS', default: undefined, meaning: 'Redis behind Redis Sentinel: the Sentinels as `host:port` pairs separated by commas (`10.0.0.5:26379,10.0.0.6:26379`); every process finds the primary through them, and again after a failover (see Running a fleet). With REDIS_SENTINEL_NAME.' },
@@ -230,6 +240,13 @@ const schema = v.object({
   PUBLIC_URL: origin,
   ADMIN_URL: v.optional(origin),
   ADMIN_HOST: nonEmpty,
+  TLS_CERT_FILE: v.optional(nonEmpty),
+  TLS_KEY_FILE: v.optional(nonEmpty),
+  TLS_CERTS_DIR: v.optional(nonEmpty),
+  ADMIN_TLS_CERT_FILE: v.optional(nonEmpty),
+  ADMIN_TLS_KEY_FILE: v.optional(nonEmpty),
+  HTTP_PORT: v.optional(port),
+  HSTS: nonEmpty,
   DATABASE_PATH: nonEmpty,
   REDIS_URL: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL'))),
   REDIS_SENTINELS: v.optional(nonEmpty),
@@ -307,6 +324,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const redisProblems: string[] = [];
   const redis = readRedisTarget(out, redisProblems);
   if (redisProblems.length > 0) throw new ConfigError(redisProblems);
+  const tlsProblems: string[] = [];
+  const tls = readTlsSettings(out, tlsProblems);
+  if (tlsProblems.length > 0) throw new ConfigError(tlsProblems);
   if (out.ADMIN_URL?.origin === out.PUBLIC_URL.origin) {
     throw new ConfigError(['ADMIN_URL: must be another origin than PUBLIC_URL (unset it to serve the console on PUBLIC_URL)']);
   }
@@ -320,6 +340,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: out.PUBLIC_URL,
     adminUrl: out.ADMIN_URL,
     adminHost: out.ADMIN_HOST,
+    tls,
     databasePath: out.DATABASE_PATH,
     redisUrl: out.REDIS_URL,
     redis,

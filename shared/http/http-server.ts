@@ -1,6 +1,8 @@
-import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { checkingRequestHead, MAX_HEADER_FIELDS } from './request-head.js';
+import type { ListenerTls } from '../tls/listener-tls.js';
 
 /** How long a stopping server lets in-flight requests finish, in ms (README.md, "Stopping": up to 10 s). */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -12,22 +14,38 @@ export const DRAIN_TIMEOUT_MS = 10_000;
  * passes the request-head checks (request-head.ts) before `listener`: more than `maxHeaderFields`
  * fields → 431, two `Host` fields → 400. `maxHeadersCount` is one above the limit, so Node keeps
  * enough fields to see a request go over it, and no more.
+ *
+ * With `tls` it speaks HTTPS (node:https over the listener's certificate store, shared/tls/), and
+ * every answer, the gateway's own and proxied ones, starts with `tls.hsts` as
+ * `Strict-Transport-Security` (RFC 6797 §7.1); a proxied target's own field replaces it
+ * (design.md §4.14).
  */
-export function createGatewayServer(listener: RequestListener, maxHeaderFields = MAX_HEADER_FIELDS): Server {
+export function createGatewayServer(listener: RequestListener, maxHeaderFields = MAX_HEADER_FIELDS, tls?: ListenerTls): Server {
   const options = { keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 0 };
   const drainState: DrainState = { draining: false, sockets: new Set() };
   const checked = checkingRequestHead(listener, maxHeaderFields);
-  const server = createServer(options, (req, res) => {
+  const hsts = tls?.hsts;
+  const handle: RequestListener = (req, res) => {
+    if (hsts !== undefined) res.setHeader('strict-transport-security', hsts);
     if (drainState.draining) closeAfter(res);
     checked(req, res);
-  });
+  };
+  const server = tls === undefined ? createServer(options, handle) : createSecureServer(options, handle, tls);
   server.maxHeadersCount = maxHeaderFields + 1;
-  // Per connection, not per request: what drain() needs to reach the responses in flight.
-  server.on('connection', (socket: Socket) => {
+  // Per connection, not per request: what drain() needs to reach the responses in flight (over
+  // TLS, the decrypted socket, which is the one Node's HTTP parser and responses use).
+  server.on(tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => {
     drainState.sockets.add(socket);
     socket.once('close', () => drainState.sockets.delete(socket));
   });
   DRAIN_STATES.set(server, drainState);
+  return server;
+}
+
+/** An HTTPS server over `tls`'s certificates, its default context following the store's. */
+function createSecureServer(options: ServerOptions, handle: RequestListener, tls: ListenerTls): Server {
+  const server = createHttpsServer({ ...options, ...tls.serverOptions }, handle);
+  tls.attach(server);
   return server;
 }
 
