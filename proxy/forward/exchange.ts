@@ -166,6 +166,10 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
     }
     this.#answer();
     const mapped = this.#plan.responseFields(attempt.destination, fields);
+    // The target answered before the client's body had all come (an early 413, 401, 429): undici
+    // then drops the request stream, and the rest of the body would sit unread on a connection
+    // that keeps nothing else moving. The connection ends after this response (RFC 9112 §9.6).
+    if (!this.#req.complete) mapped.push('connection', 'close');
     const trailer = trailerToAnnounce(this.#res, statusCode, fields);
     if (trailer !== undefined) mapped.push('trailer', trailer);
     // A reason phrase of its own is relayed when it can be; otherwise Node writes the standard one.
