@@ -27,8 +27,11 @@ export interface SocketResponse {
   body: string;
 }
 
-/** Writes `GET <path>` with `Host: <host>` on `socket` (kept alive) and reads the response (Content-Length or chunked). */
-export function requestOn(socket: TLSSocket, host: string, path: string): Promise<SocketResponse> {
+/**
+ * Writes `GET <path>` with `Host: <host>` (and `fields`, `Name: value` lines) on `socket` (kept
+ * alive) and reads the response (Content-Length or chunked).
+ */
+export function requestOn(socket: TLSSocket, host: string, path: string, fields: readonly string[] = []): Promise<SocketResponse> {
   return new Promise((resolve, reject) => {
     let buffer = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
@@ -40,7 +43,7 @@ export function requestOn(socket: TLSSocket, host: string, path: string): Promis
     };
     const onClose = () => reject(new Error(`connection closed before a response to ${path}`));
     socket.on('data', onData).once('error', reject).once('close', onClose);
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n\r\n`);
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAccept: application/json\r\n${fields.map((field) => `${field}\r\n`).join('')}\r\n`);
   });
 }
 
