@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../shared/config/config.js';
+import { gatewayCookieNames } from '../../shared/http/cookies.js';
 import { createLogger } from '../../shared/logger.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
 import type { SessionUser } from '../../shared/types.js';
@@ -136,7 +137,7 @@ export async function startSplitGateway(
         const fullUser: SessionUser = { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user };
         const session = sampleSession({ user: fullUser, idToken: null, expiresAt: Date.now() + config.sessionTtlMs });
         const id = await backends.sessions.create(session);
-        return { cookie: `gw_session=${id}`, csrfToken: session.csrfToken, user: fullUser };
+        return { cookie: `${gatewayCookieNames(config.publicUrl).session}=${id}`, csrfToken: session.csrfToken, user: fullUser };
       },
       async close() {
         await Promise.all([...proxies.map((proxy) => proxy.process.stop()), admin.stop()]);
