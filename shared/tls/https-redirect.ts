@@ -10,7 +10,7 @@ import { createGatewayServer } from '../http/http-server.js';
  * sends Strict-Transport-Security (RFC 6797 §7.2: not over plain HTTP).
  *
  * ACME HTTP-01 challenges (RFC 8555 §8.3, `/.well-known/acme-challenge/<token>`) will be answered
- * here, before the redirect, when the gateway orders its own certificates (issue 31).
+ * here, before the redirect, once the gateway orders its own certificates.
  */
 export function createHttpsRedirectServer(origins: readonly URL[]): Server {
   const byHost = new Map<string, string>();
