@@ -7,8 +7,13 @@
 export interface Service {
   id: string;
   name: string;
-  /** Public path prefix: `/` or `/seg(/seg)*`, no trailing slash (design.md §5). */
+  /** Public path prefix: `/` or `/seg(/seg)*`, no trailing slash (design.md §5); within each of `hosts` when it has any. */
   path: string;
+  /**
+   * Host names the service is reached on (0–32; lower-case A-labels, no port, no trailing dot;
+   * `*.` as the first label matches one label): absent or empty, every host no service names.
+   */
+  hosts?: string[];
   /** Upstream base URL: absolute http(s), may carry a base path, no query or fragment. */
   targetUrl: string;
   requireAuth: boolean;
