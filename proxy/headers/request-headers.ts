@@ -99,6 +99,8 @@ const NOT_IN_TRAILERS: ReadonlySet<string> = new Set([
 export class RequestHeaderBuilder {
   readonly #trusted: TrustedProxies;
   readonly #publicHost: string;
+  /** PUBLIC_URL's `:port` when it names one, else `''`: the port a service host is reached on too. */
+  readonly #publicPort: string;
   readonly #forAdmin: boolean;
   readonly #removed: ReadonlySet<string>;
   readonly #bearerTokens: boolean;
@@ -106,13 +108,15 @@ export class RequestHeaderBuilder {
   /**
    * `trusted`: TRUST_PROXY; only such peers may extend X-Forwarded-For (with the hops it
    *   believes: trusted-proxies.ts) and set X-Forwarded-Proto.
-   * `publicUrl`: PUBLIC_URL, whose host is every request's `X-Forwarded-Host`.
+   * `publicUrl`: PUBLIC_URL, whose host is `X-Forwarded-Host` for every request but a host
+   *   service's (see {@link build}), and whose port is a host service's too.
    * `policy`: whom the list is for (see {@link HeaderPolicy}).
    * `bearerTokens`: whether protected services take bearer tokens (OIDC_API_AUDIENCES, design.md
    * §4.7); their `Authorization: Bearer` then reaches only a service with `forwardAuthorization`.
    */
   constructor(trusted: TrustedProxies, publicUrl: URL, policy: HeaderPolicy = 'public', bearerTokens = false) {
     this.#publicHost = publicUrl.host;
+    this.#publicPort = publicUrl.port === '' ? '' : `:${publicUrl.port}`;
     this.#trusted = trusted;
     this.#forAdmin = policy === 'admin';
     this.#removed = REMOVED_BY_POLICY[policy];
@@ -123,7 +127,9 @@ export class RequestHeaderBuilder {
    * The flat `[name, value, …]` list for undici. `route` is the service's (undefined for the
    * admin process); `clientIp` the resolved client address; `user` the session's user, or
    * undefined for an anonymous request (and for the admin process, which reads the session itself);
-   * `assertion` the identity assertion signed for `user` (identity-assertion.ts).
+   * `assertion` the identity assertion signed for `user` (identity-assertion.ts); `serviceHost`
+   * the request's host name when a service names it (host-routes.ts, design.md §3.2), which is
+   * then `X-Forwarded-Host` with PUBLIC_URL's port (the one listener serves both), else undefined.
    */
   build(
     req: IncomingMessage,
@@ -132,6 +138,7 @@ export class RequestHeaderBuilder {
     clientIp: string,
     user: SessionUser | undefined,
     assertion?: string,
+    serviceHost?: string,
   ): string[] {
     const peer = req.socket.remoteAddress ?? '';
     const trusted = peer !== '' && this.#trusted.trusts(peer);
@@ -145,9 +152,11 @@ export class RequestHeaderBuilder {
       'x-forwarded-proto',
       forwardedProto(req, inbound, trusted),
       // PUBLIC_URL's, never the client's Host: upstreams build absolute links (password-reset
-      // mails) from it, so a client must not choose it.
+      // mails) from it, so a client must not choose it. On a service's own host, that host: one
+      // the registry names (or one label under its wildcard), with PUBLIC_URL's port, never the
+      // client's spelling or port.
       'x-forwarded-host',
-      this.#publicHost,
+      serviceHost === undefined ? this.#publicHost : serviceHost + this.#publicPort,
     ];
     if (this.#forAdmin) out.push(PUBLIC_HANDOFF_HEADER, '1'); // see admin/http/served-origin.ts
     if (route !== undefined && route.prefix !== '') out.push('x-forwarded-prefix', route.prefix);

@@ -7,7 +7,7 @@ import { rateLimitKey } from '../../shared/http/client-ip.js';
 import type { Config } from '../../shared/config/config.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
-import { FAVICON_PATH, isGatewayPath, JWKS_PATH } from '../../shared/http/gateway-paths.js';
+import { FAVICON_PATH, isGatewayPath, isReservedPath, JWKS_PATH } from '../../shared/http/gateway-paths.js';
 import { answerFailure } from '../../shared/http/failure-response.js';
 import type { Logger } from '../../shared/logger.js';
 import { overLimit, type RateLimitDecision, type RateLimiter } from '../../shared/backends/rate-limiter.js';
@@ -28,7 +28,9 @@ import { readInboundHeaders, type InboundHeaders } from '../headers/inbound-head
 import { JwksEndpoint } from '../auth/jwks-endpoint.js';
 import { sendNotAuthenticated } from './login-required.js';
 import { RequestHeaderBuilder } from '../headers/request-headers.js';
-import { RouteTable, type Route } from '../routing/route-table.js';
+import { HostRoutes } from '../routing/host-routes.js';
+import { requestHostName } from '../routing/request-host.js';
+import type { Route, RouteTable } from '../routing/route-table.js';
 import { remainderAfter, routingKey } from '../routing/routing-key.js';
 import { sendServiceDisabled } from './service-disabled.js';
 import { SessionCheck } from '../auth/session-check.js';
@@ -97,7 +99,9 @@ class GatewayProxyPlane implements ProxyPlane {
   readonly #healthChecks = new ActiveHealthChecks();
   readonly #stickyCookieName: string;
   readonly #secure: boolean;
-  #routes = RouteTable.EMPTY;
+  /** PUBLIC_URL's and ADMIN_URL's host names: the gateway's paths win there even when a service names them (design.md §5). */
+  readonly #gatewayHosts: ReadonlySet<string>;
+  #routes = HostRoutes.EMPTY;
   /** The latest registry snapshot, kept to rebuild the table when the sticky key changes. */
   #services: readonly Service[] = [];
   #stickyKey = Buffer.alloc(0);
@@ -115,6 +119,7 @@ class GatewayProxyPlane implements ProxyPlane {
     this.#reporter = new TargetHealthReporter(deps.bus, this.targetHealth, deps.logger);
     this.#stickyCookieName = stickyCookieName(deps.config.publicUrl);
     this.#secure = deps.config.publicUrl.protocol === 'https:';
+    this.#gatewayHosts = gatewayHostsOf(deps.config.publicUrl, deps.config.adminUrl);
     this.#unsubscribe = [
       deps.bus.onRegistry((services) => this.#replaceRoutes(services)),
       deps.bus.onAssertionKeys((keys) => {
@@ -151,14 +156,18 @@ class GatewayProxyPlane implements ProxyPlane {
     if (!isCanonicalPath(target, pathEnd)) throw new GatewayError('BAD_REQUEST');
     const path = pathEnd === target.length ? target : target.slice(0, pathEnd);
     const key = routingKey(path);
-    if (key === JWKS_PATH) return this.#jwks.serve(req, res);
-    if (this.#isGatewayOwned(key)) {
-      sendContinueIfExpected(req, res);
-      return this.#deps.adminPlane(req, res);
-    }
-    const route = this.#routes.lookup(key);
+    if (isReservedPath(key)) return this.#reserved(req, res, path);
+    // §3.2 routing by host: the reserved prefix above is the gateway's on every host; a host that
+    // services name has their table, and the gateway's other paths only on PUBLIC_URL's and
+    // ADMIN_URL's hosts; the Host is read only while some service has hosts
+    const routes = this.#routes;
+    const site = routes.hasHosts ? routes.siteOf(req.rawHeaders) : undefined;
+    const table = site?.table ?? routes.hostless;
+    const gatewayHere = site === undefined || this.#gatewayHosts.has(site.host);
+    if (gatewayHere && this.#servedByGateway(req, res, key, table)) return;
+    const route = table.lookup(key);
     const clientIp = this.#deps.clientIp(req);
-    if (route === undefined) return this.#unmatched(req, res, path, clientIp);
+    if (route === undefined) return this.#unmatched(req, res, path, clientIp, gatewayHere);
     // §3.9 from here on, every outcome is access-logged: one record per request, but refusals of
     // the rate limit (§3.3) one summary per address, service and minute
     const record = new AccessRecord(this.#deps.accessLog, res, route.service.id, req.method ?? '', target, clientIp);
@@ -188,7 +197,8 @@ class GatewayProxyPlane implements ProxyPlane {
     const mode = forwardMode(req, inbound);
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));
     // §3.6–3.8 forward, map the response, map failures; a caller's identity assertion (§4.7)
-    const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user, user && this.#assertions.assertionFor(user, route));
+    const assertion = user && this.#assertions.assertionFor(user, route);
+    const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user, assertion, site?.host);
     const extras: ForwardExtras = { balancing: { clientIp, stickyId: undefined }, record };
     if (mode === 'body') extras.trailerNames = this.#requestHeaders.trailerNames(inbound);
     if (route.pool.sticky) {
@@ -201,11 +211,12 @@ class GatewayProxyPlane implements ProxyPlane {
 
   /**
    * No service matches. `/favicon.ico`, as browsers ask for it, is then the gateway's own icon,
-   * served by the admin plane (a service at `/` or at that path gets it instead); anything else is
-   * still counted against the rate limit (a 429 wins), then 404.
+   * served by the admin plane (a service at `/` or at that path gets it instead) where the
+   * gateway's paths are served (`gatewayHere`: not on a host only services name); anything else
+   * is still counted against the rate limit (a 429 wins), then 404.
    */
-  async #unmatched(req: IncomingMessage, res: ServerResponse, path: string, clientIp: string): Promise<void> {
-    if (path === FAVICON_PATH) {
+  async #unmatched(req: IncomingMessage, res: ServerResponse, path: string, clientIp: string, gatewayHere: boolean): Promise<void> {
+    if (gatewayHere && path === FAVICON_PATH) {
       sendContinueIfExpected(req, res);
       return this.#deps.adminPlane(req, res);
     }
@@ -227,17 +238,35 @@ class GatewayProxyPlane implements ProxyPlane {
   }
 
   /**
-   * `/auth`, `/api`, `/dashboard` and below, and `/` itself while no service is registered there,
-   * judged on the routing key, so that no spelling of them reaches a service at `/`.
+   * The reserved prefix `/.gatehouse/…` on any host (design.md §3.2), never forwarded. Sign-in
+   * across hosts will serve its callback and logout here; until then nothing exists under it, and
+   * it is answered as a path no service matches (the general limit counted, then 404).
    */
-  #isGatewayOwned(key: string): boolean {
-    return isGatewayPath(key) || (key === '/' && !this.#routes.hasRoot);
+  #reserved(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    return this.#unmatched(req, res, path, this.#deps.clientIp(req), false);
+  }
+
+  /**
+   * Answers a gateway-owned path, judged on the routing key so that no spelling of one reaches a
+   * service at `/`: `/.well-known/jwks.json` here (design.md §4.7); `/auth`, `/api`, `/dashboard`
+   * and below, and `/` itself while `table` (the request host's) has no service there, by the
+   * admin plane. Returns false, having done nothing, for any other path.
+   */
+  #servedByGateway(req: IncomingMessage, res: ServerResponse, key: string, table: RouteTable): boolean {
+    if (key === JWKS_PATH) {
+      this.#jwks.serve(req, res);
+      return true;
+    }
+    if (!isGatewayPath(key) && (key !== '/' || table.hasRoot)) return false;
+    sendContinueIfExpected(req, res);
+    this.#deps.adminPlane(req, res);
+    return true;
   }
 
   #replaceRoutes(services: readonly Service[]): void {
     this.#services = services;
     const onInvalid = (service: Service): void => this.#deps.logger.warn({ serviceId: service.id }, 'service left out of the route table: invalid target url');
-    this.#routes = new RouteTable(services, onInvalid, { book: this.targetHealth, stickyKey: this.#stickyKey });
+    this.#routes = new HostRoutes(services, onInvalid, { book: this.targetHealth, stickyKey: this.#stickyKey });
     this.targetHealth.retain(this.#routes.targetHealth());
     this.#healthChecks.update(this.#routes.routes());
     this.#forwarder.retain(this.#routes.origins());
@@ -266,6 +295,19 @@ class GatewayProxyPlane implements ProxyPlane {
 function restAfterPrefix(target: string, path: string, key: string, route: Route): string {
   if (key === path) return target.slice(route.key.length);
   return remainderAfter(path, route.depth) + target.slice(path.length);
+}
+
+/**
+ * The names (request-host.ts) of PUBLIC_URL's and ADMIN_URL's hosts, on which the gateway's paths
+ * win as before hosts existed (an IP literal in brackets is no service host, so none is needed).
+ */
+function gatewayHostsOf(publicUrl: URL, adminUrl: URL | undefined): ReadonlySet<string> {
+  const names = new Set<string>();
+  for (const url of [publicUrl, adminUrl]) {
+    const name = url && requestHostName(url.hostname);
+    if (name !== undefined) names.add(name);
+  }
+  return names;
 }
 
 /** Marks a request that came through 'checkContinue' and has not had its `100 Continue` yet. */

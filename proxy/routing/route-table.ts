@@ -5,7 +5,6 @@ import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
 import { fnv1a } from '../pool/balancing/client-ip-hash.js';
 import { routingKey } from './routing-key.js';
 import { stickyTargetId } from '../pool/sticky-target.js';
-import type { TargetHealth } from '../pool/target-health.js';
 import { TargetHealthBook } from '../pool/target-health-book.js';
 import type { RouteTarget } from '../pool/route-target.js';
 import { TargetPool } from '../pool/target-pool.js';
@@ -55,9 +54,9 @@ export class RouteTable {
   static readonly EMPTY = new RouteTable([]);
 
   readonly #byKey = new Map<string, Route>();
-  readonly #root: Route | undefined;
+  #root: Route | undefined;
   /** Segment count of the deepest registered prefix (`/a/b` has 2). */
-  readonly #maxDepth: number;
+  #maxDepth = 0;
 
   /**
    * Builds the table from a registry snapshot (enabled and disabled services alike). The registry
@@ -65,46 +64,35 @@ export class RouteTable {
    * with one key, the table keeps {@link moreProtective} of them.
    */
   constructor(services: readonly Service[], onInvalid: InvalidTargetListener = () => {}, context: TargetContext = standaloneContext()) {
-    let root: Route | undefined;
-    let maxDepth = 0;
     for (const service of services) {
       const route = toRoute(service, onInvalid, context);
-      if (!route) continue;
-      if (route.key === '') {
-        root = route;
-        continue;
-      }
-      const other = this.#byKey.get(route.key);
-      this.#byKey.set(route.key, other ? moreProtective(route, other) : route);
-      maxDepth = Math.max(maxDepth, route.depth);
+      if (route) this.#add(route);
     }
-    this.#root = root;
-    this.#maxDepth = maxDepth;
+  }
+
+  /**
+   * A table over routes already built (host-routes.ts: a service named on several hosts is one
+   * {@link Route}, one pool, in each host's table), kept as the constructor keeps services.
+   */
+  static of(routes: Iterable<Route>): RouteTable {
+    const table = new RouteTable([]);
+    for (const route of routes) table.#add(route);
+    return table;
+  }
+
+  #add(route: Route): void {
+    if (route.key === '') {
+      this.#root = this.#root ? moreProtective(route, this.#root) : route;
+      return;
+    }
+    const other = this.#byKey.get(route.key);
+    this.#byKey.set(route.key, other ? moreProtective(route, other) : route);
+    this.#maxDepth = Math.max(this.#maxDepth, route.depth);
   }
 
   /** True when a service (enabled or not) is registered at `/`. */
   get hasRoot(): boolean {
     return this.#root !== undefined;
-  }
-
-  /** Every route, the root's included. */
-  *routes(): IterableIterator<Route> {
-    yield* this.#byKey.values();
-    if (this.#root) yield this.#root;
-  }
-
-  /** Every origin a route's targets point at: the upstream pools worth keeping. */
-  origins(): Set<string> {
-    const origins = new Set<string>();
-    for (const route of this.routes()) for (const target of route.pool.targets) origins.add(target.origin);
-    return origins;
-  }
-
-  /** The health of every target in the table: what the process's health book keeps. */
-  targetHealth(): Set<TargetHealth> {
-    const kept = new Set<TargetHealth>();
-    for (const route of this.routes()) for (const target of route.pool.targets) kept.add(target.health);
-    return kept;
   }
 
   /** The route for a request path's routing key (`routingKey(path)`), or undefined. */
@@ -151,7 +139,11 @@ function segmentCount(prefix: string): number {
   return count;
 }
 
-function toRoute(service: Service, onInvalid: InvalidTargetListener, context: TargetContext): Route | undefined {
+/**
+ * The route of one service, its targets parsed and its pool made, or undefined (after
+ * `onInvalid`) when a target url cannot be parsed.
+ */
+export function toRoute(service: Service, onInvalid: InvalidTargetListener, context: TargetContext): Route | undefined {
   const settings = poolSettingsOf(service);
   const prefix = withoutTrailingSlash(service.path);
   let targets: RouteTarget[];
@@ -185,7 +177,7 @@ function toRoute(service: Service, onInvalid: InvalidTargetListener, context: Ta
 }
 
 /** For a table built on its own (tests, tools): a health book of its own, an empty sticky key. */
-function standaloneContext(): TargetContext {
+export function standaloneContext(): TargetContext {
   return { book: new TargetHealthBook(createLogger('silent', 'targets')), stickyKey: Buffer.alloc(0) };
 }
 

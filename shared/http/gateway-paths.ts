@@ -19,12 +19,28 @@ export const GATEWAY_PREFIXES: readonly string[] = ['/auth', '/api', '/dashboard
  * registered at `/`. A registered service path's key is its lowercase form.
  */
 export function isGatewayPath(key: string): boolean {
-  for (const prefix of GATEWAY_PREFIXES) {
-    if (key.startsWith(prefix) && (key.length === prefix.length || key.charCodeAt(prefix.length) === 47)) {
-      return true;
-    }
-  }
+  for (const prefix of GATEWAY_PREFIXES) if (isAtOrUnder(key, prefix)) return true;
   return false;
+}
+
+/** True when `key` is `prefix` or starts with `prefix/`. */
+function isAtOrUnder(key: string, prefix: string): boolean {
+  return key.startsWith(prefix) && (key.length === prefix.length || key.charCodeAt(prefix.length) === 47);
+}
+
+/**
+ * The gateway's reserved prefix on every host (design.md §3.2), services' own hosts included:
+ * nothing under it is ever forwarded to a service. Sign-in across hosts will serve its callback
+ * and logout under it; until then nothing there exists.
+ */
+export const RESERVED_PREFIX = '/.gatehouse';
+
+/**
+ * True when `key`, a routing key (as for {@link isGatewayPath}, so `/.GATEHOUSE/x`,
+ * `/%2Egatehouse/x` and `//.gatehouse/x` all count), is {@link RESERVED_PREFIX} or under it.
+ */
+export function isReservedPath(key: string): boolean {
+  return isAtOrUnder(key, RESERVED_PREFIX);
 }
 
 /**
