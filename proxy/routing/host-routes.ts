@@ -1,4 +1,5 @@
 import type { Service } from '../../shared/types.js';
+import { isWildcardHost, WILDCARD_PREFIX } from '../../shared/services/host-names.js';
 import type { TargetHealth } from '../pool/target-health.js';
 import { hostField, requestHostName } from './request-host.js';
 import { RouteTable, standaloneContext, toRoute, type InvalidTargetListener, type Route, type TargetContext } from './route-table.js';
@@ -10,9 +11,6 @@ export interface HostSite {
   /** The routes of the services that name it. */
   readonly table: RouteTable;
 }
-
-/** The first label of a registered wildcard host (`*.apps.example.com`), design.md §3.2. */
-const WILDCARD = '*.';
 
 /**
  * The route tables of one registry snapshot by request host (design.md §3.2 "routing by host"),
@@ -66,7 +64,7 @@ export class HostRoutes {
     const exact = new Map<string, RouteTable>();
     const wildcard = new Map<string, RouteTable>();
     for (const [host, named] of byHost) {
-      if (host.startsWith(WILDCARD)) wildcard.set(host.slice(WILDCARD.length), RouteTable.of(named));
+      if (isWildcardHost(host)) wildcard.set(host.slice(WILDCARD_PREFIX.length), RouteTable.of(named));
       else exact.set(host, RouteTable.of(named));
     }
     this.hostless = RouteTable.of(hostless);
