@@ -33,6 +33,7 @@ import { createPageHandlers } from './routes/page-routes.js';
 import { createServiceHandlers } from './routes/service-routes.js';
 import { createTokenHandlers } from './routes/token-routes.js';
 import { acceptsSession, ServedOrigins, type ServedOrigin } from './http/served-origin.js';
+import { reservedHosts } from './registry/reserved-hosts.js';
 import { ServiceRegistry } from './registry/service-registry.js';
 import { TargetHealthReports } from './registry/service-health.js';
 import { TrafficRollups } from './access-log/traffic-rollups.js';
@@ -136,7 +137,7 @@ interface PlaneParts {
 function openParts(deps: AdminPlaneDeps): PlaneParts {
   const { config, db, sessions, bus, logger } = deps;
   const audit = new AuditLog(db);
-  const registry = new ServiceRegistry(db, audit, bus);
+  const registry = new ServiceRegistry(db, audit, bus, { reservedHosts: reservedHosts(config.publicUrl, config.adminUrl) });
   const targetHealth = new TargetHealthReports(bus);
   const assertionKeys = new AssertionKeys(db, audit, bus, config, logger);
   const rollups = new TrafficRollups(db);

@@ -210,4 +210,42 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE api_tokens;
   ALTER TABLE api_tokens_scoped RENAME TO api_tokens;
   `,
+  `
+  -- Services on host names (design.md §5, issue 31). hosts: JSON text, the service's host names
+  -- (lower-case A-labels, '*.' wildcard first labels), '[]' for none. A service at / on a host must
+  -- be able to stand beside a host-less service at /, so path loses its table-level UNIQUE: SQLite
+  -- cannot drop a constraint in place, so the table is made again
+  -- (https://www.sqlite.org/lang_altertable.html#otheralter) with every other column and default
+  -- as they were. Uniqueness is the registry's, in each write's transaction: host-less paths
+  -- ignoring case, and (host, path) pairs (admin/registry/route-uniqueness.ts). The indexes keep
+  -- what the UNIQUE one did: the list ordered by path, and finding a path in any case.
+  CREATE TABLE services_hosted (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    path TEXT NOT NULL,
+    target_url TEXT NOT NULL,
+    require_auth INTEGER NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    enabled INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    access TEXT,
+    forward_authorization INTEGER NOT NULL DEFAULT 0,
+    version INTEGER NOT NULL DEFAULT 1,
+    targets TEXT,
+    load_balancing TEXT NOT NULL DEFAULT 'round_robin',
+    health_check TEXT,
+    outlier_detection TEXT NOT NULL DEFAULT '{"maxFails":3,"windowSeconds":10,"ejectSeconds":30}',
+    retries INTEGER NOT NULL DEFAULT 1,
+    hosts TEXT NOT NULL DEFAULT '[]'
+  );
+  INSERT INTO services_hosted (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at, access,
+      forward_authorization, version, targets, load_balancing, health_check, outlier_detection, retries)
+    SELECT id, name, path, target_url, require_auth, description, enabled, created_at, updated_at, access,
+      forward_authorization, version, targets, load_balancing, health_check, outlier_detection, retries FROM services;
+  DROP TABLE services;
+  ALTER TABLE services_hosted RENAME TO services;
+  CREATE INDEX services_by_path ON services (path);
+  CREATE INDEX services_by_lower_path ON services (lower(path));
+  `,
 ];

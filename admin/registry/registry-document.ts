@@ -1,5 +1,7 @@
 import { GatewayError } from '../../shared/errors.js';
 import { validationError } from '../http/json-body-validation.js';
+import { reservedHostProblem } from './reserved-hosts.js';
+import { routeKeys } from './route-uniqueness.js';
 import { changedFields, type ServiceChanges } from './service-changes.js';
 import { parseServiceEntry, type ServiceEntryInput } from './service-validation.js';
 import type { StoredService } from './stored-service.js';
@@ -14,9 +16,10 @@ import type { StoredService } from './stored-service.js';
 export const DOCUMENT_VERSION = 1;
 
 /**
- * A service as a document lists it: its `id` (informative: documents are matched by path) and every
- * writable field, the pool's among them (a document from before pools, with only `targetUrl`,
- * still applies: that one target).
+ * A service as a document lists it: its `id` (informative: documents are matched by path and
+ * hosts) and every writable field, the pool's among them (a document from before pools, with only
+ * `targetUrl`, still applies: that one target). `hosts` only when it has some, so the document of
+ * a registry without hosts is what it was before them.
  */
 export type DocumentEntry = Omit<StoredService, 'createdAt' | 'updatedAt'>;
 
@@ -49,6 +52,7 @@ export function toDocument(services: readonly StoredService[]): RegistryDocument
       id: s.id,
       name: s.name,
       path: s.path,
+      ...(s.hosts ? { hosts: s.hosts } : {}),
       targetUrl: s.targetUrl,
       targets: s.targets,
       requireAuth: s.requireAuth,
@@ -66,15 +70,17 @@ export function toDocument(services: readonly StoredService[]): RegistryDocument
 
 /**
  * Validates a document: an object of exactly `version` (1) and `services` (a list), each service
- * by the create body's rules plus `enabled` (service-validation.ts), no two with the same path in
- * any case (the registry's paths are unique so: design.md §5).
+ * by the create body's rules plus `enabled` (service-validation.ts), none naming a `reserved`
+ * host (reserved-hosts.ts), no two reached at one place: two host-less ones with the same path in
+ * any case, or two naming one host at such a path (the registry's routes are unique so: design.md
+ * §5, route-uniqueness.ts).
  * @throws {GatewayError} BAD_REQUEST (400) `Invalid registry document: …` with `fields` naming
  *   every problem at once: `version`, `services`, unknown top-level fields, and each entry's as
  *   `services[<index>].<field>` (`services[2].path`, `services[0].access.emails`), or
  *   `services[<index>]` for an entry that is no object. `Body must be a JSON object` for a body
  *   that is none.
  */
-export function parseRegistryDocument(body: unknown): DeclaredService[] {
+export function parseRegistryDocument(body: unknown, reserved: readonly string[] = []): DeclaredService[] {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new GatewayError('BAD_REQUEST', { message: 'Body must be a JSON object' });
   }
@@ -85,17 +91,31 @@ export function parseRegistryDocument(body: unknown): DeclaredService[] {
   if (services === undefined) fields.services = 'is required';
   else if (!Array.isArray(services)) fields.services = 'must be a list of services';
   const declared = Array.isArray(services) ? services.map((entry, index) => parseEntry(entry, `services[${index}]`, fields)) : [];
-  const firstWithPath = new Map<string, number>();
   declared.forEach((service, index) => {
-    if (service === undefined) return;
-    const key = service.path.toLowerCase();
-    const first = firstWithPath.get(key);
-    if (first === undefined) firstWithPath.set(key, index);
-    else fields[`services[${index}].path`] = `is services[${first}]'s path too (paths are unique ignoring case)`;
+    const problem = service?.hosts && reservedHostProblem(service.hosts, reserved);
+    if (problem) fields[`services[${index}].hosts`] = problem;
   });
+  findSharedRoutes(declared, fields);
   const unknown = Object.keys(others);
   if (Object.keys(fields).length > 0 || unknown.length > 0) throw validationError('Invalid registry document', fields, unknown);
   return declared as DeclaredService[];
+}
+
+/**
+ * Adds to `fields` each entry reached where an earlier one is: `services[<i>].path` for a
+ * host-less path, `services[<i>].hosts` naming the host for a pair. One map lookup per route.
+ */
+function findSharedRoutes(declared: readonly (DeclaredService | undefined)[], fields: Record<string, string>): void {
+  const firstAt = new Map<string, number>();
+  declared.forEach((service, index) => {
+    if (service === undefined) return;
+    for (const key of routeKeys(service)) {
+      const first = firstAt.get(key);
+      if (first === undefined) firstAt.set(key, index);
+      else if (!service.hosts) fields[`services[${index}].path`] = `is services[${first}]'s path too (paths are unique ignoring case)`;
+      else fields[`services[${index}].hosts`] ??= `names ${key.split(' ')[0]} at services[${first}]'s path too ((host, path) pairs are unique, paths ignoring case)`;
+    }
+  });
 }
 
 /** One entry, or undefined with its reasons added to `fields` under `at` (`services[2]`). */
@@ -115,30 +135,33 @@ function parseEntry(entry: unknown, at: string, fields: Record<string, string>):
 
 /**
  * The plan from `current` (the registry, ordered by path) to `declared` (a valid document's
- * services). Each declared service is matched to the registered one with its path, compared as
- * the registry compares paths, ignoring case; when a legacy registry holds several paths that
- * differ only in case, the one spelled exactly as declared is matched, else the first, and the
- * others are deleted. Matched: `update` with the fields that differ (a changed spelling of the
- * path among them), or `unchanged`. Declared and unmatched: `create`. Registered and unmatched:
- * `delete`. Costs one map lookup per service.
+ * services). Each declared service is matched to a registered one reached at one of its places
+ * (route-uniqueness.ts): the host-less service at its path, compared as the registry compares
+ * paths, ignoring case; for a service with hosts, one at its path that names one of its hosts
+ * (a service whose hosts all change is deleted and made again: PUT keeps its id). Among several
+ * (a legacy registry holding paths that differ only in case; services whose hosts the document
+ * joins), the first not yet matched with the path spelled exactly as declared, else the first
+ * not yet matched; the others are deleted. Matched: `update` with the fields that differ (a
+ * changed spelling of the path among them), or `unchanged`. Declared and unmatched: `create`.
+ * Registered and unmatched: `delete`. Costs one map lookup per route.
  */
 export function planRegistry(current: readonly StoredService[], declared: readonly DeclaredService[]): RegistryPlan {
   const byKey = new Map<string, StoredService[]>();
   for (const service of current) {
-    const key = service.path.toLowerCase();
-    byKey.set(key, [...(byKey.get(key) ?? []), service]);
+    for (const key of routeKeys(service)) byKey.set(key, [...(byKey.get(key) ?? []), service]);
   }
   const plan: RegistryPlan = { create: [], update: [], delete: [], unchanged: [] };
   const matched = new Set<string>();
   for (const service of declared) {
-    const candidates = byKey.get(service.path.toLowerCase()) ?? [];
+    const candidates = routeKeys(service).flatMap((key) => byKey.get(key) ?? []).filter((candidate) => !matched.has(candidate.id));
     const match = candidates.find((candidate) => candidate.path === service.path) ?? candidates[0];
     if (!match) {
       plan.create.push({ path: service.path, service });
       continue;
     }
     matched.add(match.id);
-    const changes = changedFields(match, service);
+    // An entry without hosts removes those the service has: the document says all it is.
+    const changes = changedFields(match, { hosts: [], ...service });
     if (Object.keys(changes).length === 0) plan.unchanged.push(service.path);
     else plan.update.push({ path: service.path, id: match.id, name: service.name, changes });
   }

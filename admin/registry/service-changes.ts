@@ -11,13 +11,13 @@ export type ServiceChanges = Partial<Record<keyof ServicePatch, { before: unknow
 /**
  * The fields of `patch` whose value differs from `service`, each with its before and after. Values
  * are compared by content: an access policy or a pool of targets given again as it is stored is no
- * change. A patch has `targetUrl` and `targets` together (service-validation.ts), so a new
+ * change; a service without `hosts` has `[]` of them (its before, when they change). A patch has `targetUrl` and `targets` together (service-validation.ts), so a new
  * `targetUrl` shows the pool it replaces too.
  */
 export function changedFields(service: Service, patch: ServicePatch): ServiceChanges {
   const changes: ServiceChanges = {};
   for (const [field, after] of Object.entries(patch) as [keyof ServicePatch, unknown][]) {
-    const before = service[field];
+    const before = field === 'hosts' ? (service.hosts ?? []) : service[field];
     if (after !== undefined && !isDeepStrictEqual(after, before)) changes[field] = { before, after };
   }
   return changes;

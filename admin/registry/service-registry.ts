@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
-import { errorCode } from '../../shared/error-code.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
 import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
@@ -9,8 +8,10 @@ import type { Actor, AuditLog } from '../audit-log.js';
 import { ifMatchHolds, type IfMatch } from '../http/preconditions.js';
 import { parseRegistryDocument, planRegistry, toDocument, type RegistryDocument, type RegistryPlan } from './registry-document.js';
 import { afterChanges, changedFields } from './service-changes.js';
-import type { StoredService } from './stored-service.js';
+import { withoutEmptyHosts, type StoredService } from './stored-service.js';
 import { assertPolicyNeedsSignIn } from './access-policy-fields.js';
+import { assertHostsAllowed } from './reserved-hosts.js';
+import { routeInUse, sharedRoute } from './route-uniqueness.js';
 import { parseServiceCreate, parseServiceUpdate, parseToggle } from './service-validation.js';
 
 /**
@@ -37,10 +38,13 @@ interface ServiceRow {
   retries: number;
   /** 1 when created, one more on every change (design.md §4.9). */
   version: number;
+  /** JSON text: the host names, `[]` for none (normal forms: shared/services/host-names.ts); a service has none as no `hosts` field. */
+  hosts: string;
 }
 
 /** Named parameters of the insert and update statements. */
-type ServiceParams = Omit<StoredService, 'requireAuth' | 'enabled' | 'access' | 'forwardAuthorization' | 'targets' | 'healthCheck' | 'outlierDetection'> & {
+type ServiceParams = Omit<StoredService, 'hosts' | 'requireAuth' | 'enabled' | 'access' | 'forwardAuthorization' | 'targets' | 'healthCheck' | 'outlierDetection'> & {
+  hosts: string;
   requireAuth: number;
   enabled: number;
   access: string | null;
@@ -62,6 +66,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** True when `text` has the form of a service id (a UUID). */
 export const isServiceId = (text: string): boolean => UUID.test(text);
 
+/** What the registry is told of its configuration. */
+export interface RegistryOptions {
+  /** Host names no service may list (reserved-hosts.ts `reservedHosts`); none by default. */
+  reservedHosts?: readonly string[];
+}
+
 /** The ETag of a service at `version` (design.md §4.9). */
 const etagOf = (version: number): string => `"${version}"`;
 
@@ -70,7 +80,9 @@ const etagOf = (version: number): string => `"${version}"`;
  * data plane routes by. Each write validates its body, then changes the row and records its audit
  * entry in one SQLite transaction, then publishes the whole registry on the event bus. Every change
  * of a row adds one to its version, whose ETag a write of one service may be conditional on
- * (`If-Match`, checked in the write's transaction: design.md §4.9).
+ * (`If-Match`, checked in the write's transaction: design.md §4.9). Where services are reached is
+ * unique (route-uniqueness.ts), checked in each write's transaction too: the table has no unique
+ * constraint on paths, since one path may be taken on several hosts.
  */
 export class ServiceRegistry {
   readonly #db: Database;
@@ -78,37 +90,42 @@ export class ServiceRegistry {
   readonly #bus: Pick<EventBus, 'publishRegistry'>;
   readonly #all: Statement<[], ServiceRow>;
   readonly #byId: Statement<[string], ServiceRow>;
-  readonly #pathTaken: Statement<[string, string], { id: string }>;
+  readonly #byHost: Statement<[string], ServiceRow>;
+  readonly #samePath: Statement<[string, string], ServiceRow>;
   readonly #insert: Statement<[ServiceParams]>;
   readonly #update: Statement<[ServiceParams]>;
   readonly #delete: Statement<[string]>;
   readonly #versions: Statement<[], { id: string; version: number }>;
   readonly #counts: Statement<[], { total: number; enabled: number }>;
+  readonly #reservedHosts: readonly string[];
   #publishing: Promise<void> = Promise.resolve();
   /** What {@link snapshot} returns until the next write; undefined until read again. */
   #snapshot: readonly StoredService[] | undefined;
 
-  constructor(db: Database, audit: AuditLog, bus: Pick<EventBus, 'publishRegistry'>) {
+  constructor(db: Database, audit: AuditLog, bus: Pick<EventBus, 'publishRegistry'>, options: RegistryOptions = {}) {
     this.#db = db;
+    this.#reservedHosts = options.reservedHosts ?? [];
     this.#audit = audit;
     this.#bus = bus;
     this.#all = db.prepare('SELECT * FROM services ORDER BY path');
     this.#byId = db.prepare('SELECT * FROM services WHERE id = ?');
-    // lower() folds ASCII only, which is all a valid path holds. No unique index on lower(path):
-    // a legacy database may already hold paths that differ only in case (the route table then
-    // keeps the protected one), and such an index could not be created over them.
-    this.#pathTaken = db.prepare('SELECT id FROM services WHERE lower(path) = lower(?) AND id != ? LIMIT 1');
+    this.#byHost = db.prepare('SELECT * FROM services WHERE EXISTS (SELECT 1 FROM json_each(services.hosts) WHERE value = ?) ORDER BY path');
+    // lower() folds ASCII only, which is all a valid path holds (the index services_by_lower_path).
+    // No unique index: one path may be taken on several hosts, and a legacy database may already
+    // hold paths that differ only in case (the route table then keeps the protected one).
+    this.#samePath = db.prepare('SELECT * FROM services WHERE lower(path) = lower(?) AND id != ?');
     this.#insert = db.prepare(
       `INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at, access, forward_authorization,
-         targets, load_balancing, health_check, outlier_detection, retries)
+         targets, load_balancing, health_check, outlier_detection, retries, hosts)
        VALUES (@id, @name, @path, @targetUrl, @requireAuth, @description, @enabled, @createdAt, @updatedAt, @access, @forwardAuthorization,
-         @targets, @loadBalancing, @healthCheck, @outlierDetection, @retries)`,
+         @targets, @loadBalancing, @healthCheck, @outlierDetection, @retries, @hosts)`,
     );
     this.#update = db.prepare(
       `UPDATE services SET name = @name, path = @path, target_url = @targetUrl, require_auth = @requireAuth,
          description = @description, enabled = @enabled, updated_at = @updatedAt, access = @access,
          forward_authorization = @forwardAuthorization, targets = @targets, load_balancing = @loadBalancing,
-         health_check = @healthCheck, outlier_detection = @outlierDetection, retries = @retries, version = version + 1 WHERE id = @id`,
+         health_check = @healthCheck, outlier_detection = @outlierDetection, retries = @retries, hosts = @hosts,
+         version = version + 1 WHERE id = @id`,
     );
     this.#delete = db.prepare('DELETE FROM services WHERE id = ?');
     this.#versions = db.prepare('SELECT id, version FROM services');
@@ -118,6 +135,14 @@ export class ServiceRegistry {
   /** Every service, enabled or not, ordered by path. */
   list(): StoredService[] {
     return this.#all.all().map(fromRow);
+  }
+
+  /**
+   * The services whose `hosts` name `host` as written there (a normal form: shared/services/host-names.ts;
+   * `*.apps.example.com` names the wildcard, not the hosts under it), ordered by path.
+   */
+  listNaming(host: string): StoredService[] {
+    return this.#byHost.all(host).map(fromRow);
   }
 
   /**
@@ -162,14 +187,16 @@ export class ServiceRegistry {
   /**
    * Creates a service from a POST body (interface.md §4.2): new UUID, `enabled` true, both timestamps now.
    * Audited as `SERVICE_CREATED` with details `{ service }`.
-   * @throws {GatewayError} 400 from {@link parseServiceCreate}; PATH_IN_USE (409) for a path taken in any case.
+   * @throws {GatewayError} 400 from {@link parseServiceCreate}, or with `fields.hosts` naming a
+   *   reserved host (reserved-hosts.ts); PATH_IN_USE (409) for a place taken ({@link #assertRouteFree}).
    */
   async create(body: unknown, actor: Actor): Promise<StoredService> {
     const input = parseServiceCreate(body);
     const now = new Date().toISOString();
     const service: StoredService = { id: randomUUID(), ...input, enabled: true, createdAt: now, updatedAt: now };
+    assertHostsAllowed(service.hosts ?? [], this.#reservedHosts);
     this.#write(() => {
-      this.#assertPathFree(service.path, service.id);
+      this.#assertRouteFree(service);
       this.#insert.run(toParams(service));
       this.#audit.record({ ...actor, action: 'SERVICE_CREATED', serviceId: service.id, details: { service } });
     });
@@ -184,7 +211,8 @@ export class ServiceRegistry {
    * changes nothing returns the service as it is: no audit entry, `updatedAt` kept.
    * @throws {GatewayError} SERVICE_NOT_FOUND (404); PRECONDITION_FAILED (412) unless `ifMatch`
    *   holds; 400 from {@link parseServiceUpdate}, or with `fields.access` when the service would
-   *   keep a policy without `requireAuth`; PATH_IN_USE (409).
+   *   keep a policy without `requireAuth`, or with `fields.hosts` for new hosts naming a reserved
+   *   host; PATH_IN_USE (409) when a changed path or hosts take a place taken ({@link #assertRouteFree}).
    */
   async update(id: string, body: unknown, actor: Actor, ifMatch: IfMatch = null): Promise<StoredService> {
     const result = this.#write(() => {
@@ -192,9 +220,10 @@ export class ServiceRegistry {
       const patch = parseServiceUpdate(body);
       const changes = changedFields(before, patch);
       if (Object.keys(changes).length === 0) return { service: before, changed: false };
-      const after: StoredService = { ...before, ...patch, updatedAt: new Date().toISOString() };
+      const after: StoredService = withoutEmptyHosts({ ...before, ...patch, updatedAt: new Date().toISOString() });
       assertPolicyNeedsSignIn(after);
-      if (changes.path) this.#assertPathFree(after.path, id);
+      if (changes.hosts) assertHostsAllowed(after.hosts ?? [], this.#reservedHosts);
+      if (changes.path || changes.hosts) this.#assertRouteFree(after);
       this.#update.run(toParams(after));
       this.#audit.record({ ...actor, action: 'SERVICE_UPDATED', serviceId: id, details: { name: after.name, path: after.path, changes } });
       return { service: after, changed: true };
@@ -246,11 +275,12 @@ export class ServiceRegistry {
    * `SERVICE_UPDATED`, `SERVICE_CREATED`), then one publication of the registry. The plan is made
    * again inside the transaction, so it is what is applied; a plan of no changes writes and
    * publishes nothing. A dry run reads the registry only.
-   * @throws {GatewayError} 400 from {@link parseRegistryDocument}, nothing applied; PATH_IN_USE
-   *   (409) should the database refuse a path anyway (the transaction then rolls back whole).
+   * The registry it leaves is the document's services, whose places the validation found unique,
+   * so an apply never takes a place twice.
+   * @throws {GatewayError} 400 from {@link parseRegistryDocument} (a reserved host among them), nothing applied.
    */
   async apply(body: unknown, actor: Actor, options: { dryRun: boolean }): Promise<RegistryPlan> {
-    const declared = parseRegistryDocument(body);
+    const declared = parseRegistryDocument(body, this.#reservedHosts);
     if (options.dryRun) return planRegistry(this.list(), declared);
     const plan = this.#write(() => {
       const planned = planRegistry(this.list(), declared);
@@ -261,7 +291,7 @@ export class ServiceRegistry {
         this.#audit.record({ ...actor, action: 'SERVICE_DELETED', serviceId: id, details: { service } });
       }
       for (const { id, changes } of planned.update) {
-        const after: StoredService = { ...this.get(id), ...afterChanges(changes), updatedAt: now };
+        const after: StoredService = withoutEmptyHosts({ ...this.get(id), ...afterChanges(changes), updatedAt: now });
         this.#update.run(toParams(after));
         this.#audit.record({ ...actor, action: 'SERVICE_UPDATED', serviceId: id, details: { name: after.name, path: after.path, changes } });
       }
@@ -312,31 +342,30 @@ export class ServiceRegistry {
     return fromRow(row);
   }
 
-  /**
-   * Runs `change` in one transaction; a unique-path violation becomes PATH_IN_USE (409). Drops
-   * the {@link snapshot} whatever the outcome.
-   */
+  /** Runs `change` in one transaction. Drops the {@link snapshot} whatever the outcome. */
   #write<T>(change: () => T): T {
     try {
       // IMMEDIATE: the change reads before it writes; a deferred transaction would fail at once with
       // SQLITE_BUSY, without waiting, when another connection (the access-log writer thread) wrote
       // in between (SQLite's WAL mode cannot upgrade a stale read snapshot).
       return this.#db.transaction(change).immediate();
-    } catch (error) {
-      if (errorCode(error) === 'SQLITE_CONSTRAINT_UNIQUE') throw new GatewayError('PATH_IN_USE');
-      throw error;
     } finally {
       this.#snapshot = undefined;
     }
   }
 
   /**
-   * Paths are unique case-insensitively (design.md §5), because the data plane routes on a lowercased
-   * key: `/App` beside `/app` would be one route. Run inside the write's transaction.
-   * @throws {GatewayError} PATH_IN_USE (409) when another service has `path` in any case.
+   * No other service is reached where `service` is (design.md §5, route-uniqueness.ts): host-less,
+   * no other host-less service has its path in any case, because the data plane routes on a
+   * lowercased key (`/App` beside `/app` would be one route); with hosts, no other service names
+   * one of them at that path. Run inside the write's transaction.
+   * @throws {GatewayError} PATH_IN_USE (409), naming the host and path when the place is a pair ({@link routeInUse}).
    */
-  #assertPathFree(path: string, id: string): void {
-    if (this.#pathTaken.get(path, id)) throw new GatewayError('PATH_IN_USE');
+  #assertRouteFree(service: StoredService): void {
+    for (const row of this.#samePath.iterate(service.path, service.id)) {
+      const shared = sharedRoute(service, fromRow(row));
+      if (shared) throw routeInUse(service.path, shared.host);
+    }
   }
 }
 
@@ -346,6 +375,7 @@ function fromRow(row: ServiceRow): StoredService {
     id: row.id,
     name: row.name,
     path: row.path,
+    ...hostsOf(row),
     targetUrl: row.target_url,
     requireAuth: row.require_auth === 1,
     description: row.description,
@@ -366,9 +396,16 @@ function fromRow(row: ServiceRow): StoredService {
   return { ...service, ...pool };
 }
 
+/** A row's `hosts`, as a service carries them: none, no field. */
+function hostsOf(row: ServiceRow): { hosts?: string[] } {
+  const hosts = JSON.parse(row.hosts) as string[];
+  return hosts.length > 0 ? { hosts } : {};
+}
+
 function toParams(service: StoredService): ServiceParams {
   return {
     ...service,
+    hosts: JSON.stringify(service.hosts ?? []),
     requireAuth: service.requireAuth ? 1 : 0,
     enabled: service.enabled ? 1 : 0,
     access: service.access === null ? null : JSON.stringify(service.access),

@@ -3,7 +3,8 @@ import { GatewayError } from '../../shared/errors.js';
 import { parseWith, requireObject } from '../http/json-body-validation.js';
 import { accessSchema, assertPolicyNeedsSignIn } from './access-policy-fields.js';
 import { poolEntries, poolPatchEntries, targetEntries, withPool, type Targets } from './pool-fields.js';
-import { booleanSchema, descriptionSchema, nameSchema, pathSchema } from './service-fields.js';
+import { withoutEmptyHosts } from './stored-service.js';
+import { booleanSchema, descriptionSchema, hostsSchema, nameSchema, pathSchema } from './service-fields.js';
 
 /**
  * Validation of the admin API's service bodies (interface.md §4.2, design.md §5): the create, PUT
@@ -19,6 +20,7 @@ export const READ_ONLY = ['id', 'createdAt', 'updatedAt'] as const;
 const createSchema = v.object({
   name: nameSchema,
   path: pathSchema,
+  hosts: v.optional(hostsSchema),
   ...targetEntries,
   requireAuth: v.optional(booleanSchema, true),
   description: v.optional(descriptionSchema, ''),
@@ -30,6 +32,7 @@ const createSchema = v.object({
 const updateSchema = v.object({
   name: v.optional(nameSchema),
   path: v.optional(pathSchema),
+  hosts: v.optional(hostsSchema),
   ...targetEntries,
   requireAuth: v.optional(booleanSchema),
   description: v.optional(descriptionSchema),
@@ -57,14 +60,14 @@ export const SERVICE_BODY_SCHEMAS = { create: createSchema, update: updateSchema
 type Whole<S extends v.GenericSchema> = Omit<v.InferOutput<S>, keyof Targets> & Targets;
 
 /**
- * A validated create body: `name` trimmed, `requireAuth` defaulted to true, `description` to '',
+ * A validated create body: `name` trimmed, `hosts` normalized (absent when none), `requireAuth` defaulted to true, `description` to '',
  * `access` normalised (null when none), `forwardAuthorization` defaulted to false; `targetUrl` and
  * `targets` both present ({@link withPool}), `loadBalancing`, `healthCheck`, `outlierDetection`
  * (each of its fields) and `retries` defaulted (shared/services/target-pool-settings.ts).
  */
 export type ServiceCreateInput = Whole<typeof createSchema>;
 /**
- * A validated PUT body: only the fields present, each valid (`access` normalised, a health check's
+ * A validated PUT body: only the fields present, each valid (`access` normalised, `hosts` `[]` to remove them all, a health check's
  * and outlier detection's absent fields defaulted); read-only fields dropped. `targetUrl` and
  * `targets` are both present or both absent ({@link withPool}).
  */
@@ -107,7 +110,7 @@ function parseWhole<S extends typeof createSchema | typeof entrySchema>(schema: 
   }
   const input = parseWith(schema, object, 'Invalid service', ignored);
   assertPolicyNeedsSignIn(input);
-  return withPool(input) as Whole<S>;
+  return withoutEmptyHosts(withPool(input)) as Whole<S>;
 }
 
 /**

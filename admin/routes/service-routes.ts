@@ -2,7 +2,9 @@ import { GatewayError } from '../../shared/errors.js';
 import { sendJson } from '../../shared/http/http-response.js';
 import { parseAccessLogQuery } from '../access-log/reading/access-log-filter.js';
 import type { AccessLogReads } from '../access-log/reading/access-log-reads.js';
+import { readHostName } from '../../shared/services/host-names.js';
 import { actorOf } from '../actor.js';
+import { rejectWrongParameters } from '../http/query-errors.js';
 import { parseIfMatch } from '../http/preconditions.js';
 import { MAX_REGISTRY_DOCUMENT_BYTES, readJsonBody } from '../http/request-body.js';
 import type { Handler, RequestContext } from '../http/request-context.js';
@@ -43,8 +45,14 @@ export function createServiceHandlers(deps: ServiceDeps): ServiceHandlers {
 /** Listing, reading and writing single services. */
 function serviceCrud(registry: ServiceRegistry): Pick<ServiceHandlers, 'list' | 'create' | 'get' | 'update' | 'remove' | 'toggle'> {
   return {
-    /** GET /api/services → 200, every service ordered by path. */
-    list: ({ res }) => sendJson(res, 200, registry.list()),
+    /**
+     * GET /api/services[?host=<name>] → 200, every service ordered by path; with `host`, those
+     * whose `hosts` name it (normalized as a service's hosts are); 400 naming a bad `host`.
+     */
+    list: ({ res, url }) => {
+      const host = hostOf(url.searchParams);
+      sendJson(res, 200, host === undefined ? registry.list() : registry.listNaming(host));
+    },
 
     /** POST /api/services → 201, the new service, with `Location` pointing at it. */
     create: async (ctx) => {
@@ -126,6 +134,20 @@ function serviceObservations({ registry, accessLogs, targetHealth }: ServiceDeps
 
 /** The request's `If-Match` (design.md §4.9); 400 when it is malformed. */
 const ifMatchOf = (ctx: RequestContext) => parseIfMatch(ctx.req.headers['if-match']);
+
+/**
+ * The `host` filter of `GET /api/services` in its normal form (shared/services/host-names.ts; a
+ * wildcard such as `*.apps.example.com` names the services listing that wildcard), or undefined
+ * when absent.
+ * @throws {GatewayError} BAD_REQUEST (400) with `fields.host` when it is no host name a service could list.
+ */
+function hostOf(query: URLSearchParams): string | undefined {
+  const value = query.get('host');
+  if (value === null) return undefined;
+  const reading = readHostName(value, { wildcard: true });
+  rejectWrongParameters(reading.problem === undefined ? {} : { host: `${reading.problem} (got ${JSON.stringify(value)})` });
+  return reading.name;
+}
 
 /**
  * `dryRun` of `POST /api/services/apply`: `true`, or `false` (the default).
