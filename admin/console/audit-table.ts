@@ -3,7 +3,7 @@ import type { AuditAction, AuditRecord } from '../audit-log.js';
 import { html, type Html } from '../../shared/pages/html.js';
 import { policyLines } from './access-policy-text.js';
 import { POOL_FIELD_TEXT, targetsText } from './pool-settings-text.js';
-import { SERVICE_FIELD_LABELS } from './service-field-labels.js';
+import { hostsText, SERVICE_FIELD_LABELS } from './service-field-labels.js';
 import { emptyState, timeTag } from './fragments.js';
 import { userSessionsHref } from './sessions-table.js';
 
@@ -25,7 +25,7 @@ const ACTION_LABELS: Record<AuditAction, string> = {
 };
 
 type Details = Record<string, unknown>;
-type ServiceSnapshot = { name?: unknown; path?: unknown; targetUrl?: unknown; targets?: unknown; requireAuth?: unknown; access?: unknown };
+type ServiceSnapshot = { name?: unknown; path?: unknown; hosts?: unknown; targetUrl?: unknown; targets?: unknown; requireAuth?: unknown; access?: unknown };
 
 /** What the table needs beyond the records to name things. */
 export interface AuditNames {
@@ -142,7 +142,8 @@ function describe(action: AuditAction, details: Details): Html | string {
       const policy = service.access ? `; ${policyLines(service.access).join('; ')}` : '';
       // Entries from before pools name the one target only.
       const targets = service.targets === undefined ? show(service.targetUrl) : targetsText(service.targets);
-      return html`<code>${show(service.path)}</code> → <code>${targets}</code>${service.requireAuth === false ? ', open to anyone' : ', sign-in required'}${policy}`;
+      const hosts = service.hosts === undefined ? '' : html` on <code>${hostsText(service.hosts)}</code>`;
+      return html`<code>${show(service.path)}</code>${hosts} → <code>${targets}</code>${service.requireAuth === false ? ', open to anyone' : ', sign-in required'}${policy}`;
     }
     case 'SERVICE_ENABLED':
     case 'SERVICE_DISABLED':
@@ -208,6 +209,7 @@ function tokenDescription(token: unknown): Html | string {
 /** The wording of each service field whose value {@link show} would not say well. */
 const FIELD_TEXT: Readonly<Record<string, (value: unknown) => string>> = {
   access: (policy) => policyLines(policy).join('; '),
+  hosts: hostsText,
   ...POOL_FIELD_TEXT,
 };
 

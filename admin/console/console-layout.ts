@@ -12,6 +12,8 @@ export interface ConsoleView {
   assets: ConsoleAssets;
   /** Where the proxied services are, for links to them: `''` (this origin) or PUBLIC_URL's origin when the console has its own (ADMIN_URL). */
   servicesOrigin: string;
+  /** PUBLIC_URL's origin, always: links to a service's hosts take its scheme and port (services-table.ts `hostLinks`). */
+  publicOrigin: string;
 }
 
 /** The hidden CSRF input every form of the console carries (interface.md §5.6). */

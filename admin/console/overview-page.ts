@@ -40,7 +40,7 @@ ${trafficPanel()}
 <section aria-labelledby="services-heading">
   <div class="section-head"><h2 id="services-heading">Services</h2>
     <a class="button" href="/dashboard/services/new">New service</a></div>
-  <div data-live="services">${servicesTable(data.services, data.etags, requestsLastHour, view.servicesOrigin)}</div>
+  <div data-live="services">${servicesTable(data.services, data.etags, requestsLastHour, view)}</div>
 </section>
 <section aria-labelledby="activity-heading">
   <div class="section-head"><h2 id="activity-heading">Recent activity</h2>

@@ -8,6 +8,7 @@ import { LOAD_BALANCING_LABELS } from './pool-settings-text.js';
 export const SERVICE_FIELD_LABELS: Readonly<Record<string, string>> = {
   name: 'Name',
   path: 'Path',
+  hosts: 'Hosts',
   targetUrl: 'Target URL',
   targets: 'Targets',
   requireAuth: 'Sign-in required',
@@ -20,6 +21,15 @@ export const SERVICE_FIELD_LABELS: Readonly<Record<string, string>> = {
   outlierDetection: 'Passive health checks',
   retries: 'Retries',
 };
+
+/**
+ * A service's `hosts` as the audit table words them: `app.example.com, *.apps.example.com`, or
+ * `none` for a service without (absent or `[]`; a value of another shape as JSON).
+ */
+export function hostsText(hosts: unknown): string {
+  if (hosts === undefined || hosts === null || (Array.isArray(hosts) && hosts.length === 0)) return 'none';
+  return Array.isArray(hosts) ? hosts.map(String).join(', ') : JSON.stringify(hosts);
+}
 
 /** Name of the `<meta>` whose content is `serviceLabelsJson`. */
 export const SERVICE_LABELS_META = 'gatehouse-service-labels';

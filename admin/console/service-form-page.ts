@@ -3,7 +3,7 @@ import type { AccessPolicy, HealthCheck, OutlierDetection, ServiceTarget } from 
 import { html, type Html } from '../../shared/pages/html.js';
 import type { TaggedService } from '../registry/service-registry.js';
 import { HEALTH_CHECK_RANGES, LOAD_BALANCING_METHODS, MAX_RETRIES, MAX_TARGETS, MAX_WEIGHT, OUTLIER_DETECTION_RANGES } from '../registry/pool-fields.js';
-import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from '../registry/service-fields.js';
+import { MAX_DESCRIPTION_LENGTH, MAX_HOSTS, MAX_NAME_LENGTH } from '../registry/service-fields.js';
 import { POLICY_LISTS } from './access-policy-text.js';
 import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
 import { LOAD_BALANCING_LABELS } from './pool-settings-text.js';
@@ -26,7 +26,7 @@ const BALANCING_HINTS: Record<(typeof LOAD_BALANCING_METHODS)[number], string> =
 
 /**
  * `GET /dashboard/services/new` and `/dashboard/services/:id/edit` (design.md §4.6): the service form,
- * the targets (design.md §4.13) as one per line (`URL [weight]`), the access policy (design.md §4.7) as
+ * the hosts (design.md §5) one per line, the targets (design.md §4.13) as one per line (`URL [weight]`), the access policy (design.md §4.7) as
  * four lists of one entry per line, the balancing, retries and both kinds of health checks (the
  * active ones on or off, their fields filled in either way). service-form.js sends it to
  * `POST /api/services` or `PUT /api/services/:id` and shows each of the API's per-field messages
@@ -48,7 +48,15 @@ export function serviceFormPage(view: ConsoleView, tagged?: TaggedService): stri
   ${csrfInput(view)}
   <div class="form-error" data-form-error role="alert" hidden></div>
   ${field({ name: 'name', label: 'Name', value: service?.name, required: true, hint: `Shown in the console and on the home page; at most ${MAX_NAME_LENGTH} characters.` })}
-  ${field({ name: 'path', label: 'Path', value: service?.path, required: true, placeholder: '/grafana', hint: 'The public path prefix, such as /grafana: segments of letters, digits and . _ ~ -, no trailing slash, not under /auth, /api or /dashboard.' })}
+  ${field({ name: 'path', label: 'Path', value: service?.path, required: true, placeholder: '/grafana', hint: 'The public path prefix, such as /grafana: segments of letters, digits and . _ ~ -, no trailing slash, not under /auth, /api or /dashboard. With hosts, the prefix on each of them, usually /.' })}
+  ${field({
+    name: 'hosts',
+    label: 'Hosts',
+    value: service?.hosts?.join('\n'),
+    multiline: true,
+    placeholder: 'grafana.example.com\n*.apps.example.com',
+    hint: `Optional: the host names the service is reached on, one per line or separated by commas, up to ${MAX_HOSTS}. A host named here serves only the services that name it; *. as the first label stands for any one label. Empty: the service is reached by its path on every host no service names.`,
+  })}
   ${field({
     name: 'targets',
     label: 'Target URLs',

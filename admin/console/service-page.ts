@@ -6,7 +6,7 @@ import { accessLogSection, type AccessLogSectionOptions } from './access-log-sec
 import { policyLines } from './access-policy-text.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 import { badge, formatCount, timeTag } from './fragments.js';
-import { serviceActions } from './services-table.js';
+import { hostLinks, serviceActions } from './services-table.js';
 import { targetsPanel } from './targets-panel.js';
 import { trafficPanel } from './traffic-panel.js';
 
@@ -19,16 +19,21 @@ export function servicePage(view: ConsoleView, data: AccessLogSectionOptions & {
   const { service } = data;
   const body = html`<p class="breadcrumb"><a href="/dashboard">Overview</a> / Service</p>
 <div class="section-head" data-live="heading"><h1>${service.name}</h1>${serviceActions(service, data.etag, { afterDelete: '/dashboard' })}</div>
-<div data-live="summary">${summary(service, data.requestsLastHour, data.servicesOrigin)}</div>
+<div data-live="summary">${summary(service, data.requestsLastHour, view)}</div>
 ${targetsPanel(data.health)}
 ${trafficPanel(service.id)}
 ${accessLogSection(data)}`;
   return consolePage(view, { title: service.name, section: 'none', body, charts: true, live: true, scripts: ['log-filters.js'] });
 }
 
-function summary(service: Service, requestsLastHour: number, servicesOrigin: string) {
+/** The service's settings; with hosts, its path is within each of them, linked there (design.md §5). */
+function summary(service: Service, requestsLastHour: number, view: ConsoleView) {
+  const path = service.hosts?.length
+    ? html`<div><dt>Path</dt><dd><code>${service.path}</code> on each host</dd></div>
+<div><dt>Hosts</dt><dd class="wrap" data-hosts>${hostLinks(service, view.publicOrigin)}</dd></div>`
+    : html`<div><dt>Path</dt><dd><a href="${view.servicesOrigin}${serviceEntryPath(service.path)}"><code>${service.path}</code></a></dd></div>`;
   return html`<dl class="summary">
-<div><dt>Path</dt><dd><a href="${servicesOrigin}${serviceEntryPath(service.path)}"><code>${service.path}</code></a></dd></div>
+${path}
 <div><dt>Target</dt><dd class="wrap"><code>${service.targetUrl}</code></dd></div>
 <div><dt>Sign-in</dt><dd>${service.requireAuth ? 'Required' : 'Open to anyone'}</dd></div>
 ${service.requireAuth ? html`<div><dt>Who may use it</dt><dd><ul class="policy-lines" data-access-policy>${policyLines(service.access).map((line) => html`<li>${line}</li>`)}</ul></dd></div>` : ''}

@@ -1,6 +1,8 @@
 import type { Service } from '../../shared/types.js';
 import { html, type Html } from '../../shared/pages/html.js';
+import { isWildcardHost } from '../../shared/services/host-names.js';
 import { serviceEntryPath } from '../../shared/services/service-entry.js';
+import type { ConsoleView } from './console-layout.js';
 import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
 import { badge, emptyState, formatCount, timeTag } from './fragments.js';
 import { loadBalancingText } from './pool-settings-text.js';
@@ -34,11 +36,38 @@ function targetsCell(service: Service): Html {
 }
 
 /**
- * The services table (design.md §4.6): name, path as a link, targets, whether sign-in is required,
+ * A service's hosts (design.md §5), each on a line as `<host><path>`: a link to it with PUBLIC_URL's
+ * scheme and port (`https://app.example.com:8443/`), but a wildcard's, which names no one host.
+ */
+export function hostLinks(service: Service, publicOrigin: string): Html {
+  const { protocol, port } = new URL(publicOrigin);
+  const entry = serviceEntryPath(service.path);
+  const lines = (service.hosts ?? []).map((host) =>
+    isWildcardHost(host)
+      ? html`<code>${host}${entry}</code>`
+      : html`<a href="${protocol}//${host}${port ? `:${port}` : ''}${entry}" title="Open ${host}${entry} through the gateway"><code>${host}${entry}</code></a>`,
+  );
+  return html`${lines.map((line, i) => (i === 0 ? line : html`<br>${line}`))}`;
+}
+
+/** Where a service is opened: its path on the services' origin, or, with hosts, {@link hostLinks}. */
+function addressCell(service: Service, view: Pick<ConsoleView, 'servicesOrigin' | 'publicOrigin'>): Html {
+  if (service.hosts?.length) return hostLinks(service, view.publicOrigin);
+  return html`<a href="${view.servicesOrigin}${serviceEntryPath(service.path)}" title="Open ${service.path} through the gateway"><code>${service.path}</code></a>`;
+}
+
+/**
+ * The services table (design.md §4.6): name, path as a link (with hosts, a link on each host),
+ * targets, whether sign-in is required,
  * enabled, last change, requests in the last hour, and the row's actions (with each service's
  * ETag from `etags`, by id).
  */
-export function servicesTable(services: Service[], etags: Map<string, string>, requestsLastHour: Map<string, number>, servicesOrigin: string): Html {
+export function servicesTable(
+  services: Service[],
+  etags: Map<string, string>,
+  requestsLastHour: Map<string, number>,
+  view: Pick<ConsoleView, 'servicesOrigin' | 'publicOrigin'>,
+): Html {
   if (services.length === 0) {
     return emptyState(
       'No services yet. Register an upstream under a public path, and Gatehouse starts forwarding and logging its traffic.',
@@ -47,7 +76,7 @@ export function servicesTable(services: Service[], etags: Map<string, string>, r
   }
   const row = (service: Service) => html`<tr>
 <th scope="row" data-label="Name"><a href="/dashboard/services/${service.id}">${service.name}</a></th>
-<td data-label="Path"><a href="${servicesOrigin}${serviceEntryPath(service.path)}" title="Open ${service.path} through the gateway"><code>${service.path}</code></a></td>
+<td data-label="Path" class="wrap">${addressCell(service, view)}</td>
 <td data-label="Targets" class="wrap">${targetsCell(service)}</td>
 <td data-label="Sign-in">${service.requireAuth ? 'Required' : 'Open'}</td>
 <td data-label="State">${badge(service.enabled, 'Enabled', 'Disabled')}</td>

@@ -35,6 +35,11 @@ interface Failure {
 
 /** The failures whose answer names the fields, with an exact message. */
 const WITH_FIELDS: ReadonlySet<ErrorCode> = new Set(['MISSING_FIELDS']);
+/**
+ * The failures whose answer names the fields or not: PATH_IN_USE names them for a (host, path)
+ * pair taken, not for a host-less path (admin/registry/route-uniqueness.ts).
+ */
+const FIELDS_OR_NOT: ReadonlySet<ErrorCode> = new Set(['PATH_IN_USE']);
 
 const WWW_AUTHENTICATE =
   'Bearer without credentials; Bearer error="invalid_token" for a bearer credential that is no live token; ' +
@@ -101,7 +106,10 @@ function failuresOf(endpoint: Endpoint): Failure[] {
     ...guardFailures(endpoint.guard, endpoint.method !== 'GET'),
     ...body,
     ...(endpoint.query ? [VALIDATION] : []),
-    ...(endpoint.errors ?? []).map((code) => failure(code, ERROR_HEADERS[code])),
+    ...(endpoint.errors ?? []).flatMap((code) => {
+      const own = failure(code, ERROR_HEADERS[code]);
+      return FIELDS_OR_NOT.has(code) ? [own, { ...own, fields: true as const }] : [own];
+    }),
     failure('RATE_LIMITED', RATE_LIMIT_HEADERS),
     failure('INTERNAL'),
   ];

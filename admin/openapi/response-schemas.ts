@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { AUDIT_ACTIONS } from '../audit-log.js';
 import { HEALTH_CHECK_RANGES, LOAD_BALANCING_METHODS, MAX_RETRIES, MAX_TARGETS, MAX_WEIGHT, OUTLIER_DETECTION_RANGES } from '../registry/pool-fields.js';
 import { TOKEN_SCOPES } from '../credentials/token-scope.js';
+import { MAX_HOSTS } from '../registry/service-fields.js';
 import { TRAFFIC_RANGES, type TrafficRange } from '../access-log/traffic-rollups.js';
 import { STATUS_CLASSES, type StatusClass } from '../../shared/http/status-classes.js';
 import { TARGET_STATES } from '../../shared/services/target-health-report.js';
@@ -56,6 +57,10 @@ const outlierDetection = v.strictObject({
 const declaredEntries = {
   name: v.string(),
   path: v.string(),
+  hosts: v.pipe(
+    v.optional(v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(MAX_HOSTS))),
+    v.description('The host names the service is reached on, at its path: lower-case A-labels, *. for one label; absent when none'),
+  ),
   targetUrl: v.pipe(v.string(), v.description("The first target's url")),
   targets: v.pipe(v.array(serviceTarget), v.minLength(1), v.maxLength(MAX_TARGETS), v.description('The pool, no url twice')),
   requireAuth: v.boolean(),
@@ -209,7 +214,7 @@ const rotatedKey = v.strictObject({
 /** `GET /api/services/export`: the whole registry, ordered by path (design.md §4.9). */
 const registryDocument = v.strictObject({
   version: v.pipe(v.literal(1), v.description('The document format')),
-  services: v.array(v.strictObject({ id: v.pipe(v.string(), v.description('Informative: entries are matched by path')), ...declaredEntries })),
+  services: v.array(v.strictObject({ id: v.pipe(v.string(), v.description('Informative: entries are matched by path and hosts')), ...declaredEntries })),
 });
 
 /** One field's change in a plan, as `SERVICE_UPDATED` records it. */

@@ -79,7 +79,8 @@ export function createConsoleHandlers(deps: ConsoleDeps): ConsoleHandlers {
 
 /** The console's view of the request: its signed-in user, CSRF token, assets and services origin. */
 function viewOf(ctx: RequestContext, assets: ConsoleAssets): ConsoleView {
-  return { user: ctx.session!.user, csrfToken: ctx.session!.csrfToken, assets, servicesOrigin: ctx.origin.servicesOrigin };
+  const { servicesOrigin, url } = ctx.origin;
+  return { user: ctx.session!.user, csrfToken: ctx.session!.csrfToken, assets, servicesOrigin, publicOrigin: servicesOrigin || url.origin };
 }
 
 /** Renders a page; a GatewayError (unknown service, bad paging) becomes a console error page with its status. */

@@ -25,6 +25,7 @@
   /** A field's value as text: strings quoted, booleans yes/no, a policy by its lists, the pool's settings in words. */
   function show(field, value) {
     if (typeof value === 'boolean') return value ? 'yes' : 'no';
+    if (field === 'hosts') return value && value.length > 0 ? value.join(', ') : 'none';
     if (field === 'access') {
       if (!value) return 'any signed-in user';
       const lists = Object.entries(POLICY_LISTS).filter(([key]) => value[key] && value[key].length > 0);

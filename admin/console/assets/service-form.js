@@ -12,6 +12,7 @@
   const LABELS = {
     name: 'Name',
     path: 'Path',
+    hosts: 'Hosts',
     targets: 'Target URLs',
     loadBalancing: 'Load balancing',
     retries: 'Retries',
@@ -62,10 +63,13 @@
     // left out (the API trims each).
     const lists = form.querySelectorAll('textarea[name^="access."]');
     const access = Object.fromEntries([...lists].map((list) => [list.name.slice('access.'.length), list.value.split('\n').filter((line) => line.trim() !== '')]));
+    // Hosts one per line or separated by commas; an empty list removes them all.
+    const hosts = value('hosts').split(/[\n,]/).map((host) => host.trim()).filter((host) => host !== '');
     const targets = value('targets').split('\n').map((line) => line.trim()).filter((line) => line !== '').map(targetOf);
     const body = {
       name: value('name'),
       path: value('path'),
+      hosts,
       targets,
       description: value('description'),
       requireAuth: checked('requireAuth'),
@@ -90,7 +94,7 @@
         await gatehouse.explainConflict('Your changes were not saved', JSON.parse(form.dataset.service));
         return;
       }
-      // A 409 is the path's, though the API names no field for it.
+      // A 409 is the path's; the API names the fields only for a (host, path) pair.
       if (error.status === 409 && !error.fields.path) error.fields.path = 'is already used by another service';
       gatehouse.showFieldErrors(form, error, 'The service', LABELS);
     } finally {
