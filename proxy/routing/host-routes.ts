@@ -27,6 +27,9 @@ export interface HostSite {
  * A service named on several hosts is one {@link Route} (one pool, one health record per target)
  * in each of their tables.
  */
+/** One label of a host name as the registry allows them (shared/services/host-names.ts, RFC 1123 §2.1). */
+const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
 export class HostRoutes {
   static readonly EMPTY = new HostRoutes([]);
 
@@ -77,13 +80,15 @@ export class HostRoutes {
   /**
    * The table of the host a request names: `name` as request-host.ts `requestHostName` gives it
    * (lowercased, no port, no trailing dot). Undefined when no service names that host (the request
-   * is then routed on {@link hostless}).
+   * is then routed on {@link hostless}). Under a wildcard, the one label added must be a DNS label
+   * (RFC 1123 §2.1), as the registry's names are, so `X-Forwarded-Host` never carries anything else.
    */
   tableFor(name: string): RouteTable | undefined {
     const exact = this.#exact.get(name);
     if (exact !== undefined) return exact;
     const dot = name.indexOf('.');
-    return dot > 0 ? this.#wildcard.get(name.slice(dot + 1)) : undefined;
+    const wildcard = dot > 0 ? this.#wildcard.get(name.slice(dot + 1)) : undefined;
+    return wildcard !== undefined && DNS_LABEL.test(name.slice(0, dot)) ? wildcard : undefined;
   }
 
   /**

@@ -8,9 +8,10 @@
  * origin-form with 400), so a `Host` can never disagree with a target's authority.
  */
 
-import { normalizeHost } from '../../shared/services/host-names.js';
-
 const OPEN_BRACKET = 0x5b;
+const DOT = 0x2e;
+const UPPERCASE = /[A-Z]/;
+const UPPERCASE_RUNS = /[A-Z]+/g;
 
 /**
  * The value of the first `Host` field in `raw` (`req.rawHeaders`: name, value, …), or undefined
@@ -25,18 +26,29 @@ export function hostField(raw: readonly string[]): string | undefined {
 }
 
 /**
- * The name a `Host` value (RFC 9110 §7.2: `uri-host [ ":" port ]`) can match a service host by:
- * its port dropped, then the registry's own normal form (shared/services/host-names.ts
- * `normalizeHost`: lower case, one trailing dot dropped, A-labels), so `App.Example.COM.:8080`
- * is `app.example.com`. Undefined when it names no possible service host: absent, an IP literal
- * (in brackets or not), a port that is not digits, or a malformed name. Such a request is routed
- * as one to a host no service names.
+ * The name a `Host` value (RFC 9110 §7.2: `uri-host [ ":" port ]`) is looked up by: its port
+ * dropped, one trailing dot dropped, ASCII letters lowercased (`App.Example.COM.:8080` →
+ * `app.example.com`). Undefined when it is absent, empty, an IP literal in brackets (IPv6,
+ * RFC 3986 §3.2.2) or has a port that is not digits. Nothing else is checked here: a name is a
+ * service host only when it equals a registered one, which the registry keeps in its normal
+ * form (shared/services/host-names.ts), or is one valid label under a registered wildcard
+ * (host-routes.ts checks that label); anything else (a raw non-ASCII name included: Node reads
+ * field values as latin1, and browsers send A-labels) matches none and is routed as on a host no
+ * service names. So a request pays no IDNA or full-name validation on the hot path.
  */
 export function requestHostName(value: string | undefined): string | undefined {
   if (value === undefined || value.length === 0 || value.charCodeAt(0) === OPEN_BRACKET) return undefined;
+  let end = value.length;
   const colon = value.lastIndexOf(':');
-  if (colon === -1) return normalizeHost(value);
-  return isDigits(value, colon + 1) ? normalizeHost(value.slice(0, colon)) : undefined;
+  if (colon !== -1) {
+    if (!isDigits(value, colon + 1)) return undefined;
+    end = colon;
+  }
+  if (end > 0 && value.charCodeAt(end - 1) === DOT) end--;
+  if (end === 0) return undefined;
+  const name = end === value.length ? value : value.slice(0, end);
+  // ASCII letters only: no other letter may fold into a registered name (`\u212A` is a `K` to toLowerCase).
+  return UPPERCASE.test(name) ? name.replace(UPPERCASE_RUNS, (run) => run.toLowerCase()) : name;
 }
 
 /** True when `text[from…]` is one or more ASCII digits (a port, RFC 3986 §3.2.3; empty is allowed there, not here). */

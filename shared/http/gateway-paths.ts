@@ -40,7 +40,8 @@ export const RESERVED_PREFIX = '/.gatehouse';
  * `/%2Egatehouse/x` and `//.gatehouse/x` all count), is {@link RESERVED_PREFIX} or under it.
  */
 export function isReservedPath(key: string): boolean {
-  return isAtOrUnder(key, RESERVED_PREFIX);
+  // every request asks: most keys are turned away by their second character
+  return key.charCodeAt(1) === 0x2e && isAtOrUnder(key, RESERVED_PREFIX);
 }
 
 /**

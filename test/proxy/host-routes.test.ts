@@ -53,7 +53,7 @@ describe('HostRoutes', () => {
     for (const host of ['APP.localhost', 'app.localhost.', 'app.localhost:8080', 'App.Localhost.:1']) {
       assert.equal(reached(routes, host, '/'), 'app', host);
     }
-    for (const host of ['[::1]:8080', 'app.localhost..', 'app.localhost:', 'app.localhost:80x', 'app..localhost', ' app.localhost', 'app.localhost/x', '']) {
+    for (const host of ['[::1]:8080', 'app.localhost..', 'app.localhost:', 'app.localhost:80x', 'app..localhost', ' app.localhost', 'app.localhost/x', '', 'x y.apps.localhost', '-a.apps.localhost', '.apps.localhost', '*.apps.localhost', `${'a'.repeat(64)}.apps.localhost`, 'a_b.apps.localhost', 'evil.example/a.apps.localhost']) {
       assert.equal(reached(routes, host, '/docs'), 'hostless:docs', JSON.stringify(host));
     }
   });
@@ -81,11 +81,10 @@ describe('the request host', () => {
   it('is lowercased, without its port or one trailing dot, and never an IP literal in brackets', () => {
     assert.equal(requestHostName('A.Example.COM.:443'), 'a.example.com');
     assert.equal(requestHostName('[2001:db8::1]'), undefined);
-    assert.equal(requestHostName('2001:db8::1'), undefined);
-    assert.equal(requestHostName(`${'a'.repeat(64)}.localhost`), undefined, 'a label over 63 characters');
-    assert.equal(requestHostName(`${'a.'.repeat(127)}ab`), undefined, 'a name over 253 characters');
-    assert.equal(requestHostName('xn--80ak6aa92e.com'), 'xn--80ak6aa92e.com');
-    assert.notEqual(requestHostName('аpp.localhost'), 'app.localhost', 'a homograph is its own A-label');
-    assert.equal(requestHostName('*.apps.localhost'), undefined, 'a client cannot name a wildcard itself');
+    assert.equal(requestHostName('[2001:db8::1]:443'), undefined);
+    assert.equal(requestHostName('a.example.com:'), undefined, 'an empty port');
+    assert.equal(requestHostName('.'), undefined);
+    assert.equal(requestHostName('\u00c4PP.localhost'), '\u00c4pp.localhost', 'only ASCII letters are folded');
+    assert.equal(requestHostName('A\u212A.localhost'), 'a\u212A.localhost', 'the Kelvin sign is no k');
   });
 });
