@@ -160,8 +160,8 @@ export function planRegistry(current: readonly StoredService[], declared: readon
       continue;
     }
     matched.add(match.id);
-    // An entry without hosts removes those the service has: the document says all it is.
-    const changes = changedFields(match, { hosts: [], ...service });
+    // A match shares a place with the entry: both have hosts, or neither has.
+    const changes = changedFields(match, service);
     if (Object.keys(changes).length === 0) plan.unchanged.push(service.path);
     else plan.update.push({ path: service.path, id: match.id, name: service.name, changes });
   }

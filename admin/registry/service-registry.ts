@@ -107,9 +107,10 @@ export class ServiceRegistry {
     this.#reservedHosts = options.reservedHosts ?? [];
     this.#audit = audit;
     this.#bus = bus;
-    this.#all = db.prepare('SELECT * FROM services ORDER BY path');
+    // Then host-less first, then by hosts: one path may be listed several times, and an export must not reorder them.
+    this.#all = db.prepare("SELECT * FROM services ORDER BY path, hosts <> '[]', hosts");
     this.#byId = db.prepare('SELECT * FROM services WHERE id = ?');
-    this.#byHost = db.prepare('SELECT * FROM services WHERE EXISTS (SELECT 1 FROM json_each(services.hosts) WHERE value = ?) ORDER BY path');
+    this.#byHost = db.prepare("SELECT * FROM services WHERE EXISTS (SELECT 1 FROM json_each(services.hosts) WHERE value = ?) ORDER BY path, hosts <> '[]', hosts");
     // lower() folds ASCII only, which is all a valid path holds (the index services_by_lower_path).
     // No unique index: one path may be taken on several hosts, and a legacy database may already
     // hold paths that differ only in case (the route table then keeps the protected one).
@@ -132,7 +133,7 @@ export class ServiceRegistry {
     this.#counts = db.prepare('SELECT count(*) AS total, coalesce(sum(enabled), 0) AS enabled FROM services');
   }
 
-  /** Every service, enabled or not, ordered by path. */
+  /** Every service, enabled or not, ordered by path, then host-less first, then by hosts (as JSON text). */
   list(): StoredService[] {
     return this.#all.all().map(fromRow);
   }
