@@ -172,3 +172,28 @@ describe('routing by host', { timeout: 20_000 }, () => {
     assert.equal(record.userId, 'host-user');
   });
 });
+
+describe('routing by host: the general rate limit', { timeout: 10_000 }, () => {
+  let upstream: EchoUpstream;
+  let gateway: TestDataPlane;
+  let hosted: ReturnType<typeof service>;
+
+  before(async () => {
+    upstream = await startEchoUpstream();
+    hosted = service({ path: '/', targetUrl: upstream.origin, hosts: ['app.localhost'] });
+    gateway = await startDataPlane({ env: { PUBLIC_URL, RATE_LIMIT_GENERAL: '2/1m' }, services: [hosted] });
+  });
+  after(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it('counts a host service as any other, and summarises its refusals under that service', async () => {
+    const send = () => rawRequest(gateway.port, 'GET /x HTTP/1.1\r\nHost: app.localhost\r\nConnection: close\r\n\r\n');
+    assert.deepEqual([(await send()).status, (await send()).status, (await send()).status], [200, 200, 429]);
+    assert.equal(upstream.requests.length, 2);
+    await gateway.close(); // ships the minute's summary of refusals
+    const summary = gateway.records.find((record) => record.statusCode === 429);
+    assert.equal(summary?.serviceId, hosted.id);
+  });
+});
