@@ -211,7 +211,7 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE api_tokens_scoped RENAME TO api_tokens;
   `,
   `
-  -- Services on host names (design.md §5, issue 31). hosts: JSON text, the service's host names
+  -- Services on host names (design.md §5). hosts: JSON text, the service's host names
   -- (lower-case A-labels, '*.' wildcard first labels), '[]' for none. A service at / on a host must
   -- be able to stand beside a host-less service at /, so path loses its table-level UNIQUE: SQLite
   -- cannot drop a constraint in place, so the table is made again

@@ -2,7 +2,7 @@ import { validationError } from '../http/json-body-validation.js';
 import { isWildcardHost, normalizeHost, WILDCARD_PREFIX } from '../../shared/services/host-names.js';
 
 /**
- * Host names no service may list (design.md §5, issue 31): ADMIN_URL's, when it is set and is not
+ * Host names no service may list (design.md §5): ADMIN_URL's, when it is set and is not
  * PUBLIC_URL's host. That host is the console's and the admin API's origin; browsers send its
  * cookies whatever the port (RFC 6265 §8.5) and count its pages same-site with it, so an upstream
  * app must not be served there, not even on the public port. PUBLIC_URL's own host may be listed:

@@ -2,7 +2,7 @@ import { GatewayError } from '../../shared/errors.js';
 
 /**
  * Where a service is reached, and which services may not be reached at the same place (design.md
- * §5, issue 31): a host-less service by its path on every host no service names, a service with
+ * §5): a host-less service by its path on every host no service names, a service with
  * hosts by its path on each of them. Host-less paths are unique ignoring case, as the data plane
  * routes on a lowercased key; so are `(host, path)` pairs, hosts compared in their normal form
  * (shared/services/host-names.ts): `*.a.com` and `x.a.com` are two hosts. Pure functions; the

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { GATEWAY_PREFIXES, isGatewayPath } from '../../shared/http/gateway-paths.js';
+import { GATEWAY_PREFIXES, isGatewayPath, isReservedPath, RESERVED_PREFIX } from '../../shared/http/gateway-paths.js';
 import { MAX_HOST_NAME_LENGTH, readHostName } from '../../shared/services/host-names.js';
 import { atMostChars } from '../http/char-length.js';
 
@@ -46,7 +46,7 @@ export const pathSchema = v.pipe(
   ...atMostChars(MAX_PATH_LENGTH, `must be at most ${MAX_PATH_LENGTH} characters`),
   v.description(
     `The public path prefix: / or /segment/…, segments of A-Z a-z 0-9 . _ ~ -, no empty, . or .. segment, no trailing /; ` +
-      `unique ignoring case among host-less services and on each host (409 Path already in use); not at or under ${GATEWAY_PREFIXES.join(', ')}`,
+      `unique ignoring case among host-less services and on each host (409 Path already in use); not at or under ${GATEWAY_PREFIXES.join(', ')} or ${RESERVED_PREFIX}`,
   ),
   v.startsWith('/', 'must start with /'),
   v.check((path) => path === '/' || !path.endsWith('/'), 'must not end with /'),
@@ -55,6 +55,7 @@ export const pathSchema = v.pipe(
   v.check((path) => segmentsOf(path).every((s) => SEGMENT.test(s)), 'segments may only contain A-Z a-z 0-9 . _ ~ -'),
   // Only unreserved characters and no empty segments by now, so the routing key is the lowercase form.
   v.check((path) => !isGatewayPath(path.toLowerCase()), `must not be or sit under a gateway path (${GATEWAY_PREFIXES.join(', ')})`),
+  v.check((path) => !isReservedPath(path.toLowerCase()), `must not be or sit under ${RESERVED_PREFIX} (the gateway's on every host)`),
 );
 
 /** Why `text` is no host name a service may list (shared/services/host-names.ts), or undefined. */
@@ -71,7 +72,7 @@ const hostEntry = v.pipe(
 const repeatedHost = (hosts: readonly string[]): string | undefined => hosts.find((host, index) => hosts.indexOf(host) !== index);
 
 /**
- * `hosts` (design.md §5, issue 31): 0 to 32 host names, each kept in its normal form, none twice
+ * `hosts` (design.md §5): 0 to 32 host names, each kept in its normal form, none twice
  * once normalized. Whether a name is reserved (ADMIN_URL's host) is the registry's check
  * (reserved-hosts.ts), as it depends on the configuration.
  */

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 
 /**
- * Host names as services name them and requests carry them (issue 31, design.md §5): one
+ * Host names as services name them and requests carry them (design.md §5): one
  * normalization for the registry (which stores what it gives) and the data plane (which looks a
  * request's host up by it), so the two can never disagree on which spelling is which host.
  * The normal form: lower case, IDNA U-labels converted to A-labels (UTS #46 as WHATWG URL does,

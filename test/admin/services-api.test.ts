@@ -100,6 +100,8 @@ describe('POST /api/services', () => {
     ['path', '/api/services', 'must not be or sit under a gateway path (/auth, /api, /dashboard, /.well-known/jwks.json)'],
     ['path', '/auth', 'must not be or sit under a gateway path (/auth, /api, /dashboard, /.well-known/jwks.json)'],
     ['path', '/dashboard/x', 'must not be or sit under a gateway path (/auth, /api, /dashboard, /.well-known/jwks.json)'],
+    ['path', '/.gatehouse', "must not be or sit under /.gatehouse (the gateway's on every host)"],
+    ['path', '/.GateHouse/x', "must not be or sit under /.gatehouse (the gateway's on every host)"],
     ['path', '/a b', 'segments may only contain A-Z a-z 0-9 . _ ~ -'],
     ['path', `/${'p'.repeat(200)}`, 'must be at most 200 characters'],
     ['targetUrl', 'http://user:pw@example.com', 'must not contain user info'],
