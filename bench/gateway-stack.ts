@@ -7,8 +7,9 @@
  * Either way: the general rate limiter on at a limit no run can reach, access logging on, and the
  * registry and a session seeded before start (seed.ts).
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { loadConfig } from '../shared/config/config.js';
 import { createLogger } from '../shared/logger.js';
 import { openBackends } from '../shared/backends/open-backends.js';
@@ -17,6 +18,7 @@ import { freePort } from '../test/support/free-port.js';
 import { countStoredAccessLogs, waitForStoredAccessLogs } from './access-log/access-log-store-count.js';
 import { spawnNode, waitUntil, type NodeChild } from './processes.js';
 import { createSessionCookie, seedRegistry, type BenchRoutes } from './seed.js';
+import type { BenchCertificate } from './tls-certificate.js';
 
 export type StackMode = 'embedded' | 'split';
 
@@ -42,6 +44,11 @@ export interface StackOptions {
   adminNodeArgs?: string[];
   /** Extra environment for every gateway process, over the stack's own (for experiments). */
   env?: Record<string, string>;
+  /**
+   * A self-signed certificate (tls-certificate.ts): PORT then speaks HTTPS with it
+   * (TLS_CERT_FILE/TLS_KEY_FILE, PUBLIC_URL https), and the readiness probe trusts it.
+   */
+  tls?: BenchCertificate;
 }
 
 export interface GatewayStack {
@@ -49,7 +56,7 @@ export interface GatewayStack {
   readonly mode: StackMode;
   readonly workers: number;
   readonly services: number;
-  /** The public listener, e.g. `http://127.0.0.1:PORT`. */
+  /** The public listener, e.g. `http://127.0.0.1:PORT` (`https://` with `tls`). */
   readonly origin: string;
   readonly routes: BenchRoutes;
   /** `Cookie` header value of a logged-in session. */
@@ -81,11 +88,12 @@ export async function startGatewayStack(options: StackOptions): Promise<GatewayS
   const internalPort = await freePort();
   const databasePath = join(options.workDir, `${options.name}.db`);
   const redis = options.mode === 'split' ? await startRedis() : undefined;
+  const origin = `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   const env: Record<string, string> = {
     PORT: String(port),
     ADMIN_PORT: String(adminPort),
     INTERNAL_PORT: String(internalPort),
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    PUBLIC_URL: origin,
     ADMIN_INTERNAL_URL: `http://127.0.0.1:${adminPort}`,
     DATABASE_PATH: databasePath,
     OIDC_ISSUER: UNREACHABLE_ISSUER,
@@ -94,20 +102,22 @@ export async function startGatewayStack(options: StackOptions): Promise<GatewayS
     LOG_LEVEL: 'info',
     PROXY_WORKERS: String(options.mode === 'split' ? options.workers : 1),
     ...(redis ? { REDIS_URL: redis.url } : {}),
+    ...(options.tls ? { TLS_CERT_FILE: options.tls.certFile, TLS_KEY_FILE: options.tls.keyFile } : {}),
     ...options.env,
   };
   const routes = await seedRegistry(databasePath, options.upstreamUrl, options.services, options.poolUrls);
   const cookie = await createSessionCookie(loadConfig(env));
-  const origin = `http://127.0.0.1:${port}`;
   const processes = options.mode === 'split'
     ? await startSplit(options, env, internalPort)
     : await startEmbedded(options, env);
   let probeResponses = 0;
+  const probe = options.tls ? new Agent({ connect: { ca: readFileSync(options.tls.certFile) } }) : undefined;
   await waitUntil(`${options.name} to route /public/`, async () => {
-    const answer = await status(`${origin}/public/`);
+    const answer = await status(`${origin}/public/`, probe);
     if (answer === 200) probeResponses++;
     return answer === 200;
   });
+  await probe?.close();
 
   const metricsUrl = options.mode === 'split' ? `http://127.0.0.1:${internalPort}/metrics` : `http://127.0.0.1:${adminPort}/metrics`;
   return {
@@ -146,8 +156,8 @@ async function startSplit(options: StackOptions, env: Record<string, string>, in
   return { proxy, admin };
 }
 
-async function status(url: string): Promise<number> {
-  const response = await request(url);
+async function status(url: string, dispatcher?: Dispatcher): Promise<number> {
+  const response = await request(url, dispatcher ? { dispatcher } : {});
   await response.body.dump();
   return response.statusCode;
 }

@@ -51,6 +51,9 @@ export interface LoadResult extends LoadCounts {
  * Runs autocannon once. A rated run records raw latencies (`ignoreCoordinatedOmission`):
  * autocannon's correction assumes a 1 ms expected interval whenever a rate is set, which would
  * add phantom samples to every response slower than 1 ms and make p99 meaningless at low load.
+ * An https `url` needs nothing more: autocannon 8 connects with `rejectUnauthorized: false` over
+ * whatever `tlsOptions` say (lib/httpClient.js), so the bench's self-signed certificate
+ * (tls-certificate.ts) is accepted unverified; the readiness probes before a run do verify it.
  * @throws when autocannon cannot start (bad URL, nothing listening at all).
  */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {

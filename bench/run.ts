@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: measures, in one run on this machine, the identity assertion's cost in the
  * data plane (assertion-cost.ts), the upstream directly, the baseline proxy, and the gateway's
- * public, protected and protected-with-policy routes at each worker count; the latency at a fixed
+ * public, protected and protected-with-policy routes at each worker count (and, at 1 worker, the
+ * protected route over HTTPS against Caddy with the same certificate); the latency at a fixed
  * rate, the data plane's memory under many connections, and routing with many services; then
  * checks the access logs, runs the access-log scale scenario (access-log-scale.ts), and judges the
  * targets (targets.ts). Every server runs in its own
@@ -22,6 +23,7 @@ import { log, logAssertionCost, logMeasurement, logMemory, printSummary, writeRe
 import { measureFixedRate, measureMemory, measureThroughput, type Target } from './scenarios.js';
 import { readSettings, type BenchSettings } from './settings.js';
 import { evaluateTargets, ROWS } from './targets.js';
+import { makeBenchCertificate } from './tls-certificate.js';
 
 /** Path every target is requested at, below its prefix (the upstream answers any path). */
 const REQUEST_PATH = '/bench';
@@ -86,6 +88,7 @@ async function main(): Promise<void> {
     throughput.forEach(logMeasurement);
     results.throughput.push(...throughput);
     for (const peer of peers) await peer.stop();
+    if (workers === 1) await measureTls(mode.used, upstream, settings, ledger, workDir, results);
 
     for (const { stack: measured, targets } of gateways) {
       const protectedMax = throughput.find((m) => m.name === targets.protected.name)!;
@@ -225,6 +228,38 @@ async function measureRouting(
     { services: settings.fewServices, measurement: fewResult! },
     { services: settings.manyServices, measurement: manyResult! },
   ];
+}
+
+/**
+ * The TLS row, at 1 worker: the protected route over HTTPS with keep-alive (autocannon's 64
+ * connections each make one handshake, then send every request on it), a fresh gateway stack of
+ * the run's mode with TLS_CERT_FILE/TLS_KEY_FILE against Caddy with `tls` and the same self-signed
+ * certificate, both before the same upstream, measured together in interleaved rounds like the
+ * throughput rows. Left out, with the reason printed and reported, when openssl or Caddy is missing.
+ */
+async function measureTls(
+  mode: StackMode,
+  upstream: ReferenceServer,
+  settings: BenchSettings,
+  ledger: ClientLedger,
+  workDir: string,
+  results: BenchResults,
+): Promise<void> {
+  const stackRow = mode === 'embedded' ? ROWS.embedded(ROWS.protectedHttps) : ROWS.protectedHttps;
+  const skip = (reason: string) => {
+    log(`  (no TLS row: ${reason})`);
+    for (const name of [stackRow, ROWS.caddyHttps]) results.missingPeers.push({ name, reason });
+  };
+  const certificate = makeBenchCertificate(workDir);
+  if ('reason' in certificate) return skip(certificate.reason);
+  const caddy = await startCaddy(1, upstream.url, workDir, certificate);
+  if ('reason' in caddy) return skip(`caddy: ${caddy.reason}`);
+  const stack = await startStack({ name: `gateway-${mode}-1w-https`, mode, workers: 1, services: settings.fewServices, upstreamUrl: upstream.url, workDir, tls: certificate }, ledger);
+  const measured = await measureThroughput([{ ...gatewayTargets(stack).protected, name: stackRow }, { name: caddy.name, workers: 1, url: caddy.url }], settings, ledger);
+  measured.forEach(logMeasurement);
+  results.throughput.push(...measured);
+  await caddy.stop();
+  results.accessLog.push(...(await finishStack(stack, ledger)));
 }
 
 /** Reads the gateway's served counts, stops it, and checks its stored access logs. */

@@ -55,6 +55,9 @@ export const ROWS = {
   pool: 'gateway public, 3-target pool',
   /** Caddy's `reverse_proxy` (caddy-peer.ts). */
   caddy: 'caddy',
+  /** The TLS row (run.ts): the protected route over HTTPS with keep-alive, and Caddy with the same certificate. */
+  protectedHttps: 'gateway protected, https',
+  caddyHttps: 'caddy, https',
   /** Apache httpd + mod_auth_openidc, sessions in Redis (apache-openidc-peer.ts). */
   apache: 'apache + mod_auth_openidc',
   /** A row of the embedded gateway, e.g. `embedded gateway protected` (the others are split mode's). */
@@ -79,7 +82,7 @@ export const SYSTEM_ROLES = {
 /** The system a throughput row measures, or undefined (the upstream alone). */
 export function systemOf(row: string): keyof typeof SYSTEM_ROLES | undefined {
   if (row === ROWS.baseline) return 'baseline';
-  if (row === ROWS.caddy) return 'caddy';
+  if (row === ROWS.caddy || row === ROWS.caddyHttps) return 'caddy';
   if (row === ROWS.apache) return 'apache';
   if (row.startsWith(ROWS.embedded('gateway'))) return 'embedded';
   return row.startsWith('gateway') ? 'gateway' : undefined;

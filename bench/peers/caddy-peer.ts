@@ -2,7 +2,9 @@
  * Caddy (Debian package `caddy`) as a reference: its plain `reverse_proxy` under a `handle_path`
  * prefix (the prefix stripped, as the gateway does), no authentication, logs discarded, admin
  * endpoint off. `GOMAXPROCS` is the worker count, so it uses as many cores as the Node proxies'
- * workers do.
+ * workers do. With `tls` (the TLS row), it serves HTTPS with that certificate (`tls <cert> <key>`,
+ * no certificate management: `auto_https off`; `default_sni` so that clients connecting to the IP
+ * without SNI, as autocannon does, get it), row `caddy, https`.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,26 +12,34 @@ import { freePort } from '../../test/support/free-port.js';
 import { ensureInstalled, waitForOk, type MissingPeer, type Peer } from './peer.js';
 import { spawnProgram } from '../processes.js';
 import { ROWS } from '../targets.js';
+import type { BenchCertificate } from '../tls-certificate.js';
 
 const CADDY = '/usr/bin/caddy';
 
-/** Starts Caddy in front of `upstreamUrl` at `/protected/*`; a {@link MissingPeer} when it cannot. */
-export async function startCaddy(workers: number, upstreamUrl: string, workDir: string): Promise<Peer | MissingPeer> {
-  const name = ROWS.caddy;
+/**
+ * Starts Caddy in front of `upstreamUrl` at `/protected/*` (over HTTPS with `tls`); a
+ * {@link MissingPeer} when it cannot.
+ */
+export async function startCaddy(workers: number, upstreamUrl: string, workDir: string, tls?: BenchCertificate): Promise<Peer | MissingPeer> {
+  const name = tls ? ROWS.caddyHttps : ROWS.caddy;
   const missing = await ensureInstalled(CADDY, ['caddy']);
   if (missing) return { name, reason: missing };
   const port = await freePort();
-  const dir = join(workDir, `caddy-${workers}w`);
-  const caddyfile = join(workDir, `Caddyfile-${workers}w`);
+  const label = `caddy${tls ? '-https' : ''}-${workers}w`;
+  const dir = join(workDir, label);
+  const caddyfile = join(workDir, `Caddyfile-${label}`);
+  const origin = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
   writeFileSync(caddyfile, [
     '{',
     '\tadmin off',
     '\tauto_https off',
+    ...(tls ? ['\tdefault_sni 127.0.0.1'] : []),
     '\tlog {',
     '\t\toutput discard',
     '\t}',
     '}',
-    `http://127.0.0.1:${port} {`,
+    `${origin} {`,
+    ...(tls ? [`\ttls ${tls.certFile} ${tls.keyFile}`] : []),
     '\thandle_path /protected/* {',
     `\t\treverse_proxy ${new URL(upstreamUrl).host}`,
     '\t}',
@@ -37,12 +47,12 @@ export async function startCaddy(workers: number, upstreamUrl: string, workDir: 
     '',
   ].join('\n'));
   try {
-    const child = await spawnProgram(`caddy-${workers}w`, CADDY, ['run', '--config', caddyfile, '--adapter', 'caddyfile'], {
+    const child = await spawnProgram(label, CADDY, ['run', '--config', caddyfile, '--adapter', 'caddyfile'], {
       env: { GOMAXPROCS: String(workers), HOME: dir, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
       logDir: workDir,
     });
-    const url = `http://127.0.0.1:${port}/protected/bench`;
-    await waitForOk(url).catch(async (error: unknown) => {
+    const url = `${origin}/protected/bench`;
+    await waitForOk(url, {}, 30_000, tls?.certFile).catch(async (error: unknown) => {
       await child.stop();
       throw error;
     });

@@ -4,8 +4,9 @@
  * the same protected route as the gateway, with a logged-in session where it authenticates.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 export interface Peer {
   /** Row label, e.g. `caddy`. */
@@ -37,20 +38,30 @@ export async function ensureInstalled(binary: string, packages: string[]): Promi
   return existsSync(binary) ? null : `${binary} missing after installing ${packages.join(' ')}`;
 }
 
-/** Resolves once `url` answers 200 with `headers`; throws after `timeoutMs`. */
-export async function waitForOk(url: string, headers: Record<string, string> = {}, timeoutMs = 30_000): Promise<void> {
+/**
+ * Resolves once `url` answers 200 with `headers`; throws after `timeoutMs`. An https `url` is
+ * verified against `caFile` (the bench's self-signed certificate) when given.
+ */
+export async function waitForOk(url: string, headers: Record<string, string> = {}, timeoutMs = 30_000, caFile?: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer';
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url, { headers, redirect: 'manual' });
-      await response.arrayBuffer();
-      if (response.status === 200) return;
-      last = `status ${response.status}`;
-    } catch (error) {
-      last = (error as Error).message;
+  const dispatcher = caFile === undefined ? undefined : new Agent({ connect: { ca: readFileSync(caFile) } });
+  try {
+    while (Date.now() < deadline) {
+      try {
+        const response = dispatcher
+          ? await undiciFetch(url, { headers, redirect: 'manual', dispatcher })
+          : await fetch(url, { headers, redirect: 'manual' });
+        await response.arrayBuffer();
+        if (response.status === 200) return;
+        last = `status ${response.status}`;
+      } catch (error) {
+        last = (error as Error).message;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  } finally {
+    await dispatcher?.close();
   }
   throw new Error(`${url} did not answer 200 within ${timeoutMs} ms (${last})`);
 }
