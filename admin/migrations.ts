@@ -248,4 +248,23 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX services_by_path ON services (path);
   CREATE INDEX services_by_lower_path ON services (lower(path));
   `,
+  `
+  -- Host sessions (design.md §4.16): a service host's session cookie names a link, keyed by the
+  -- SHA-256 of its value, to the user's session (its key) on that one host; it expires with it.
+  CREATE TABLE session_links (
+    key TEXT PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    host TEXT NOT NULL,
+    csrf_token TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  CREATE INDEX session_links_by_expiry ON session_links (expires_at);
+
+  -- One-time codes handing a session to a service host, keyed by the SHA-256 of the code; single use, 60 s.
+  CREATE TABLE host_handoff_codes (
+    key TEXT PRIMARY KEY,
+    data TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  `,
 ];

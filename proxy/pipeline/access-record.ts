@@ -26,6 +26,8 @@ export class AccessRecord {
   userId: string | null = null;
   /** The url of the target that answered, once one has (exchange.ts); null while none has. */
   target: string | null = null;
+  /** The host the request named when a service names it (host-routes.ts), else null: the path's service was reached on any host. */
+  host: string | null = null;
   readonly #sink: AccessLogSink;
   readonly #serviceId: string;
   readonly #method: string;

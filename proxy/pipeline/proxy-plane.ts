@@ -171,6 +171,7 @@ class GatewayProxyPlane implements ProxyPlane {
     // §3.9 from here on, every outcome is access-logged: one record per request, but refusals of
     // the rate limit (§3.3) one summary per address, service and minute
     const record = new AccessRecord(this.#deps.accessLog, res, route.service.id, req.method ?? '', target, clientIp);
+    if (site !== undefined) record.host = site.host;
     const limiter = this.#deps.generalLimiter;
     if (limiter.limit !== null) {
       const decision = await limiter.consume(rateLimitKey(clientIp));
