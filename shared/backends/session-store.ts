@@ -10,6 +10,16 @@ export interface SessionQuery {
   offset: number;
 }
 
+/** What a service host's session cookie names (design.md §4.16): a user's session on one host. */
+export interface SessionLink {
+  /** The storage key ({@link sessionKey}) of the session it stands for. */
+  sessionKey: string;
+  /** The service host (normal form: shared/services/host-names.ts) it is valid on, alone. */
+  host: string;
+  /** The host session's own CSRF token (design.md §4.3): the sign-in origin's is never shown on a service host. */
+  csrfToken: string;
+}
+
 /** Sessions that one event ends together: a user's (sign out everywhere) or a provider session's. */
 export type SessionSelector = { sub: string } | { sid: string };
 
@@ -24,6 +34,18 @@ export interface SessionStore {
   /** Stores `session` under a new random id (256 bits) and returns that id, the cookie's value. */
   create(session: Session): Promise<string>;
   /**
+   * Makes a host session (design.md §4.16): a new random id (256 bits, the service host's cookie
+   * value) linked to the live session `handle` on `host` alone, with its own CSRF token, expiring
+   * with the session. It holds nothing of its own: every read goes through the session, so
+   * whatever ends the session ends the link at once.
+   * @returns the link's id, or null when the session is gone.
+   */
+  link(handle: string, host: string, csrfToken: string): Promise<string | null>;
+  /** The link a host session id names (live or not: its session decides), or null. Reads may be cached: a link never changes. */
+  getLink(linkId: string): Promise<SessionLink | null>;
+  /** {@link get} by the session's storage key ({@link sessionKey} of its id), as a link names it. */
+  getByKey(key: string, options?: { fresh?: boolean }): Promise<Session | null>;
+  /**
    * The live session for a cookie value, or null when unknown, expired or ended. Reads may be
    * served from a local cache that every change evicts; `fresh` skips it.
    */
@@ -37,6 +59,8 @@ export interface SessionStore {
    * never per request. A session ended meanwhile stays ended.
    */
   touch(sessionId: string, at: number): Promise<void>;
+  /** {@link touch} by the session's storage key. */
+  touchByKey(key: string, at: number): Promise<void>;
   /** The live session with this public handle, or null. */
   byHandle(handle: string): Promise<Session | null>;
   /**

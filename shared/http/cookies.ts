@@ -9,6 +9,12 @@ export interface GatewayCookieNames {
   session: string;
   /** `gw_oidc` / `__Host-gw_oidc`: binds an OpenID Connect login transaction to this browser. */
   transaction: string;
+  /**
+   * `gw_handoff` / `__Host-gw_handoff`: set on a service host when it sends the browser to sign in,
+   * binding the session the sign-in origin hands back to this browser (design.md §4.16). The public
+   * origin's names only: the admin origin hands nothing over.
+   */
+  handoff: string;
 }
 
 /**
@@ -18,7 +24,7 @@ export interface GatewayCookieNames {
  * to the public port too: they must never reach an upstream.
  */
 export const GATEWAY_COOKIE_NAMES: ReadonlySet<string> = new Set([
-  ...['gw_session', 'gw_oidc', 'gw_admin_session', 'gw_admin_oidc'].flatMap((name) => [name, `__Host-${name}`]),
+  ...['gw_session', 'gw_oidc', 'gw_handoff', 'gw_admin_session', 'gw_admin_oidc'].flatMap((name) => [name, `__Host-${name}`]),
   // the sticky cookie of `loadBalancing: cookie` (proxy/pool/sticky-target.ts)
   'gw_target',
   '__Secure-gw_target',
@@ -32,7 +38,7 @@ export const GATEWAY_COOKIE_NAMES: ReadonlySet<string> = new Set([
 export function gatewayCookieNames(url: URL, kind: 'public' | 'admin' = 'public'): GatewayCookieNames {
   const prefix = url.protocol === 'https:' ? '__Host-' : '';
   const scope = kind === 'admin' ? 'admin_' : '';
-  return { session: `${prefix}gw_${scope}session`, transaction: `${prefix}gw_${scope}oidc` };
+  return { session: `${prefix}gw_${scope}session`, transaction: `${prefix}gw_${scope}oidc`, handoff: `${prefix}gw_handoff` };
 }
 
 /** The value of cookie `name` in a `Cookie` header (RFC 6265 §5.4), or undefined. */

@@ -1,8 +1,9 @@
 import type { Config } from '../config/config.js';
 import { ExpiringCache } from '../expiring-cache.js';
 import type { Logger } from '../logger.js';
-import type { SessionStore } from '../backends/session-store.js';
+import { sessionKey, type SessionLink, type SessionStore } from '../backends/session-store.js';
 import type { Session } from '../types.js';
+import { isWellFormedSecret } from './secrets.js';
 
 /** Longest gap between two recorded uses of a session, in ms ("at most once a minute"). */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -55,15 +56,32 @@ export class SessionGate {
    * another process may have recorded a later use.
    * @throws what {@link SessionStore.get} throws (the store unreachable).
    */
-  async admit(sessionId: string): Promise<Session | null> {
+  admit(sessionId: string): Promise<Session | null> {
+    // A malformed cookie never costs a store read.
+    return isWellFormedSecret(sessionId) ? this.#admitKey(sessionKey(sessionId)) : Promise.resolve(null);
+  }
+
+  /**
+   * A service host's session (design.md §4.16): the session its cookie's link names, admitted as
+   * by {@link admit}, when the link was made for `host` (the request's, in normal form); else null.
+   * @throws what {@link SessionStore.getLink} and {@link SessionStore.getByKey} throw.
+   */
+  async admitLink(linkId: string, host: string): Promise<{ session: Session; link: SessionLink } | null> {
+    const link = await this.#store.getLink(linkId);
+    if (link === null || link.host !== host) return null;
+    const session = await this.#admitKey(link.sessionKey);
+    return session === null ? null : { session, link };
+  }
+
+  async #admitKey(key: string): Promise<Session | null> {
     const now = Date.now();
-    let session = await this.#store.get(sessionId);
-    if (session !== null && this.#idle(session, now)) session = await this.#store.get(sessionId, { fresh: true });
+    let session = await this.#store.getByKey(key);
+    if (session !== null && this.#idle(session, now)) session = await this.#store.getByKey(key, { fresh: true });
     if (session === null) return null;
     // Asked first: a session refused for its provider's outage is then ended (and audited) by the admin plane.
     this.#askForCheck(session, now);
     if (this.#ended(session, now)) return null;
-    this.#recordUse(sessionId, session, now);
+    this.#recordUse(key, session, now);
     return session;
   }
 
@@ -79,10 +97,10 @@ export class SessionGate {
     return now - lastUse > idle;
   }
 
-  #recordUse(sessionId: string, session: Session, now: number): void {
+  #recordUse(key: string, session: Session, now: number): void {
     if (now - session.lastSeenAt < this.#touchIntervalMs || this.#touched.get(session.handle, now) !== undefined) return;
     this.#touched.set(session.handle, now, now + this.#touchIntervalMs);
-    this.#store.touch(sessionId, now).catch((error: unknown) => {
+    this.#store.touchByKey(key, now).catch((error: unknown) => {
       this.#logger.warn({ err: error }, 'recording a session use failed; the next use records it');
     });
   }

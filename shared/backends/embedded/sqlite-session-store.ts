@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { ExpiringCache } from '../../expiring-cache.js';
 import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../identity/secrets.js';
-import { emailKey, keepIdentity, sessionKey, type SessionQuery, type SessionSelector, type SessionStore } from '../session-store.js';
+import { emailKey, keepIdentity, sessionKey, type SessionLink, type SessionQuery, type SessionSelector, type SessionStore } from '../session-store.js';
 import type { Session } from '../../types.js';
 
 const PURGE_INTERVAL_MS = 60_000;
@@ -29,7 +29,8 @@ interface Row {
  * session indexed. Ended rows are ignored on read and purged once a minute. Reads go through an
  * {@link ExpiringCache}: this process is the only writer of the table, and every change evicts the
  * entry in the same call, so a cached session is never one that was ended, and the data plane skips
- * a SQLite read and a JSON parse on nearly every request. Revalidation requests and refresh locks
+ * a SQLite read and a JSON parse on nearly every request. Host sessions are rows of `session_links`
+ * naming a session's key (cached as they never change). Revalidation requests and refresh locks
  * stay in this process (there is no other).
  */
 export class SqliteSessionStore implements SessionStore {
@@ -38,6 +39,8 @@ export class SqliteSessionStore implements SessionStore {
   readonly #statements;
   readonly #timer: NodeJS.Timeout;
   readonly #cache = new ExpiringCache<Session>(CACHE_ENTRIES);
+  /** Links by their key: a link never changes, so it is served until its session's expiry. */
+  readonly #links = new ExpiringCache<SessionLink>(CACHE_ENTRIES);
   readonly #listeners = new Set<(handle: string) => void>();
   /** Refresh locks: handle → epoch ms the lock lapses. */
   readonly #locks = new Map<string, number>();
@@ -46,7 +49,7 @@ export class SqliteSessionStore implements SessionStore {
     this.#db = db;
     this.#idleTimeoutMs = options.idleTimeoutMs;
     this.#statements = prepare(db);
-    this.#timer = setInterval(() => this.#statements.purge.run({ now: Date.now() }), PURGE_INTERVAL_MS).unref();
+    this.#timer = setInterval(() => this.#purge(), PURGE_INTERVAL_MS).unref();
   }
 
   async create(session: Session): Promise<string> {
@@ -66,9 +69,34 @@ export class SqliteSessionStore implements SessionStore {
     return id;
   }
 
+  async link(handle: string, host: string, csrfToken: string): Promise<string | null> {
+    if (!isWellFormedHandle(handle)) return null;
+    const row = this.#statements.byHandle.get({ handle, now: Date.now() });
+    if (!row) return null;
+    const id = newSessionId();
+    const expiresAt = (JSON.parse(row.data) as Session).expiresAt;
+    this.#statements.insertLink.run({ key: sessionKey(id), session_key: row.key, host, csrf_token: csrfToken, expires_at: expiresAt });
+    return id;
+  }
+
+  async getLink(linkId: string): Promise<SessionLink | null> {
+    if (!isWellFormedSecret(linkId)) return null;
+    const key = sessionKey(linkId);
+    const now = Date.now();
+    const cached = this.#links.get(key, now);
+    if (cached !== undefined) return cached;
+    const row = this.#statements.linkByKey.get({ key, now });
+    if (!row) return null;
+    const link: SessionLink = { sessionKey: row.session_key, host: row.host, csrfToken: row.csrf_token };
+    this.#links.set(key, link, row.expires_at);
+    return link;
+  }
+
   async get(sessionId: string, options: { fresh?: boolean } = {}): Promise<Session | null> {
-    if (!isWellFormedSecret(sessionId)) return null;
-    const key = sessionKey(sessionId);
+    return isWellFormedSecret(sessionId) ? this.getByKey(sessionKey(sessionId), options) : null;
+  }
+
+  async getByKey(key: string, options: { fresh?: boolean } = {}): Promise<Session | null> {
     const now = Date.now();
     const cached = options.fresh ? undefined : this.#cache.get(key, now);
     if (cached !== undefined) return cached.expiresAt > now ? cached : null;
@@ -87,8 +115,10 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async touch(sessionId: string, at: number): Promise<void> {
-    if (!isWellFormedSecret(sessionId)) return;
-    const key = sessionKey(sessionId);
+    if (isWellFormedSecret(sessionId)) await this.touchByKey(sessionKey(sessionId), at);
+  }
+
+  async touchByKey(key: string, at: number): Promise<void> {
     this.#statements.touch.run({ key, at, idle: this.#idleExpiry(at), now: Date.now() });
     const cached = this.#cache.get(key, at);
     if (cached !== undefined) cached.lastSeenAt = Math.max(cached.lastSeenAt, at);
@@ -171,6 +201,12 @@ export class SqliteSessionStore implements SessionStore {
     this.#listeners.clear();
   }
 
+  #purge(): void {
+    const now = Date.now();
+    this.#statements.purge.run({ now });
+    this.#statements.purgeLinks.run({ now });
+  }
+
   #idleExpiry(lastUse: number): number | null {
     return this.#idleTimeoutMs === undefined ? null : lastUse + this.#idleTimeoutMs;
   }
@@ -211,5 +247,11 @@ function prepare(db: Database) {
       { key: string; live: number }
     >,
     purge: db.prepare('DELETE FROM sessions WHERE expires_at <= $now OR idle_expires_at <= $now'),
+    insertLink: db.prepare('INSERT INTO session_links (key, session_key, host, csrf_token, expires_at) VALUES ($key, $session_key, $host, $csrf_token, $expires_at)'),
+    linkByKey: db.prepare('SELECT session_key, host, csrf_token, expires_at FROM session_links WHERE key = $key AND expires_at > $now') as Statement<
+      [{ key: string; now: number }],
+      { session_key: string; host: string; csrf_token: string; expires_at: number }
+    >,
+    purgeLinks: db.prepare('DELETE FROM session_links WHERE expires_at <= $now'),
   };
 }

@@ -23,6 +23,14 @@ export function sessionRedisKey(keyHash: string): string {
   return `${SESSIONS}:session:${keyHash}`;
 }
 
+/**
+ * Hash per host session (design.md §4.16), keyed by the SHA-256 of its id, expiring with its
+ * session: `session` (the session's key hash), `host`, `csrf`.
+ */
+export function sessionLinkKey(keyHash: string): string {
+  return `${SESSIONS}:link:${keyHash}`;
+}
+
 /** String per session: the key hash of the session with this public handle; same expiry. */
 export function sessionHandleKey(handle: string): string {
   return `${SESSIONS}:handle:${handle}`;

@@ -2,13 +2,14 @@ import type { RedisClient } from '../connection/redis-client-options.js';
 import { ReplicaConfirmation } from '../connection/replica-confirmation.js';
 import { createLogger, type Logger } from '../../../logger.js';
 import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../../identity/secrets.js';
-import { emailKey, keepIdentity, liveSession, sessionKey, type SessionQuery, type SessionSelector, type SessionStore } from '../../session-store.js';
+import { emailKey, keepIdentity, liveSession, sessionKey, type SessionLink, type SessionQuery, type SessionSelector, type SessionStore } from '../../session-store.js';
 import type { Session } from '../../../types.js';
 import { RedisUnavailableError } from '../connection/redis-errors.js';
 import type { RedisConnections } from '../connection/redis-connections.js';
 import { SESSION_REVALIDATE_CHANNEL, SESSION_REVOKED_CHANNEL, SESSIONS_INDEX_KEY, sessionHandleKey, sessionRedisKey } from '../redis-keys.js';
 import { ConfirmedSessionCache } from './confirmed-session-cache.js';
 import { RefreshLocks } from './refresh-locks.js';
+import { RedisSessionLinks } from './session-links.js';
 import { addToIndex, indexesOf, SessionIndexes } from './session-indexes.js';
 
 export interface RedisSessionStoreOptions {
@@ -63,6 +64,7 @@ export class RedisSessionStore implements SessionStore {
   readonly #cache: ConfirmedSessionCache;
   readonly #indexes: SessionIndexes;
   readonly #refreshLocks: RefreshLocks;
+  readonly #links: RedisSessionLinks;
   readonly #idleTimeoutMs: number | undefined;
   readonly #logger: Logger;
   /** New and ended sessions, written on a connection of their own and confirmed by a replica. */
@@ -75,6 +77,7 @@ export class RedisSessionStore implements SessionStore {
     this.#cache = new ConfirmedSessionCache(connections.subscriptions, options.cacheTtlMs ?? 5_000, options.cacheMaxEntries ?? 10_000);
     this.#indexes = new SessionIndexes(this.#redis, (handle) => this.byHandle(handle));
     this.#refreshLocks = new RefreshLocks(this.#redis);
+    this.#links = new RedisSessionLinks(this.#redis);
     this.#idleTimeoutMs = options.idleTimeoutMs;
     this.#logger = options.logger ?? createLogger('silent', 'sessions');
   }
@@ -113,8 +116,11 @@ export class RedisSessionStore implements SessionStore {
    * @throws {RedisUnavailableError} when it has to ask Redis and Redis does not answer.
    */
   get(sessionId: string, options: { fresh?: boolean } = {}): Promise<Session | null> {
-    if (!isWellFormedSecret(sessionId)) return Promise.resolve(null);
-    const key = sessionKey(sessionId);
+    return isWellFormedSecret(sessionId) ? this.getByKey(sessionKey(sessionId), options) : Promise.resolve(null);
+  }
+
+  /** See {@link get}. @throws {RedisUnavailableError} when it has to ask Redis and Redis does not answer. */
+  getByKey(key: string, options: { fresh?: boolean } = {}): Promise<Session | null> {
     const cached = options.fresh ? undefined : this.#cache.get(key, Date.now());
     // A cache hit (nearly every request) settles without an async frame of its own.
     if (cached !== undefined) return Promise.resolve(liveSession(cached));
@@ -143,8 +149,11 @@ export class RedisSessionStore implements SessionStore {
 
   /** @throws {RedisUnavailableError} when Redis does not answer. */
   async touch(sessionId: string, at: number): Promise<void> {
-    if (!isWellFormedSecret(sessionId)) return;
-    const key = sessionKey(sessionId);
+    if (isWellFormedSecret(sessionId)) await this.touchByKey(sessionKey(sessionId), at);
+  }
+
+  /** @throws {RedisUnavailableError} when Redis does not answer. */
+  async touchByKey(key: string, at: number): Promise<void> {
     try {
       await this.#redis.eval(TOUCH, 1, sessionRedisKey(key), at, this.#idleTimeoutMs ?? '');
     } catch (error) {
@@ -152,6 +161,17 @@ export class RedisSessionStore implements SessionStore {
     }
     const cached = this.#cache.get(key, at);
     if (cached !== undefined) cached.lastSeenAt = Math.max(cached.lastSeenAt, at);
+  }
+
+  /** See {@link RedisSessionLinks.create}. @throws {RedisUnavailableError} when Redis does not answer. */
+  async link(handle: string, host: string, csrfToken: string): Promise<string | null> {
+    const key = await this.#keyOf(handle);
+    return key === null ? null : this.#links.create(key, host, csrfToken);
+  }
+
+  /** @throws {RedisUnavailableError} when Redis does not answer (and the link was not read before). */
+  getLink(linkId: string): Promise<SessionLink | null> {
+    return isWellFormedSecret(linkId) ? this.#links.read(linkId) : Promise.resolve(null);
   }
 
   /** @throws {RedisUnavailableError} when Redis does not answer. */
