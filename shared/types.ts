@@ -206,6 +206,13 @@ export interface AccessLogEntry {
    */
   target?: string | null;
   /**
+   * The host name the request was routed by when a service names it (design.md §3.2), in the
+   * registry's normal form (lower case, A-labels, no port, no trailing dot): `app.example.com`, or
+   * for a wildcard service the name the client used (`a.apps.example.com`). Null or absent for a
+   * request routed by path alone on a host no service names.
+   */
+  host?: string | null;
+  /**
    * How many requests this record stands for: absent (or 1) for one request; more for a summary of
    * one client address's requests to one service within one minute (refused by the rate limit, or
    * over the address's share of a day's access-log budget: design.md §3.9).

@@ -92,6 +92,7 @@ const accessLogRecord = v.strictObject({
   ip_address: v.string(),
   timestamp,
   target: v.pipe(v.nullable(v.string()), v.description("The url of the service's target that answered (the last tried); null when none did: the gateway answered itself")),
+  host: v.pipe(v.nullable(v.string()), v.description('The service host the request was routed by (lower case, no port; for a wildcard service the name it matched); null when routed by path alone')),
   count: v.pipe(v.number(), v.integer(), v.minValue(1), v.description("Requests the record stands for: 1, or more for a summary of one client address's requests to the service within one minute and status class (refused by the rate limit, or past the address's share of the day's access-log budget); its other fields are the first request's")),
   path_truncated: v.pipe(v.boolean(), v.description('True when `path` was cut to 2,048 bytes and ends with `…`')),
 });
