@@ -3,8 +3,8 @@ import { openDayFile } from './day-files.js';
 /**
  * What one day file of the access log holds (day-files.ts). Records are stored small, 82 to 99
  * bytes each with their indexes and batch keys (bench/README.md measures it):
- * - every repeated string (service id, user, method, client address, a path seen twice that day)
- *   is stored once in `strings` and referred to by its integer code;
+ * - every repeated string (service id, user, method, client address, target, host, a path seen
+ *   twice that day) is stored once in `strings` and referred to by its integer code;
  * - a path seen once is stored as its text in the record (dynamic typing: the `path` column holds
  *   either), so unique paths (ids in query strings) do not pay for a dictionary entry;
  * - times are ms since the day's start (4 bytes), no per-record event id is stored: re-delivered
@@ -20,7 +20,8 @@ import { openDayFile } from './day-files.js';
  * `count` is how many requests a record stands for (NULL: one), `path_truncated` is 1 when the
  * path was cut to the proxy's maximum (NULL: it was not): both NULL for almost every record, a
  * byte each in its header (a NULL has no body), and nothing in the records of files made before
- * them (ALTER TABLE rewrites no row). A summary is one record of a
+ * them (ALTER TABLE rewrites no row). `host` is NULL for a request routed by path alone, the
+ * code of a dictionary string otherwise (a byte or two in its body). A summary is one record of a
  * client address's requests to a service within one minute and status class: the proxy's for
  * requests its rate limit refused, the writer's for an address over its share of the day's budget
  * (writing/address-shares.ts); its path, method, user and duration are those of the first request.
@@ -42,7 +43,8 @@ export const DAY_SCHEMA = `
     ip INTEGER NOT NULL,
     target INTEGER,
     count INTEGER,
-    path_truncated INTEGER
+    path_truncated INTEGER,
+    host INTEGER
   );
   CREATE INDEX records_by_service_time ON records (service, time);
   CREATE INDEX records_by_service_class_time ON records (service, status / 100, time);
@@ -72,10 +74,12 @@ export const DAY_SCHEMA = `
 /**
  * The columns of `records` that files made by older versions lack, in the order they were added:
  * `target` (the code of the url of the pool's target that answered, NULL when none did) came with
- * pools, `count` and `path_truncated` with summary records. The writer adds the missing ones
- * ({@link addRecordColumns}); a reader of a file nobody writes reads NULL for them.
+ * pools, `count` and `path_truncated` with summary records, `host` (the code of the service host
+ * the request was routed by, NULL when routed by path alone; design.md §3.2) with services on
+ * host names. The writer adds the missing ones ({@link addRecordColumns}); a reader of a file
+ * nobody writes reads NULL for them.
  */
-export const ADDED_RECORD_COLUMNS = ['target', 'count', 'path_truncated'] as const;
+export const ADDED_RECORD_COLUMNS = ['target', 'count', 'path_truncated', 'host'] as const;
 export type AddedRecordColumn = (typeof ADDED_RECORD_COLUMNS)[number];
 
 /** Which of {@link ADDED_RECORD_COLUMNS} a day file's records have. */

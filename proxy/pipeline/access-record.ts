@@ -62,6 +62,7 @@ export class AccessRecord {
       serviceId: this.#serviceId,
       method: this.#method,
       target: this.#path,
+      host: this.host,
       ipAddress: this.#ipAddress,
       statusCode,
       timestamp: this.#timestamp,
@@ -71,7 +72,8 @@ export class AccessRecord {
 
   /**
    * Writes the record: status as sent (499 if none was), time from start to now in whole ms, the
-   * path cut to its stored maximum (logged-path.ts), `pathTruncated` then set.
+   * path cut to its stored maximum (logged-path.ts), `pathTruncated` then set, and `host` only
+   * when the request was routed by one (a host-less service's records travel without the field).
    */
   finish(res: ServerResponse): void {
     const path = loggedPath(this.#path);
@@ -87,6 +89,7 @@ export class AccessRecord {
       timestamp: this.#timestamp,
       target: this.target,
     };
+    if (this.host !== null) record.host = this.host;
     if (path !== this.#path) record.pathTruncated = true;
     this.#sink.write(record);
   }

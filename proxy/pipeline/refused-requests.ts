@@ -23,6 +23,8 @@ export interface RefusedRequest {
   method: string;
   /** The raw request-target, as received. */
   target: string;
+  /** The service host the request was routed by (AccessLogEntry `host`); null when routed by path alone. */
+  host: string | null;
   ipAddress: string;
   statusCode: number;
   /** Epoch ms at request start. */
@@ -34,7 +36,8 @@ export interface RefusedRequest {
 /**
  * The access-log records of requests refused by the general rate limit (design.md §3.9): at most
  * one per client address, service and clock minute, carrying how many requests it stands for
- * (`count`) and the method, path and time of the first of them. A flood over the limit thus costs
+ * (`count`) and the method, path, host and time of the first of them (a service on several hosts
+ * gets one summary, named by the first request's host). A flood over the limit thus costs
  * the access log one record a minute per address and service, not one per request. A summary is
  * written when its minute ends (a timer, running only while summaries wait), when the same
  * address and service is refused in a later minute, or on {@link close}.
@@ -117,6 +120,7 @@ function summaryOf(request: RefusedRequest): AccessLogEntry & { count: number } 
     target: null,
     count: 1,
   };
+  if (request.host !== null) summary.host = request.host;
   if (path !== request.target) summary.pathTruncated = true;
   return summary;
 }

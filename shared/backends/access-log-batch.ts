@@ -70,8 +70,14 @@ function isAccessLogEntry(value: unknown): value is AccessLogEntry {
     Number.isFinite(r.responseTimeMs) &&
     typeof r.ipAddress === 'string' &&
     Number.isFinite(r.timestamp) &&
-    (r.target === undefined || r.target === null || typeof r.target === 'string') &&
+    isOptionalText(r.target) &&
+    isOptionalText(r.host) &&
     (r.count === undefined || (Number.isSafeInteger(r.count) && (r.count as number) >= 1)) &&
     (r.pathTruncated === undefined || typeof r.pathTruncated === 'boolean')
   );
+}
+
+/** A field that may be absent, null or a string (`target`, `host`). */
+function isOptionalText(value: unknown): boolean {
+  return value === undefined || value === null || typeof value === 'string';
 }

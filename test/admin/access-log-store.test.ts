@@ -61,6 +61,37 @@ describe('AccessLogStore', () => {
     assert.deepEqual(list().logs.map((log) => log.target), [null, null, 'http://10.0.0.9:8080/base']);
   });
 
+  it('records the host a request was routed by; a day file made before hosts reads null, then gets the column', () => {
+    const before = DAY_SCHEMA.replace(',\n    host INTEGER', '');
+    assert.notEqual(before, DAY_SCHEMA);
+    createDayFile(t.dir, dayOf(T0), before);
+    // One record written by the version before hosts: its row and the counts the reader pages by.
+    const time = T0 - MIDNIGHT;
+    const old = new BetterSqlite3(dayPath(t.dir, dayOf(T0)));
+    old.prepare('INSERT INTO strings (code, text) VALUES (1, ?), (2, ?), (3, ?), (4, ?)').run(SERVICE, 'user-sub', 'GET', '198.51.100.4');
+    old.prepare('INSERT INTO records (time, service, user, path, method, status, duration, ip) VALUES (?, 1, 2, ?, 3, 200, 0, 4)').run(time, '/old');
+    old.prepare('INSERT INTO minute_counts VALUES (1, 2, ?, 1)').run(Math.floor(time / 60_000));
+    old.exec('INSERT INTO service_counts VALUES (1, 2, 1); INSERT INTO user_counts VALUES (1, 2, 1)');
+    old.close();
+    assert.deepEqual(list().logs.map((log) => [log.path, log.host]), [['/old', null]], 'a record of a file without the column reads null');
+    assert.deepEqual(t.accessLogs.listForService(SERVICE, 100, 0, { host: 'app.example.com' }).logs, [], 'and no host filter matches it');
+
+    t.store.insertBatch([entry(1, { host: 'app.example.com' }), entry(2, { host: null }), entry(3), entry(4, { host: 'a.apps.example.com' })]);
+    const file = new BetterSqlite3(dayPath(t.dir, dayOf(T0)), { readonly: true });
+    const columns = (file.pragma('table_info(records)') as { name: string }[]).map((column) => column.name);
+    file.close();
+    assert.ok(columns.includes('host'), 'the writer added the column');
+    assert.deepEqual(list().logs.map((log) => [log.path, log.host]), [
+      ['/orders/4?x=1', 'a.apps.example.com'],
+      ['/orders/3?x=1', null],
+      ['/orders/2?x=1', null],
+      ['/orders/1?x=1', 'app.example.com'],
+      ['/old', null],
+    ]);
+    const byHost = t.accessLogs.listForService(SERVICE, 100, 0, { host: 'app.example.com' });
+    assert.deepEqual([byHost.total, byHost.logs.map((log) => log.path)], [1, ['/orders/1?x=1']]);
+  });
+
   it('stores a batch and shows records in the interface.md §2.2 shape with ISO timestamps', () => {
     t.store.insertBatch([entry(1, { userId: null, method: 'POST', statusCode: 401 })]);
     const { logs, total } = list();
@@ -77,6 +108,7 @@ describe('AccessLogStore', () => {
         ip_address: '198.51.100.4',
         timestamp: '2025-01-02T03:04:06.678Z',
         target: null,
+        host: null,
         count: 1,
         path_truncated: false,
       },

@@ -39,11 +39,11 @@ export function accessLogContract(name: string, factory: (database: TempDatabase
 
     it('records written arrive in the store, field for field; write returns at once and never throws', async () => {
       const entries = [
-        sampleEntry(1, { target: 'http://10.0.0.2:8080/base' }),
+        sampleEntry(1, { target: 'http://10.0.0.2:8080/base', host: 'a.apps.example.com' }),
         sampleEntry(3, { userId: null, statusCode: 503 }),
         sampleEntry(4, { method: 'DELETE', target: null }),
         // A summary of refused requests whose path was cut (the proxy's rate limit, design.md §3.9).
-        sampleEntry(5, { statusCode: 429, count: 37, pathTruncated: true }),
+        sampleEntry(5, { statusCode: 429, count: 37, pathTruncated: true, host: 'app.example.com' }),
       ];
       for (const entry of entries) assert.equal(pipeline.sink.write(entry), undefined);
       await settle();
@@ -62,6 +62,7 @@ export function accessLogContract(name: string, factory: (database: TempDatabase
           ip_address: entry.ipAddress,
           timestamp: new Date(entry.timestamp).toISOString(),
           target: entry.target ?? null,
+          host: entry.host ?? null,
           count: entry.count ?? 1,
           path_truncated: entry.pathTruncated ?? false,
         });

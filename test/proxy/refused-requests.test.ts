@@ -14,7 +14,7 @@ function keepingSink(): AccessLogSink & { records: AccessLogEntry[] } {
 }
 
 function refused(overrides: Partial<RefusedRequest> = {}): RefusedRequest {
-  return { serviceId: 'svc', method: 'GET', target: '/app/x', ipAddress: '198.18.0.7', statusCode: 429, timestamp: START, responseTimeMs: 1, ...overrides };
+  return { serviceId: 'svc', method: 'GET', target: '/app/x', host: null, ipAddress: '198.18.0.7', statusCode: 429, timestamp: START, responseTimeMs: 1, ...overrides };
 }
 
 describe('refused requests are access-logged as one summary per address, service and minute', () => {
@@ -73,6 +73,19 @@ describe('refused requests are access-logged as one summary per address, service
     assert.equal(sink.records[0]!.count, 2);
     summaries.close();
     assert.equal(sink.records.length, 1, 'nothing left to write');
+  });
+
+  it("names the first request's host (a service on several hosts gets one summary), and none for a host-less service", () => {
+    const sink = keepingSink();
+    const summaries = new RefusedRequests(sink, () => START);
+    summaries.add(refused({ host: 'a.apps.example.com' }));
+    summaries.add(refused({ host: 'b.apps.example.com', timestamp: START + 1 }));
+    summaries.add(refused({ serviceId: 'hostless' }));
+    summaries.close();
+    const byService = new Map(sink.records.map((r) => [r.serviceId, r]));
+    assert.equal(byService.get('svc')!.host, 'a.apps.example.com');
+    assert.equal(byService.get('svc')!.count, 2);
+    assert.equal('host' in byService.get('hostless')!, false, 'the field travels only with a host');
   });
 
   it('stores the first request\'s path cut to 2,048 bytes and says so', () => {

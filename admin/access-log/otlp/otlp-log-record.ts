@@ -1,8 +1,8 @@
 /**
  * One access-log record as an OpenTelemetry log record, in the shape the OTLP serializers of
  * @opentelemetry/otlp-transformer take (sdk-logs' `ReadableLogRecord`). Attribute names follow the
- * OpenTelemetry semantic conventions (HTTP, URL, client, user and log attributes); Gatehouse's own
- * are under `gatehouse.`.
+ * OpenTelemetry semantic conventions (HTTP, URL, client, server, user and log attributes);
+ * Gatehouse's own are under `gatehouse.`.
  */
 import { SeverityNumber, type LogAttributes } from '@opentelemetry/api-logs';
 import { millisToHrTime } from '@opentelemetry/core';
@@ -35,13 +35,15 @@ const ERROR = [SeverityNumber.ERROR, 'ERROR'] as const;
  * `entry` as a log record of `resource`: its timestamp (epoch ms; OTLP carries ns) as both
  * time and observed time; severity INFO (9) below 400, WARN (13) for 4xx, ERROR (17) from 500; body
  * `"<METHOD> <path with query> <status>"`; attributes `http.request.method`, `url.path`, `url.query`
- * (when the path has a `?`), `http.response.status_code`, `client.address`, `user.id` (signed-in
- * requests), `gatehouse.service.id`, `gatehouse.service.name` (when `serviceName` is known),
- * `gatehouse.response_time_ms`, `gatehouse.target` (the url of the pool's target that answered, when
- * one did), `gatehouse.count` (how many requests the record stands for: 1, or more for a summary;
- * an int, always there so that a backend can sum it), `gatehouse.path_truncated` (true, only when
- * the path was cut to the stored maximum) and `log.record.uid` (the eventId, so that a collector
- * can drop the duplicates an at-least-once delivery may send). Never throws.
+ * (when the path has a `?`), `http.response.status_code`, `client.address`, `server.address` (the
+ * service host the request was routed by, when it was: the HTTP server conventions' name of the
+ * server as the request's `Host` named it), `user.id` (signed-in requests), `gatehouse.service.id`,
+ * `gatehouse.service.name` (when `serviceName` is known), `gatehouse.response_time_ms`,
+ * `gatehouse.target` (the url of the pool's target that answered, when one did), `gatehouse.count`
+ * (how many requests the record stands for: 1, or more for a summary; an int, always there so
+ * that a backend can sum it), `gatehouse.path_truncated` (true, only when the path was cut to the
+ * stored maximum) and `log.record.uid` (the eventId, so that a collector can drop the duplicates
+ * an at-least-once delivery may send). Never throws.
  */
 export function toOtlpLogRecord(entry: AccessLogEntry, resource: Resource, serviceName: string | undefined): OtlpLogRecord {
   const time = millisToHrTime(entry.timestamp);
@@ -59,6 +61,7 @@ export function toOtlpLogRecord(entry: AccessLogEntry, resource: Resource, servi
   };
   if (!known) attributes['http.request.method_original'] = entry.method;
   if (query !== -1) attributes['url.query'] = entry.path.slice(query + 1);
+  if (entry.host) attributes['server.address'] = entry.host;
   if (entry.userId !== null) attributes['user.id'] = entry.userId;
   if (serviceName !== undefined) attributes['gatehouse.service.name'] = serviceName;
   if (entry.target) attributes['gatehouse.target'] = entry.target;

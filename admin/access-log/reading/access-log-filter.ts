@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { normalizeHost } from '../../../shared/services/host-names.js';
 import { atMostChars } from '../../http/char-length.js';
 import { readPage, type Page } from '../../http/pagination.js';
 import { rejectWrongParameters, type QueryFields } from '../../http/query-errors.js';
@@ -11,6 +12,8 @@ export interface AccessLogFilter {
   method?: string;
   /** Substring of the requested path (with its query), case-sensitive. */
   pathContains?: string;
+  /** The service host the request was routed by, in its normal form (shared/services/host-names.ts), matched exactly. */
+  host?: string;
   /** The user's subject (`user_id`), matched exactly. */
   userId?: string;
   /** Epoch ms, inclusive. */
@@ -20,7 +23,7 @@ export interface AccessLogFilter {
 }
 
 /** The query parameters {@link readAccessLogFilter} reads, in the order the README lists them. */
-export const FILTER_PARAMETERS = ['status', 'method', 'path', 'user', 'from', 'to'] as const;
+export const FILTER_PARAMETERS = ['status', 'method', 'path', 'host', 'user', 'from', 'to'] as const;
 
 type FilterParameter = (typeof FILTER_PARAMETERS)[number];
 
@@ -38,6 +41,7 @@ const RULES = {
   status: 'must be one of 2xx, 3xx, 4xx, 5xx',
   method: `must be an HTTP method (a token of at most ${MAX_METHOD} characters, such as GET)`,
   path: `must be at most ${MAX_PATH} characters`,
+  host: 'must be a host name, such as app.example.com (no port, no wildcard)',
   user: `must be at most ${MAX_USER} characters`,
   from: 'must be an ISO 8601 date-time with a time zone, such as 2025-01-31T09:00:00Z',
   to: 'must be an ISO 8601 date-time with a time zone, such as 2025-01-31T09:00:00Z',
@@ -65,6 +69,13 @@ export const FILTER_PARAMETER_SCHEMAS = {
   path: v.optional(
     v.pipe(v.string(), ...atMostChars(MAX_PATH, RULES.path), v.description('Records whose path (with its query) contains this text, case-sensitively')),
   ),
+  host: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((text) => normalizeHost(text) !== undefined),
+      v.description('Records of requests routed by this service host (a name, no port), in any case; a U-label matches its A-label'),
+    ),
+  ),
   user: v.optional(v.pipe(v.string(), ...atMostChars(MAX_USER, RULES.user), v.description("The user's subject (user_id), exactly"))),
   from: instant('Records from this instant on (inclusive)'),
   to: instant('Records before this instant (exclusive), after from'),
@@ -86,7 +97,8 @@ export function parseAccessLogQuery(query: URLSearchParams, defaultLimit?: numbe
 /**
  * Reads the access-log filters from a query string; absent and empty parameters do not filter.
  * `status` is a class (`2xx`…`5xx`), `method` a token (compared upper-cased), `path` a substring of
- * the requested path, `user` a subject, `from` (inclusive) and `to` (exclusive) ISO 8601 instants
+ * the requested path, `host` a host name (read as host-names.ts `normalizeHost` reads a
+ * request's), `user` a subject, `from` (inclusive) and `to` (exclusive) ISO 8601 instants
  * (a bare date is midnight UTC). Each wrong one is recorded in `fields` with its rule, e.g.
  * `{ status: 'must be one of 2xx, 3xx, 4xx, 5xx' }` (the filter returned is then incomplete).
  */
@@ -105,6 +117,8 @@ function readAccessLogFilter(query: URLSearchParams, fields: QueryFields): Acces
   if (method !== undefined) filter.method = method.toUpperCase();
   const path = read('path');
   if (path !== undefined) filter.pathContains = path;
+  const host = read('host');
+  if (host !== undefined) filter.host = normalizeHost(host);
   const user = read('user');
   if (user !== undefined) filter.userId = user;
   for (const name of ['from', 'to'] as const) {

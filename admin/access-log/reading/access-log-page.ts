@@ -13,6 +13,11 @@ export interface AccessLogRecord {
   /** The url of the service's target that answered; null when none did (the gateway answered). */
   target: string | null;
   /**
+   * The service host the request was routed by (design.md §3.2; `app.example.com`, or the name a
+   * wildcard matched); null when it was routed by path alone, and for records stored before hosts.
+   */
+  host: string | null;
+  /**
    * How many requests the record stands for: 1, or more for a summary of one client address's
    * requests to the service within one minute and status class (refused by the rate limit, or
    * past the address's share of the day's budget); its other fields are the first request's.
@@ -23,7 +28,7 @@ export interface AccessLogRecord {
 }
 
 /**
- * How many records, newest first, the row-by-row filters (`method`, `path`, `user`) examine after
+ * How many records, newest first, the row-by-row filters (`method`, `path`, `host`, `user`) examine after
  * the service, status class and time range have narrowed them: those filters are not counted in
  * advance, so this bounds the rows a page and its total may visit.
  */
@@ -34,12 +39,12 @@ export interface AccessLogPage {
   logs: AccessLogRecord[];
   /**
    * How many records pass the filters. Exact for the service, status class and time range (read
-   * from the day files' per-minute counts, not by counting rows); with `method`, `path` or `user`,
-   * the matches among the newest {@link RESIDUAL_SCAN_LIMIT} records the other filters pass.
+   * from the day files' per-minute counts, not by counting rows); with `method`, `path`, `user` or
+   * `host`, the matches among the newest {@link RESIDUAL_SCAN_LIMIT} records the other filters pass.
    */
   total: number;
   /**
-   * Present (true) when `method`, `path` or `user` filtered and more than
+   * Present (true) when `method`, `path`, `host` or `user` filtered and more than
    * {@link RESIDUAL_SCAN_LIMIT} records passed the other filters: `logs` and `total` then cover
    * only the newest of those, and `total` is a lower bound.
    */

@@ -32,15 +32,16 @@ const ADDED_COLUMNS: Record<AddedRecordColumn, string> = {
   target: '(SELECT text FROM strings WHERE code = r.target) AS target',
   count: 'r.count AS count',
   path_truncated: 'r.path_truncated AS truncated',
+  host: '(SELECT text FROM strings WHERE code = r.host) AS host',
 };
-const ADDED_AS_NULL: Record<AddedRecordColumn, string> = { target: 'NULL AS target', count: 'NULL AS count', path_truncated: 'NULL AS truncated' };
+const ADDED_AS_NULL: Record<AddedRecordColumn, string> = { target: 'NULL AS target', count: 'NULL AS count', path_truncated: 'NULL AS truncated', host: 'NULL AS host' };
 const NEWEST_FIRST = 'ORDER BY time DESC, id DESC';
 /** Day files kept open between reads (three file descriptors each: the file, its WAL and shared memory). */
 const OPEN_FILES = 64;
 
 type Row = {
   id: number; time: number; status: number; duration: number; user: string | null; path: string; method: string; ip: string;
-  target: string | null; count: number | null; truncated: number | null;
+  target: string | null; count: number | null; truncated: number | null; host: string | null;
 };
 
 /**
@@ -66,7 +67,7 @@ export class AccessLogReader {
    */
   listForService(serviceId: string, limit: number, offset: number, filter: AccessLogFilter = {}): AccessLogPage {
     const spans = this.#spans(serviceId, filter);
-    const residual = filter.method !== undefined || filter.pathContains !== undefined;
+    const residual = filter.method !== undefined || filter.pathContains !== undefined || filter.host !== undefined;
     const page =
       residual || (filter.userId !== undefined && filter.statusClass !== undefined)
         ? windowedPage(spans, filter, limit, offset)
@@ -135,20 +136,28 @@ class DayFile {
   readonly db: Database;
   readonly #code: Statement<[string], { code: number }>;
   readonly #statements = new Map<string, Statement>();
-  /** What selects a record's columns; a file made by an older version gets the columns it lacks when next written. */
+  /** The added columns its records have; a file made by an older version gets the others when next written. */
+  #present: Set<AddedRecordColumn>;
+  /** What selects a record's columns, for {@link #present}. */
   #row: string;
-  #complete: boolean;
 
   constructor(db: Database) {
     this.db = db;
     this.#code = db.prepare('SELECT code FROM strings WHERE text = ?');
-    [this.#row, this.#complete] = rowOf(db);
+    this.#present = addedRecordColumns(db);
+    this.#row = rowOf(this.#present);
   }
 
   /** What selects a record's columns in this file: NULL for those it lacks. */
   get row(): string {
-    if (!this.#complete) [this.#row, this.#complete] = rowOf(this.db);
+    if (this.#present.size < ADDED_RECORD_COLUMNS.length) this.#reread();
     return this.#row;
+  }
+
+  /** Whether this file's records have `column` (a writer may have added it since the last look). */
+  has(column: AddedRecordColumn): boolean {
+    if (!this.#present.has(column)) this.#reread();
+    return this.#present.has(column);
   }
 
   /** The dictionary code of `text` in this day, or undefined when the day never saw it. */
@@ -162,13 +171,17 @@ class DayFile {
     if (!statement) this.#statements.set(sql, (statement = this.db.prepare(sql)));
     return statement;
   }
+
+  #reread(): void {
+    this.#present = addedRecordColumns(this.db);
+    this.#row = rowOf(this.#present);
+  }
 }
 
-/** The selection of a record's columns in `db`'s records, and whether it has all of them. */
-function rowOf(db: Database): [string, boolean] {
-  const present = addedRecordColumns(db);
+/** The selection of a record's columns from records that have the added columns `present`. */
+function rowOf(present: Set<AddedRecordColumn>): string {
   const added = ADDED_RECORD_COLUMNS.map((column) => (present.has(column) ? ADDED_COLUMNS : ADDED_AS_NULL)[column]);
-  return [`${COLUMNS}, ${added.join(', ')}`, present.size === ADDED_RECORD_COLUMNS.length];
+  return `${COLUMNS}, ${added.join(', ')}`;
 }
 
 /** The index walk and conditions of the service, status class and time range. */
@@ -288,7 +301,7 @@ function minuteCounts(span: DaySpan, statusClass: number | undefined, walk: Walk
 /**
  * A page and total with row-by-row filters: among the newest {@link RESIDUAL_SCAN_LIMIT} records
  * that pass the service, user, status class and time range (an index walk), those that also pass
- * `method` and `path` (and, with a user, the status class).
+ * `method`, `path` and `host` (and, with a user, the status class).
  */
 function windowedPage(spans: DaySpan[], filter: AccessLogFilter, limit: number, offset: number): Omit<AccessLogPage, 'logs'> & { logs: Row[] } {
   let window = RESIDUAL_SCAN_LIMIT;
@@ -335,8 +348,9 @@ function windowedPage(spans: DaySpan[], filter: AccessLogFilter, limit: number, 
 }
 
 /**
- * The `method` and `path` conditions on one day's rows as an SQL expression that is 1 or 0, with
- * its parameters. A method the day never saw matches nothing.
+ * The `method`, `path` and `host` conditions on one day's rows as an SQL expression that is 1 or
+ * 0, with its parameters. A method or host the day never saw matches nothing, and so does a host
+ * in a file made before records had one.
  */
 function residualConditions(file: DayFile, filter: AccessLogFilter): { where: string; values: unknown[] } {
   const conditions: string[] = [];
@@ -345,6 +359,10 @@ function residualConditions(file: DayFile, filter: AccessLogFilter): { where: st
     conditions.push('method = ?');
     values.push(file.code(filter.method) ?? -1);
   }
+  if (filter.host !== undefined && file.has('host')) {
+    conditions.push('host = ?');
+    values.push(file.code(filter.host) ?? -1);
+  } else if (filter.host !== undefined) conditions.push('0');
   if (filter.pathContains !== undefined) {
     conditions.push(`instr(CASE typeof(path) WHEN 'text' THEN path ELSE (SELECT text FROM strings WHERE code = path) END, ?) > 0`);
     values.push(filter.pathContains);
@@ -364,6 +382,7 @@ function toRecord(row: Row, serviceId: string): AccessLogRecord {
     ip_address: row.ip,
     timestamp: new Date(row.time).toISOString(),
     target: row.target,
+    host: row.host,
     count: row.count ?? 1,
     path_truncated: row.truncated === 1,
   };

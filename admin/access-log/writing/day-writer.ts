@@ -77,7 +77,7 @@ export class DayWriter {
     this.#findString = this.db.prepare('SELECT code FROM strings WHERE text = ?');
     this.#insertString = this.db.prepare('INSERT INTO strings (text) VALUES (?)');
     this.#insertRecord = this.db.prepare(
-      'INSERT INTO records (time, service, user, path, method, status, duration, ip, target, count, path_truncated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO records (time, service, user, path, method, status, duration, ip, target, count, path_truncated, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     this.#addToSummary = this.db.prepare('UPDATE records SET count = coalesce(count, 1) + ? WHERE id = ?');
     this.#addCount = this.db.prepare(
@@ -180,6 +180,7 @@ export class DayWriter {
       r.target ? this.#code(r.target) : null,
       r.count !== undefined && r.count > 1 ? r.count : null,
       r.pathTruncated ? 1 : null,
+      r.host ? this.#code(r.host) : null,
     );
     if (over) this.#shares!.startSummary(ip, service, minute, cls, Number(lastInsertRowid));
     if (this.#shares?.charge(ip, recordBytes(r))) overShare.push(r.ipAddress);
