@@ -2,6 +2,7 @@ import type { Service } from '../../shared/types.js';
 import { FILTER_PARAMETERS } from '../access-log/reading/access-log-filter.js';
 import { RESIDUAL_SCAN_LIMIT, type AccessLogPage, type AccessLogRecord } from '../access-log/reading/access-log-page.js';
 import { html, type Html } from '../../shared/pages/html.js';
+import { isWildcardHost } from '../../shared/services/host-names.js';
 import { serviceEntryPath } from '../../shared/services/service-entry.js';
 import { emptyState, errorNotice, formatCount, pager, timeTag } from './fragments.js';
 
@@ -52,6 +53,7 @@ export function accessLogSection(options: AccessLogSectionOptions): Html {
     <datalist id="methods">${METHODS.map((m) => html`<option value="${m}">`)}</datalist></div>
   <div class="field"><label for="f-path">Path contains</label>
     <input id="f-path" name="path" value="${value('path')}" placeholder="/orders"></div>
+  ${hostFilter(service, value('host'))}
   <div class="field"><label for="f-user">User (subject)</label>
     <input id="f-user" name="user" value="${value('user')}" autocomplete="off"></div>
   <div class="field"><label for="f-from">From</label>
@@ -67,6 +69,18 @@ export function accessLogSection(options: AccessLogSectionOptions): Html {
 </section>`;
 }
 
+/**
+ * The host filter, for a service on hosts (or a link that filters by one): its exact names offered,
+ * any name the client used under a wildcard typed.
+ */
+function hostFilter(service: Service, current: string): Html | '' {
+  if (!service.hosts?.length && current === '') return '';
+  const names = (service.hosts ?? []).filter((host) => !isWildcardHost(host));
+  return html`<div class="field"><label for="f-host">Host</label>
+    <input id="f-host" name="host" list="log-hosts" value="${current}" autocomplete="off" placeholder="any">
+    <datalist id="log-hosts">${names.map((host) => html`<option value="${host}">`)}</datalist></div>`;
+}
+
 function records(options: AccessLogSectionOptions, page: AccessLogPage, filtered: boolean): Html {
   const { service, url, limit, offset } = options;
   if (page.logs.length === 0) {
@@ -77,7 +91,7 @@ function records(options: AccessLogSectionOptions, page: AccessLogPage, filtered
     );
   }
   const partial = page.partial
-    ? html`<p class="notice">The method, path and user filters searched the newest ${formatCount(RESIDUAL_SCAN_LIMIT)} records that match the other filters, so the count is a lower bound. Narrow the time range to search further back.</p>`
+    ? html`<p class="notice">The method, path, host and user filters searched the newest ${formatCount(RESIDUAL_SCAN_LIMIT)} records that match the other filters, so the count is a lower bound. Narrow the time range to search further back.</p>`
     : '';
   return html`${partial}<div class="table-wrap"><table class="responsive log-table">
 <caption class="visually-hidden">Access log of ${service.name}, newest first</caption>
@@ -105,13 +119,15 @@ function row(log: AccessLogRecord): Html {
 const LONG_PATH = 80;
 
 /**
- * A record's path: a long one on one line with an ellipsis, the whole of it on demand (a
- * `<details>`, no script); one the gateway cut when storing it says so.
+ * A record's path, after the service host it was requested on when it was routed by one: a long
+ * path on one line with an ellipsis, the whole of it on demand (a `<details>`, no script); one the
+ * gateway cut when storing it says so.
  */
 function pathCell(log: AccessLogRecord): Html {
+  const host = log.host === null ? '' : html`<code class="muted" title="The service host the request was routed by">${log.host}</code>`;
   const cut = log.path_truncated
     ? html` <span class="muted" title="The gateway stores the first 2,048 bytes of a request-target">(cut when stored)</span>`
     : '';
-  if (log.path.length <= LONG_PATH) return html`<code>${log.path}</code>${cut}`;
-  return html`<details class="long-path"><summary title="Show the whole path"><code>${log.path}</code></summary></details>${cut}`;
+  if (log.path.length <= LONG_PATH) return html`${host}<code>${log.path}</code>${cut}`;
+  return html`${host}<details class="long-path"><summary title="Show the whole path"><code>${log.path}</code></summary></details>${cut}`;
 }

@@ -22,7 +22,7 @@ const PREFIX = '/logged';
 const REQUESTS = 24;
 const METHODS = ['GET', 'POST', 'DELETE'] as const;
 const UPSTREAM_STATUSES = [200, 201, 302, 404, 503] as const;
-const RECORD_KEYS = ['count', 'id', 'ip_address', 'method', 'path', 'path_truncated', 'response_time_ms', 'service_id', 'status_code', 'target', 'timestamp', 'user_id'];
+const RECORD_KEYS = ['count', 'host', 'id', 'ip_address', 'method', 'path', 'path_truncated', 'response_time_ms', 'service_id', 'status_code', 'target', 'timestamp', 'user_id'];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** One request as the test sent it and the status it got: what its record must say. */
@@ -39,6 +39,7 @@ interface LogRecord extends Sent {
   service_id: string;
   response_time_ms: number;
   ip_address: string;
+  host: string | null;
   timestamp: string;
 }
 
@@ -138,6 +139,7 @@ function checkAccessLogApi(start: () => Promise<Deployment>): void {
       assert.equal(record.service_id, serviceId);
       assert.ok(Number.isInteger(record.response_time_ms) && record.response_time_ms >= 0);
       assert.equal(record.ip_address, '127.0.0.1');
+      assert.equal(record.host, null, 'a host-less service is reached by path alone');
       assert.match(record.timestamp, ISO);
     }
     const ids = all.map((record) => record.id);

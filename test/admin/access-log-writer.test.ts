@@ -171,6 +171,7 @@ test('at start, moves the old access_logs table into day files, without counting
         ip_address: r.ipAddress,
         timestamp: new Date(r.timestamp).toISOString(),
         target: null,
+        host: null,
         count: 1,
         path_truncated: false,
       }));

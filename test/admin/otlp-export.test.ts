@@ -100,11 +100,11 @@ async function resettingServer(port: number, attempts: Recorder<number>): Promis
   return server;
 }
 
-test('records arrive as OTLP log records: HTTP attributes, time, severity, resource, and the configured headers', async () => {
+test('records arrive as OTLP log records: HTTP attributes (the service host as server.address), time, severity, resource, and the configured headers', async () => {
   const receiver = await startReceiver();
   const { exporter, logs } = exporterTo(receiver.port, { headers: parseOtlpHeaders('authorization=Bearer%20s3cret,x-tenant=acme') });
   const at = 1_700_000_000_123;
-  const signedIn = entry({ path: '/echo/items?id=7&q=a', userId: 'user-1', timestamp: at, responseTimeMs: 42 });
+  const signedIn = entry({ path: '/echo/items?id=7&q=a', userId: 'user-1', timestamp: at, responseTimeMs: 42, host: 'app.example.com' });
   const refused = entry({ path: '/other', method: 'POST', statusCode: 404, serviceId: 'svc-2', timestamp: at + 1 });
   const failed = entry({ statusCode: 503 });
   const webdav = entry({ method: 'PROPFIND', statusCode: 207 });
@@ -118,6 +118,7 @@ test('records arrive as OTLP log records: HTTP attributes, time, severity, resou
     'url.query': 'id=7&q=a',
     'http.response.status_code': 200,
     'client.address': '198.51.100.7',
+    'server.address': 'app.example.com',
     'user.id': 'user-1',
     'gatehouse.service.id': 'svc-1',
     'gatehouse.service.name': 'Echo',
@@ -136,6 +137,7 @@ test('records arrive as OTLP log records: HTTP attributes, time, severity, resou
   assert.deepEqual([second.severityNumber, second.severityText], [13, 'WARN']);
   assert.equal(second.timeUnixNano, '1700000000124000000');
   assert.equal('url.query' in second.attributes || 'user.id' in second.attributes, false, 'no query, anonymous');
+  assert.equal('server.address' in second.attributes, false, 'routed by path alone');
   assert.equal('gatehouse.service.name' in second.attributes, false, 'svc-2 has no known name');
   const third = receiver.records.get(failed.eventId)!;
   assert.deepEqual([third.severityNumber, third.severityText], [17, 'ERROR']);
