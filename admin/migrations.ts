@@ -267,4 +267,33 @@ export const MIGRATIONS: readonly string[] = [
     expires_at INTEGER NOT NULL
   );
   `,
+  `
+  -- Certificates by ACME (design.md §4.15). The account per directory, its key sealed with the
+  -- refresh tokens' key (shared/identity/token-encryption.ts).
+  CREATE TABLE acme_accounts (
+    directory_url TEXT PRIMARY KEY,
+    email TEXT NOT NULL,
+    key_sealed TEXT NOT NULL,
+    account_url TEXT,
+    created_at INTEGER NOT NULL
+  );
+  -- One row per host ACME keeps a certificate for: the chain (PEM) and its key (sealed), when to
+  -- renew (epoch ms), the last failure and when to try again; lease_holder/lease_until lock the
+  -- host's order, one at a time across every process using this database.
+  CREATE TABLE acme_certificates (
+    host TEXT PRIMARY KEY,
+    cert_pem TEXT,
+    key_sealed TEXT,
+    issuer TEXT,
+    not_before INTEGER,
+    not_after INTEGER,
+    renew_at INTEGER,
+    last_error TEXT,
+    failures INTEGER NOT NULL DEFAULT 0,
+    retry_at INTEGER,
+    lease_holder TEXT,
+    lease_until INTEGER,
+    updated_at INTEGER NOT NULL
+  );
+  `,
 ];
