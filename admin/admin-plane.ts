@@ -10,6 +10,7 @@ import { refuseOverLimit, type RateLimiter } from '../shared/backends/rate-limit
 import { rateLimitKey } from '../shared/http/client-ip.js';
 import type { SessionStore } from '../shared/backends/session-store.js';
 import type { SessionGate } from '../shared/identity/session-gate.js';
+import type { Session } from '../shared/types.js';
 import type { AccessLogReads } from './access-log/reading/access-log-reads.js';
 import { ApiTokens } from './credentials/api-tokens.js';
 import { AssertionKeys } from './credentials/assertion-keys.js';
@@ -19,9 +20,11 @@ import { isLiveToken, presentedToken } from './credentials/bearer-auth.js';
 import type { Database } from './database.js';
 import { exemptFromGeneralLimit } from './http/guards.js';
 import { LoginTransactions } from './oidc/login-transactions.js';
+import { HostHandoffs } from './oidc/host-handoffs.js';
+import { createHostCallbackHandler } from './routes/host-session-routes.js';
 import { RelyingParty } from './oidc/relying-party.js';
 import type { Handler } from './http/request-context.js';
-import { buildRouter, type RouteHandlers } from './routes/route-table.js';
+import { buildRouter, buildServiceHostRouter, type RouteHandlers } from './routes/route-table.js';
 import type { Router } from './http/router.js';
 import { ConsoleAssets } from './console/console-assets.js';
 import { createAssertionKeyHandlers } from './routes/assertion-key-routes.js';
@@ -34,6 +37,7 @@ import { createServiceHandlers } from './routes/service-routes.js';
 import { createTokenHandlers } from './routes/token-routes.js';
 import { acceptsSession, ServedOrigins, type ServedOrigin } from './http/served-origin.js';
 import { reservedHosts } from './registry/reserved-hosts.js';
+import { hostMatches } from '../shared/services/host-names.js';
 import { ServiceRegistry } from './registry/service-registry.js';
 import { TargetHealthReports } from './registry/service-health.js';
 import { TrafficRollups } from './access-log/traffic-rollups.js';
@@ -75,8 +79,11 @@ export interface AdminPlane {
    * request a proxy process handed over (split mode) and whenever ADMIN_URL is unset.
    */
   handle(req: IncomingMessage, res: ServerResponse): void;
-  /** Serves a gateway-owned path of the public origin, handed over by this process's data plane. */
-  handlePublic(req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * Serves a gateway-owned path of the public origin, handed over by this process's data plane;
+   * with `serviceHost`, a reserved path (`/.gatehouse/…`) of that service host (design.md §4.16).
+   */
+  handlePublic(req: IncomingMessage, res: ServerResponse, serviceHost?: string): void;
   /**
    * Stops the plane's background work (assertion key rotation, listening to target health
    * reports); call before closing the database.
@@ -94,7 +101,10 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const parts = openParts(deps);
   const { origins, assertionKeys, targetHealth } = parts;
   const handlers = routeHandlers(deps, parts);
-  const routers = new Map<ServedOrigin, Router>([origins.public, origins.admin].map((o) => [o, buildRouter(handlers, o)]));
+  const routers: OriginRouters = {
+    byOrigin: new Map([origins.public, origins.admin].map((o) => [o, buildRouter(handlers, o)])),
+    serviceHost: buildServiceHostRouter(handlers),
+  };
   // Side by side: with Redis away each waits for it (about 2 s) before the plane goes on without it.
   await Promise.all([assertionKeys.start(), publishRegistryAtStart(parts.registry, deps.logger)]);
   const stopRevalidating = parts.revalidator.start();
@@ -105,7 +115,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   };
   return {
     handle: (req, res) => serveOn(req, res, origins.ofAdminPortRequest(req)),
-    handlePublic: (req, res) => serveOn(req, res, origins.public),
+    handlePublic: (req, res, serviceHost) => serveOn(req, res, origins.ofHandoff(req, serviceHost)),
     close() {
       stopRevalidating();
       assertionKeys.close();
@@ -157,6 +167,7 @@ function openParts(deps: AdminPlaneDeps): PlaneParts {
 function routeHandlers(deps: AdminPlaneDeps, parts: PlaneParts): RouteHandlers {
   const { config, db, sessions, accessLogs, logger } = deps;
   const { audit, registry, targetHealth, rollups, tokens, relyingParty, origins, cipher, grants, revocation } = parts;
+  const handoffs = new HostHandoffs(db);
   return {
     pages: createPageHandlers({ config, registry, relyingParty }),
     auth: createAuthHandlers({
@@ -168,8 +179,11 @@ function routeHandlers(deps: AdminPlaneDeps, parts: PlaneParts): RouteHandlers {
       authLimiter: deps.authLimiter,
       cipher,
       grants,
+      handoffs,
+      returnRules: { publicUrl: config.publicUrl, adminUrl: config.adminUrl, isServiceHost: (host) => namesHost(registry, host) },
       logger,
     }),
+    hostSessions: { callback: createHostCallbackHandler({ sessions, handoffs }) },
     backchannelLogout: createBackchannelLogoutHandler({ config, sessions, revocation, usedTokenIds: deps.usedTokenIds, issuerKeys: parts.issuerKeys, authLimiter: deps.authLimiter, logger }),
     sessions: createSessionHandlers({ sessions, revocation }),
     sessionPages: createSessionPageHandlers({ sessions, revocation }),
@@ -189,14 +203,13 @@ function routeHandlers(deps: AdminPlaneDeps, parts: PlaneParts): RouteHandlers {
  * The returned function rejects with a {@link GatewayError} (over the rate limit, a method the
  * path does not take) or with whatever the handler throws.
  */
-function requestServer(deps: AdminPlaneDeps, tokens: ApiTokens, routers: ReadonlyMap<ServedOrigin, Router>) {
+function requestServer(deps: AdminPlaneDeps, tokens: ApiTokens, routers: OriginRouters) {
   return async (req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): Promise<void> => {
     const clientIp = deps.clientIp(req);
     const rawUrl = req.url ?? '/';
     const url = new URL(rawUrl.startsWith('/') ? origin.url.origin + rawUrl : origin.url.origin);
     const cookieValue = readCookie(req.headers.cookie, origin.cookies.names.session);
-    const stored = cookieValue ? await deps.sessionGate.admit(cookieValue) : null;
-    const session = stored && acceptsSession(origin, stored) ? stored : null;
+    const session = cookieValue ? await originSession(deps.sessionGate, origin, cookieValue) : null;
     // Only where the admin API is served: elsewhere no route takes a token (design.md §4.8).
     const apiToken = origin.servesConsole ? presentedToken(req.headers.authorization, tokens) : null;
     if (!exemptFromGeneralLimit(url.pathname, session, apiToken)) {
@@ -205,7 +218,8 @@ function requestServer(deps: AdminPlaneDeps, tokens: ApiTokens, routers: Readonl
     // A live token is counted by its id wherever it comes from, so a script spread over addresses
     // stays bounded and one token's flood leaves other tokens (and the admins' sessions) alone.
     if (isLiveToken(apiToken)) refuseOverLimit(await deps.tokenLimiter.consume(apiToken.id));
-    const match = routers.get(origin)!.match(req.method ?? 'GET', url.pathname);
+    const router = origin.kind === 'host' ? routers.serviceHost : routers.byOrigin.get(origin)!;
+    const match = router.match(req.method ?? 'GET', url.pathname);
     if (!match) return answerUnrouted(req, res, url, origin);
     if ('allow' in match) throw new GatewayError('METHOD_NOT_ALLOWED', { headers: { allow: match.allow.join(', ') } });
     const handler: Handler = match.handler;
@@ -215,6 +229,31 @@ function requestServer(deps: AdminPlaneDeps, tokens: ApiTokens, routers: Readonl
       bodyPauseMs: deps.config.upstreamTimeoutMs,
     });
   };
+}
+
+/** Whether a service of `registry` lists `host` (normal form), exactly or by a wildcard. */
+function namesHost(registry: ServiceRegistry, host: string): boolean {
+  return registry.snapshot().some((service) => service.hosts?.some((name) => hostMatches(name, host)));
+}
+
+/** The routers of the plane's origins: PUBLIC_URL's and ADMIN_URL's, and every service host's reserved paths. */
+interface OriginRouters {
+  byOrigin: ReadonlyMap<ServedOrigin, Router>;
+  serviceHost: Router;
+}
+
+/**
+ * The session a request's cookie gives on `origin`: one made there (served-origin.ts
+ * `acceptsSession`); on a service host, the session its link names, with the link's own CSRF
+ * token (design.md §4.16), and only a public-origin session.
+ */
+async function originSession(gate: SessionGate, origin: ServedOrigin, cookieValue: string): Promise<Session | null> {
+  if (origin.kind !== 'host') {
+    const stored = await gate.admit(cookieValue);
+    return stored && acceptsSession(origin, stored) ? stored : null;
+  }
+  const linked = await gate.admitLink(cookieValue, origin.serviceHost!);
+  return linked && acceptsSession(origin, linked.session) ? { ...linked.session, csrfToken: linked.link.csrfToken } : null;
 }
 
 /**

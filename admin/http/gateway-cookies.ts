@@ -32,6 +32,11 @@ export class GatewayCookies {
     return serialize(this.names.session, '', { ...this.#base(), sameSite: 'lax', maxAge: 0 });
   }
 
+  /** Clears a service host's hand-off cookie (design.md §4.16), once the hand-off is redeemed. */
+  clearHandoff(): string {
+    return serialize(this.names.handoff, '', { ...this.#base(), sameSite: 'lax', maxAge: 0 });
+  }
+
   /**
    * The login-transaction cookie, holding the browser key that binds this browser's logins to it
    * (see oidc/browser-binding.ts); it lives as long as a login may take. It must come back on the

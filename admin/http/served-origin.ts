@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../../shared/config/config.js';
 import type { Session } from '../../shared/types.js';
-import { PUBLIC_HANDOFF_HEADER } from '../../shared/http/gateway-paths.js';
+import { PUBLIC_HANDOFF_HEADER, RESERVED_PREFIX, SERVICE_HOST_PATHS } from '../../shared/http/gateway-paths.js';
+import { normalizeHost } from '../../shared/services/host-names.js';
 import { GatewayCookies } from './gateway-cookies.js';
 
 /**
@@ -12,8 +13,13 @@ import { GatewayCookies } from './gateway-cookies.js';
  * the pages and sign-in that proxied services need.
  */
 export interface ServedOrigin {
-  /** `public`: PUBLIC_URL, shared with the proxied services. `admin`: ADMIN_URL. */
-  readonly kind: 'public' | 'admin';
+  /**
+   * `public`: PUBLIC_URL, shared with the proxied services. `admin`: ADMIN_URL. `host`: a service
+   * host's reserved paths (`/.gatehouse/…`, design.md §4.16), whose session cookie names a link.
+   */
+  readonly kind: 'public' | 'admin' | 'host';
+  /** The service host (normal form) of a `host` origin; undefined on the others. */
+  readonly serviceHost?: string;
   /** The origin's URL (PUBLIC_URL or ADMIN_URL): redirect URIs and absolute links are built on it. */
   readonly url: URL;
   /** Whether the console (`/dashboard…`) and the admin API (`/api…`) are served here. */
@@ -28,6 +34,13 @@ export interface ServedOrigin {
   readonly sessionScope: 'admin' | undefined;
   /** This origin's `redirect_uri`: `<origin>/auth/callback` (register it at the identity provider). */
   readonly callbackUrl: string;
+  /** Where this origin's logout form posts (`/auth/logout`; `/.gatehouse/logout` on a service host). */
+  readonly logoutPath: string;
+  /**
+   * Where the provider sends the browser after logout (`post_logout_redirect_uri`): the origin's `/`;
+   * PUBLIC_URL's for a service host, so that only PUBLIC_URL's addresses are registered at the provider.
+   */
+  readonly afterLogoutUrl: string;
 }
 
 /** The origins of a deployment, and which one a request to the admin plane arrived on. */
@@ -47,6 +60,8 @@ export class ServedOrigins {
       cookies: new GatewayCookies(config.publicUrl),
       sessionScope: undefined,
       callbackUrl: `${config.publicUrl.origin}/auth/callback`,
+      logoutPath: LOGOUT_PATH,
+      afterLogoutUrl: `${config.publicUrl.origin}/`,
     };
     this.admin = adminUrl
       ? {
@@ -58,6 +73,8 @@ export class ServedOrigins {
           cookies: new GatewayCookies(adminUrl, 'admin'),
           sessionScope: 'admin',
           callbackUrl: `${adminUrl.origin}/auth/callback`,
+          logoutPath: LOGOUT_PATH,
+          afterLogoutUrl: `${adminUrl.origin}/`,
         }
       : this.public;
   }
@@ -68,8 +85,52 @@ export class ServedOrigins {
    * client that sets the mark itself only gets the public origin's narrower treatment.
    */
   ofAdminPortRequest(req: IncomingMessage): ServedOrigin {
-    return req.headers[PUBLIC_HANDOFF_HEADER] === undefined ? this.admin : this.public;
+    if (req.headers[PUBLIC_HANDOFF_HEADER] === undefined) return this.admin;
+    return this.ofHandoff(req, hostOfForwarded(req.headers['x-forwarded-host']));
   }
+
+  /**
+   * The origin of a request the data plane handed over: a service host's for its reserved paths
+   * (`serviceHost`: the data plane found the request's host named by a service, design.md §4.16),
+   * else the public one.
+   */
+  ofHandoff(req: IncomingMessage, serviceHost: string | undefined): ServedOrigin {
+    if (serviceHost === undefined || !(req.url ?? '').startsWith(`${RESERVED_PREFIX}/`)) return this.public;
+    return hostOrigin(this.public, serviceHost);
+  }
+}
+
+const LOGOUT_PATH = '/auth/logout';
+
+/**
+ * A service host's origin: PUBLIC_URL's scheme and port on `host`, its own cookies (host-only, the
+ * public names), no console, no sign-in of its own. Made per request: these are a sign-in's few
+ * requests, and a host is the data plane's to vouch for, never remembered here.
+ */
+function hostOrigin(publicOrigin: ServedOrigin, host: string): ServedOrigin {
+  const url = new URL(publicOrigin.url.origin);
+  url.hostname = host;
+  return {
+    ...publicOrigin,
+    kind: 'host',
+    serviceHost: host,
+    url,
+    servesConsole: false,
+    consoleOrigin: publicOrigin.consoleOrigin || publicOrigin.url.origin,
+    servicesOrigin: '',
+    cookies: new GatewayCookies(url),
+    logoutPath: SERVICE_HOST_PATHS.logout,
+  };
+}
+
+/**
+ * The host name of `X-Forwarded-Host` as a proxy sets it for a service host (request-headers.ts:
+ * the name as the data plane matched it, with PUBLIC_URL's port), or undefined.
+ */
+function hostOfForwarded(value: string | string[] | undefined): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const colon = value.lastIndexOf(':');
+  return normalizeHost(colon === -1 ? value : value.slice(0, colon));
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { sessionKey } from '../../shared/backends/session-store.js';
 import { constantTimeEqual } from '../../shared/identity/secrets.js';
 import { browserKeyHash } from './browser-binding.js';
+import type { HostHandoff } from './host-handoffs.js';
 
 /** How long a login may take at the identity provider, in ms. */
 export const LOGIN_TRANSACTION_TTL_MS = 10 * 60_000;
@@ -11,8 +12,10 @@ export interface LoginTransaction {
   state: string;
   nonce: string;
   codeVerifier: string;
-  /** A same-origin relative path (see return-to.ts). */
+  /** A same-origin relative path (see return-to.ts), or an address on ADMIN_URL's origin (return-address.ts). */
   returnTo: string;
+  /** When the sign-in is for a service host (design.md §4.16): what to hand it once signed in. */
+  handoff?: Omit<HostHandoff, 'handle'>;
   /** The `redirect_uri` the authorization request named: the token request must repeat it (RFC 6749 §4.1.3). */
   redirectUri: string;
   /** SHA-256 (hex) of the browser key in the starting browser's transaction cookie (browser-binding.ts). */

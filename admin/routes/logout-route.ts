@@ -22,7 +22,8 @@ export interface LogoutDeps {
  * `POST /auth/logout` with the session's CSRF token (`X-CSRF-Token` or the form's `_csrf`), or
  * `GET /auth/logout` from the gateway's own pages, a typed address or a non-browser client
  * (design.md §5 "logout methods"); a GET from another site gets a page whose form confirms it.
- * Without a session: 302 to `/` (idempotent, no token needed).
+ * Without a session: 302 to `/` (idempotent, no token needed). On a service host (`/.gatehouse/logout`,
+ * design.md §4.16) the same, with its host session's CSRF token; the user's session ends on every host.
  * @throws {GatewayError} INVALID_CSRF (403) for a POST with a session and no valid token.
  */
 export function createLogoutHandler(deps: LogoutDeps): Handler {
@@ -33,15 +34,16 @@ export function createLogoutHandler(deps: LogoutDeps): Handler {
       if (ctx.req.method === 'POST') {
         if (!constantTimeEqual((await sentCsrfToken(ctx)) ?? '', session.csrfToken)) throw new GatewayError('INVALID_CSRF');
       } else if (!mayLogOutByGet(ctx.req.headers['sec-fetch-site'])) {
-        return sendHtml(ctx.res, 200, logoutConfirmPage(session.csrfToken));
+        return sendHtml(ctx.res, 200, logoutConfirmPage(session.csrfToken, origin.logoutPath));
       }
     }
     let location = '/';
     if (session && sessionId) {
-      await sessions.destroy(sessionId);
+      // By handle: on a service host the cookie names a link, and the session it names ends (design.md §4.16).
+      await sessions.revoke([session.handle]);
       deps.grants.release([session]);
       audit.record({ action: 'USER_LOGOUT', userId: session.user.sub, serviceId: null, ipAddress: ctx.clientIp, details: {} });
-      location = (await relyingParty.endSessionUrl(session.idToken, `${origin.url.origin}/`)) ?? '/';
+      location = (await relyingParty.endSessionUrl(session.idToken, origin.afterLogoutUrl)) ?? origin.afterLogoutUrl;
     }
     redirect(ctx.res, location, { 'set-cookie': origin.cookies.clearSession() });
   };

@@ -3,7 +3,7 @@ import type { Service, SessionUser } from '../../shared/types.js';
 import { compileAccessPolicy, type CompiledAccessPolicy } from '../../shared/services/access-policy.js';
 import { redirect, sendHtml } from '../../shared/http/http-response.js';
 import type { RelyingParty } from '../oidc/relying-party.js';
-import { safeReturnTo } from '../oidc/return-to.js';
+import { safeReturnTo } from '../../shared/http/return-to.js';
 import { favicon } from './favicon.js';
 import { homePage } from '../../shared/pages/home-page.js';
 import { loginPage } from '../../shared/pages/login-page.js';

@@ -1,4 +1,4 @@
-import { BACKCHANNEL_LOGOUT_PATH, FAVICON_PATH } from '../../shared/http/gateway-paths.js';
+import { BACKCHANNEL_LOGOUT_PATH, FAVICON_PATH, SERVICE_HOST_PATHS } from '../../shared/http/gateway-paths.js';
 import { requireAdmin, requireAdminPage, requireAdminSession, requireCsrf, requireSession } from '../http/guards.js';
 import type { Handler } from '../http/request-context.js';
 import type { AssertionKeyHandlers } from './assertion-key-routes.js';
@@ -23,6 +23,7 @@ export interface RouteHandlers {
   sessions: SessionHandlers;
   sessionPages: SessionPageHandlers;
   backchannelLogout: Handler;
+  hostSessions: { callback: Handler };
   openapi: OpenApiHandlers;
 }
 
@@ -63,6 +64,18 @@ export function buildRouter(h: RouteHandlers, origin: ServedOrigin): Router {
     // A server-to-server call from the identity provider: no session, no CSRF token (design.md §4.11).
     .add('POST', BACKCHANNEL_LOGOUT_PATH, h.backchannelLogout);
   return origin.servesConsole ? withConsole(router, h) : router;
+}
+
+/**
+ * A service host's reserved paths (design.md §4.16), its only gateway endpoints: the hand-off's
+ * callback, its own logout (the CSRF token of its host session) and that token.
+ */
+export function buildServiceHostRouter(h: RouteHandlers): Router {
+  return new Router()
+    .add('GET', SERVICE_HOST_PATHS.callback, h.hostSessions.callback)
+    .add('GET', SERVICE_HOST_PATHS.logout, h.auth.logout)
+    .add('POST', SERVICE_HOST_PATHS.logout, h.auth.logout)
+    .add('GET', SERVICE_HOST_PATHS.csrfToken, requireSession(h.auth.csrfToken));
 }
 
 /** The admin API, the dashboard API and the console's pages and assets. */

@@ -8,14 +8,17 @@ import type { Logger } from '../../shared/logger.js';
 import { refuseOverLimit, type RateLimiter } from '../../shared/backends/rate-limiter.js';
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import type { AuditLog } from '../audit-log.js';
-import { newBrowserKey, newCsrfToken, newSessionHandle } from '../../shared/identity/secrets.js';
+import { isWellFormedSecret, newBrowserKey, newCsrfToken, newSessionHandle } from '../../shared/identity/secrets.js';
 import type { TokenCipher } from '../../shared/identity/token-encryption.js';
 import type { Session, SessionUser } from '../../shared/types.js';
 import { browserKeyFrom, browserKeyHash } from '../oidc/browser-binding.js';
 import { RefreshTokenNotice } from '../sessions/refresh-token-notice.js';
 import type { LoginTransaction, LoginTransactions } from '../oidc/login-transactions.js';
 import type { CompletedLogin, RelyingParty } from '../oidc/relying-party.js';
-import { safeReturnTo } from '../oidc/return-to.js';
+import { safeReturnTo } from '../../shared/http/return-to.js';
+import { readReturnAddress, type ReturnAddressRules } from '../oidc/return-address.js';
+import type { HostHandoffs } from '../oidc/host-handoffs.js';
+import { sendToServiceHost } from './host-session-routes.js';
 import { userFromClaims } from '../../shared/identity/identity-claims.js';
 import { loginFailedPage } from '../../shared/pages/login-page.js';
 import { readFormBody } from '../http/request-body.js';
@@ -31,6 +34,10 @@ export interface SignInDeps {
   authLimiter: RateLimiter;
   /** Seals refresh tokens (SESSION_ENCRYPTION_KEY's keys, else the stored one: credentials/session-key-store.ts). */
   cipher: TokenCipher;
+  /** Codes handing a session to a service host (design.md §4.16). */
+  handoffs: HostHandoffs;
+  /** Which return addresses (`rd`) a sign-in takes. */
+  returnRules: ReturnAddressRules;
   logger: Logger;
 }
 
@@ -53,19 +60,45 @@ export function createSignInHandlers(deps: SignInDeps): { login: Handler; callba
 }
 
 /**
- * `GET /auth/login[?returnTo]` → 302 to the provider's authorization URL, with the transaction
- * cookie that binds the sign-in to this browser (a key it already holds is kept).
- * @throws {GatewayError} 429 past RATE_LIMIT_AUTH.
+ * `GET /auth/login[?returnTo][?rd&bind]` → 302 to the provider's authorization URL, with the
+ * transaction cookie that binds the sign-in to this browser (a key it already holds is kept).
+ * `rd` (design.md §4.16, return-address.ts) is an absolute return address; one on a service host
+ * comes with `bind`, the hash of that host's hand-off cookie, and a browser already signed in here
+ * is handed to the host at once, without the provider (nor an attempt counted).
+ * @throws {GatewayError} BAD_REQUEST for an `rd` refused, or a service host's without `bind` or on
+ *   ADMIN_URL's origin (whose sessions are the console's alone); 429 past RATE_LIMIT_AUTH.
  */
 async function login(deps: SignInDeps, ctx: RequestContext): Promise<void> {
+  const params = ctx.url.searchParams;
+  const { returnTo, handoff } = returnOf(deps.returnRules, params);
+  // Only the public origin's sessions are services' (design.md §4.5): ADMIN_URL's never leave it.
+  if (handoff !== undefined && ctx.origin.kind !== 'public') throw new GatewayError('BAD_REQUEST');
+  if (handoff !== undefined && ctx.session !== null) {
+    return sendToServiceHost(deps.handoffs, ctx.res, deps.config.publicUrl, { ...handoff, handle: ctx.session.handle });
+  }
   await countAttempt(deps.authLimiter, ctx);
   const redirectUri = ctx.origin.callbackUrl;
   const started = await deps.relyingParty.startLogin(redirectUri);
   const { state, nonce, codeVerifier } = started;
   const browserKey = browserKeyOf(ctx) ?? newBrowserKey();
-  const returnTo = safeReturnTo(ctx.url.searchParams.get('returnTo'));
-  deps.transactions.save({ state, nonce, codeVerifier, returnTo, redirectUri, browserKeyHash: browserKeyHash(browserKey) });
+  deps.transactions.save({ state, nonce, codeVerifier, returnTo, redirectUri, browserKeyHash: browserKeyHash(browserKey), ...(handoff && { handoff }) });
   redirect(ctx.res, started.authorizationUrl.href, { 'set-cookie': ctx.origin.cookies.transaction(browserKey) });
+}
+
+/**
+ * Where a login returns to: `rd` when given (refused: 400), else `returnTo` (made safe: return-to.ts).
+ * @throws {GatewayError} BAD_REQUEST as {@link login} says.
+ */
+function returnOf(rules: ReturnAddressRules, params: URLSearchParams): { returnTo: string; handoff?: LoginTransaction['handoff'] } {
+  const rd = params.get('rd');
+  if (rd === null) return { returnTo: safeReturnTo(params.get('returnTo')) };
+  const address = readReturnAddress(rd, rules);
+  if (address === undefined) throw new GatewayError('BAD_REQUEST');
+  if (address.kind === 'admin') return { returnTo: address.url };
+  if (address.kind === 'public') return { returnTo: address.returnTo };
+  const binding = params.get('bind');
+  if (binding === null || !isWellFormedSecret(binding)) throw new GatewayError('BAD_REQUEST');
+  return { returnTo: '/', handoff: { host: address.host, returnTo: address.returnTo, binding } };
 }
 
 /**
@@ -90,9 +123,13 @@ async function callback(deps: SignInDeps, notice: RefreshTokenNotice, ctx: Reque
   const user = userFromClaims(completed.claims, config);
   notice.signedIn(completed.refreshToken);
   if (ctx.sessionId) await sessions.destroy(ctx.sessionId);
-  const sessionId = await sessions.create(newSession(deps, ctx, user, completed));
+  const session = newSession(deps, ctx, user, completed);
+  const sessionId = await sessions.create(session);
   deps.audit.record({ action: 'USER_LOGIN', userId: user.sub, serviceId: null, ipAddress: ctx.clientIp, details: { email: user.email, isAdmin: user.isAdmin } });
-  redirect(ctx.res, transaction.returnTo, { 'set-cookie': ctx.origin.cookies.session(sessionId, config.sessionTtlMs) });
+  const cookie = { 'set-cookie': ctx.origin.cookies.session(sessionId, config.sessionTtlMs) };
+  const { handoff } = transaction;
+  if (handoff !== undefined) return sendToServiceHost(deps.handoffs, ctx.res, config.publicUrl, { ...handoff, handle: session.handle }, cookie);
+  redirect(ctx.res, transaction.returnTo, cookie);
 }
 
 /** Counts an authentication attempt (design.md §5); throws 429 past RATE_LIMIT_AUTH. */

@@ -22,18 +22,20 @@ export class SessionCheck {
   }
 
   /**
-   * The signed-in user for a request's `Cookie` value, or undefined without a live session.
+   * The signed-in user for a request's `Cookie` value, or undefined without a live session. On a
+   * service host (`serviceHost`, design.md §4.16) the cookie names a host session: the user's
+   * session it links to, on that host alone.
    * When the store fails, a protected service (`required`) cannot decide who is calling and gets
    * 503; a public one carries on anonymously.
    * @throws {GatewayError} `SESSION_STORE_UNAVAILABLE` when the store fails and `required`.
    */
-  async user(cookieHeader: string | undefined, required: boolean): Promise<SessionUser | undefined> {
+  async user(cookieHeader: string | undefined, required: boolean, serviceHost: string | undefined): Promise<SessionUser | undefined> {
     const sessionId = readCookie(cookieHeader, this.#cookieName);
     if (!sessionId) return undefined;
     try {
-      const session = await this.#gate.admit(sessionId);
+      const session = serviceHost === undefined ? await this.#gate.admit(sessionId) : (await this.#gate.admitLink(sessionId, serviceHost))?.session;
       // An admin-origin session (design.md §4.5) is the console's alone, never a proxied service's.
-      return session !== null && session.scope === undefined ? session.user : undefined;
+      return session != null && session.scope === undefined ? session.user : undefined;
     } catch (error) {
       // Only the error's kind is logged: a store's message could quote the key looked up.
       this.#logger.error({ code: errorCode(error), name: (error as Error)?.name }, 'session store unavailable');

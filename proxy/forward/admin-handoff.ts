@@ -11,7 +11,8 @@ import { RequestHeaderBuilder } from '../headers/request-headers.js';
 
 /** The split-mode hand-off of gateway-owned paths to the admin process. */
 export interface AdminHandoff {
-  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Hands a request over; with `serviceHost`, a service host's reserved path, the host then told in `X-Forwarded-Host`. */
+  handle(req: IncomingMessage, res: ServerResponse, serviceHost?: string): void;
   /** Closes the connections to the admin process once their requests are done. */
   close(): Promise<void>;
 }
@@ -40,9 +41,9 @@ export function createAdminHandoff(
   const connections = new UpstreamConnections(config.upstreamTimeoutMs);
   const origin = config.adminInternalUrl.origin;
   return {
-    handle(req, res) {
+    handle(req, res, serviceHost) {
       const inbound = readInboundHeaders(req.rawHeaders);
-      const list = headers.build(req, inbound, undefined, clientIp(req), undefined);
+      const list = headers.build(req, inbound, undefined, clientIp(req), undefined, undefined, serviceHost);
       const plan = new AdminProcessAttempt({ origin, path: req.url ?? '/' }, logger);
       exchange(req, res, plan, { headers: list, mode: inbound.hasBody ? 'body' : 'no-body', trailerNames: undefined }, connections);
     },

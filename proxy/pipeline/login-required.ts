@@ -8,13 +8,15 @@ import { signInRequiredPage } from '../../shared/pages/sign-in-required-page.js'
  * or, when the request accepts `text/html`, the gateway's sign-in page (still 401) linking to the
  * login that returns to `target`, the raw request-target (path and query) the caller asked for.
  * `challenge`: the `WWW-Authenticate` field when bearer tokens are accepted (RFC 6750 §3).
+ * `loginPath`: the page's sign-in link before the encoded target (signInRequiredPage's default: `/auth/login?returnTo=`).
  */
 export function sendNotAuthenticated(
   res: ServerResponse,
   target: string,
   accept: string | undefined,
-  challenge?: Record<string, string>,
+  challenge: Record<string, string> | undefined,
+  loginPath?: string,
 ): void {
-  if (acceptsHtml(accept)) sendHtml(res, 401, signInRequiredPage(target), challenge);
+  if (acceptsHtml(accept)) sendHtml(res, 401, signInRequiredPage(target, loginPath), challenge);
   else sendError(res, new GatewayError('NOT_AUTHENTICATED', { headers: challenge }));
 }

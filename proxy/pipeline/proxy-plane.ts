@@ -7,7 +7,9 @@ import { rateLimitKey } from '../../shared/http/client-ip.js';
 import type { Config } from '../../shared/config/config.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
-import { FAVICON_PATH, isGatewayPath, isReservedPath, JWKS_PATH } from '../../shared/http/gateway-paths.js';
+import { FAVICON_PATH, isGatewayPath, isReservedPath, JWKS_PATH, SERVICE_HOST_PATHS } from '../../shared/http/gateway-paths.js';
+import { acceptsHtml } from '../../shared/http/http-response.js';
+import { safeReturnTo } from '../../shared/http/return-to.js';
 import { answerFailure } from '../../shared/http/failure-response.js';
 import type { Logger } from '../../shared/logger.js';
 import { overLimit, type RateLimitDecision, type RateLimiter } from '../../shared/backends/rate-limiter.js';
@@ -34,6 +36,7 @@ import type { Route, RouteTable } from '../routing/route-table.js';
 import { remainderAfter, routingKey } from '../routing/routing-key.js';
 import { sendServiceDisabled } from './service-disabled.js';
 import { SessionCheck } from '../auth/session-check.js';
+import { HostSignIn } from '../auth/host-sign-in.js';
 import { stickyCookieName } from '../pool/sticky-target.js';
 import { TargetHealthBook } from '../pool/target-health-book.js';
 import { TargetHealthReporter } from '../pool/target-health-reporter.js';
@@ -51,9 +54,10 @@ export interface ProxyPlaneDeps {
   clientIp: (req: IncomingMessage) => string;
   /**
    * Serves gateway-owned paths (/auth, /api, /dashboard, and `/` when no service is at `/`), and
-   * `/favicon.ico` when no service matches it.
+   * `/favicon.ico` when no service matches it; with `serviceHost`, that service host's reserved
+   * sign-in paths (design.md §4.16).
    */
-  adminPlane: (req: IncomingMessage, res: ServerResponse) => void;
+  adminPlane: (req: IncomingMessage, res: ServerResponse, serviceHost?: string) => void;
   /** Counts target failures (`GatewayMetrics`, gateway-metrics.ts). */
   upstreamFailures: UpstreamFailureCounter;
   /** Counts requests the general rate limit refuses (`GatewayMetrics`). */
@@ -89,6 +93,7 @@ class GatewayProxyPlane implements ProxyPlane {
   readonly #refused: RefusedRequests;
   readonly #requestHeaders: RequestHeaderBuilder;
   readonly #sessions: SessionCheck;
+  readonly #hostSignIn: HostSignIn;
   readonly #assertions: IdentityAssertions;
   readonly #jwks: JwksEndpoint;
   /** Undefined while OIDC_API_AUDIENCES leaves bearer tokens off. */
@@ -113,6 +118,7 @@ class GatewayProxyPlane implements ProxyPlane {
     this.#bearerTokens = bearerTokensFor(deps.config, deps.logger);
     this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl, 'public', this.#bearerTokens !== undefined);
     this.#sessions = new SessionCheck(deps.sessionGate, deps.config.publicUrl, deps.logger);
+    this.#hostSignIn = new HostSignIn(deps.config.publicUrl);
     this.#assertions = new IdentityAssertions(deps.config.publicUrl, deps.config.assertionTtlMs);
     this.#jwks = new JwksEndpoint(deps.config.assertionTtlMs);
     this.targetHealth = new TargetHealthBook(deps.logger, () => this.#reporter.changed());
@@ -164,6 +170,8 @@ class GatewayProxyPlane implements ProxyPlane {
     const site = routes.hasHosts ? routes.siteOf(req.rawHeaders) : undefined;
     const table = site?.table ?? routes.hostless;
     const gatewayHere = site === undefined || this.#gatewayHosts.has(site.host);
+    // design.md §4.16: on a service host the session cookie names a host session
+    const serviceHost = gatewayHere ? undefined : site.host;
     if (gatewayHere && this.#servedByGateway(req, res, key, table)) return;
     const route = table.lookup(key);
     const clientIp = this.#deps.clientIp(req);
@@ -188,11 +196,11 @@ class GatewayProxyPlane implements ProxyPlane {
     const inbound = readInboundHeaders(req.rawHeaders);
     const required = service.enabled && service.requireAuth;
     // Without a session, a protected service takes a machine client's bearer token (design.md §4.7).
-    const user = (await this.#sessions.user(inbound.cookie, required)) ?? (required ? await this.#bearerTokens?.user(inbound.authorization) : undefined);
+    const user = (await this.#sessions.user(inbound.cookie, required, serviceHost)) ?? (required ? await this.#bearerTokens?.user(inbound.authorization) : undefined);
     if (user !== undefined) record.userId = user.sub;
     if (res.destroyed) return; // the client left while we were deciding
     if (!service.enabled) return sendServiceDisabled(res, service, inbound.accept);
-    if (user === undefined && service.requireAuth) return sendNotAuthenticated(res, target, inbound.accept, this.#bearerTokens?.challenge);
+    if (user === undefined && service.requireAuth) return this.#askToSignIn(req, res, target, inbound, serviceHost);
     if (user !== undefined && route.access?.allows(user) === false) return sendAccessDenied(res, service, user, inbound.accept);
     // design.md §5 "bare prefix": past every check, as the app's own answer would be
     const mode = forwardMode(req, inbound);
@@ -239,11 +247,35 @@ class GatewayProxyPlane implements ProxyPlane {
   }
 
   /**
-   * The reserved prefix `/.gatehouse/…` on any host (design.md §3.2), never forwarded. Sign-in
-   * across hosts will serve its callback and logout here; until then nothing exists under it, and
-   * it is answered as a path no service matches (the general limit counted, then 404).
+   * A protected service's caller without a session (design.md §3.5): 401. On a service host, a
+   * browser's navigation (GET or HEAD accepting `text/html`) is sent to the sign-in origin instead
+   * (host-sign-in.ts, design.md §4.16), and the 401 page's link goes by the host's own
+   * `/.gatehouse/login`.
    */
-  #reserved(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  #askToSignIn(req: IncomingMessage, res: ServerResponse, target: string, inbound: InboundHeaders, serviceHost: string | undefined): void {
+    if (serviceHost === undefined) return sendNotAuthenticated(res, target, inbound.accept, this.#bearerTokens?.challenge);
+    if ((req.method === 'GET' || req.method === 'HEAD') && acceptsHtml(inbound.accept)) return this.#hostSignIn.send(res, serviceHost, target);
+    sendNotAuthenticated(res, target, inbound.accept, this.#bearerTokens?.challenge, `${SERVICE_HOST_PATHS.login}?rd=`);
+  }
+
+  /**
+   * The reserved prefix `/.gatehouse/…` on any host (design.md §3.2), never forwarded. On a service
+   * host its sign-in paths (design.md §4.16): `login?rd=<path>` answered here, the others by the
+   * admin plane, told the host. Anything else, and anything on other hosts, is answered as a path
+   * no service matches (the general limit counted, then 404).
+   */
+  #reserved(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> | void {
+    const routes = this.#routes;
+    const site = routes.hasHosts ? routes.siteOf(req.rawHeaders) : undefined;
+    if (site !== undefined && !this.#gatewayHosts.has(site.host)) {
+      if (path === SERVICE_HOST_PATHS.login && (req.method === 'GET' || req.method === 'HEAD')) {
+        return this.#hostSignIn.send(res, site.host, safeReturnTo(new URLSearchParams((req.url ?? '').slice(path.length + 1)).get('rd')));
+      }
+      if (path === SERVICE_HOST_PATHS.callback || path === SERVICE_HOST_PATHS.logout || path === SERVICE_HOST_PATHS.csrfToken) {
+        sendContinueIfExpected(req, res);
+        return this.#deps.adminPlane(req, res, site.host);
+      }
+    }
     return this.#unmatched(req, res, path, this.#deps.clientIp(req), false);
   }
 

@@ -30,10 +30,22 @@ function isAtOrUnder(key: string, prefix: string): boolean {
 
 /**
  * The gateway's reserved prefix on every host (design.md §3.2), services' own hosts included:
- * nothing under it is ever forwarded to a service. Sign-in across hosts will serve its callback
- * and logout under it; until then nothing there exists.
+ * nothing under it is ever forwarded to a service. On a service host it holds the sign-in's
+ * paths below; elsewhere nothing.
  */
 export const RESERVED_PREFIX = '/.gatehouse';
+
+/**
+ * A service host's sign-in paths (design.md §4.16): `login` (answered by the data plane: off to the
+ * sign-in origin), then `callback` (redeems a hand-off code), `logout` and `csrf-token` (the host
+ * session's), answered by the admin plane.
+ */
+export const SERVICE_HOST_PATHS = {
+  login: `${RESERVED_PREFIX}/login`,
+  callback: `${RESERVED_PREFIX}/callback`,
+  logout: `${RESERVED_PREFIX}/logout`,
+  csrfToken: `${RESERVED_PREFIX}/csrf-token`,
+} as const;
 
 /**
  * True when `key`, a routing key (as for {@link isGatewayPath}, so `/.GATEHOUSE/x`,

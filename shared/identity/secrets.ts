@@ -31,6 +31,17 @@ export const newCsrfToken = randomSecret;
 /** A new login browser key (admin/oidc/browser-binding.ts). */
 export const newBrowserKey = randomSecret;
 
+/** A new hand-off key: the value of a service host's `gw_handoff` cookie (design.md §4.16). */
+export const newHandoffKey = randomSecret;
+
+/**
+ * What travels in URLs of a hand-off key (the sign-in link's `bind`) and what its code keeps: its
+ * SHA-256, base64url (43 characters), so the key itself never leaves the service host's cookie.
+ */
+export function handoffBinding(key: string): string {
+  return createHash('sha256').update(key).digest('base64url');
+}
+
 /**
  * What every admin API token's secret starts with (design.md §4.8): secret scanners (GitHub's,
  * gitleaks) match a leaked token by it, and the gateway refuses anything else without a lookup.

@@ -16,12 +16,15 @@ ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
   );
 }
 
-/** Shown with status 400 when a callback fails; says why without revealing anything secret. */
-export function loginFailedPage(reason: string): string {
+/**
+ * Shown with status 400 when a callback fails; says why without revealing anything secret.
+ * `retry`: where "Try again" leads (the login page; a service host's `/`, which starts a sign-in).
+ */
+export function loginFailedPage(reason: string, retry = '/auth/login-page'): string {
   return page(
     'Sign-in failed',
     html`<h1>Sign-in failed</h1>
 <p class="error" role="alert">${reason}</p>
-<p><a class="button" href="/auth/login-page">Try again</a></p>`,
+<p><a class="button" href="${retry}">Try again</a></p>`,
   );
 }

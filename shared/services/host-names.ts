@@ -66,6 +66,13 @@ export function normalizeHost(host: string): string | undefined {
 /** True when `name` (a normal form) is a wildcard, `*.example.com`. */
 export const isWildcardHost = (name: string): boolean => name.startsWith(WILDCARD_PREFIX);
 
+/** Whether a request's `host` (normal form) is the listed `name`, or one label under a wildcard `name`. */
+export function hostMatches(name: string, host: string): boolean {
+  if (!isWildcardHost(name)) return name === host;
+  const dot = host.indexOf('.');
+  return dot > 0 && host.slice(dot + 1) === name.slice(WILDCARD_PREFIX.length);
+}
+
 /**
  * `domain` (lower case, no trailing dot, no `*`) in A-labels. ASCII names are checked as they are,
  * so nothing WHATWG's host parser would rewrite (`%41`, `0x7f.1`) is taken for another name;

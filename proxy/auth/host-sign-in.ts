@@ -1,0 +1,41 @@
+import type { ServerResponse } from 'node:http';
+import { serialize } from 'cookie';
+import { gatewayCookieNames } from '../../shared/http/cookies.js';
+import { redirect } from '../../shared/http/http-response.js';
+import { handoffBinding, newHandoffKey } from '../../shared/identity/secrets.js';
+
+/** How long a service host's hand-off cookie lives, in seconds: as long as a login may take (10 minutes). */
+const HANDOFF_COOKIE_MAX_AGE_S = 600;
+
+/**
+ * Sends a browser on a service host to the sign-in origin (design.md §4.16): 302 to
+ * `<PUBLIC_URL>/auth/login?rd=<the address asked for>&bind=<hash of a new hand-off key>`, with the
+ * key in the host's own `gw_handoff` cookie (host-only, `__Host-` on https, HttpOnly, SameSite=Lax:
+ * it must come back on the top-level navigation to the host's callback). The sign-in origin hands
+ * the session back only to a browser holding that key, so a hand-off code made for one browser
+ * cannot sign another in.
+ */
+export class HostSignIn {
+  readonly #login: string;
+  readonly #scheme: string;
+  /** PUBLIC_URL's `:port`, or `''`: the one listener serves every host. */
+  readonly #port: string;
+  readonly #cookieName: string;
+  readonly #secure: boolean;
+
+  constructor(publicUrl: URL) {
+    this.#login = `${publicUrl.origin}/auth/login?rd=`;
+    this.#scheme = publicUrl.protocol;
+    this.#port = publicUrl.port === '' ? '' : `:${publicUrl.port}`;
+    this.#cookieName = gatewayCookieNames(publicUrl).handoff;
+    this.#secure = publicUrl.protocol === 'https:';
+  }
+
+  /** Answers with the redirect for `target` (a path and query, as requested) on `host` (normal form). */
+  send(res: ServerResponse, host: string, target: string): void {
+    const key = newHandoffKey();
+    const returnAddress = `${this.#scheme}//${host}${this.#port}${target}`;
+    const cookie = serialize(this.#cookieName, key, { httpOnly: true, path: '/', sameSite: 'lax', secure: this.#secure, maxAge: HANDOFF_COOKIE_MAX_AGE_S });
+    redirect(res, `${this.#login}${encodeURIComponent(returnAddress)}&bind=${handoffBinding(key)}`, { 'set-cookie': cookie });
+  }
+}
