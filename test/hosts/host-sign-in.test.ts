@@ -26,6 +26,7 @@ const USERS = {
   getLogout: account('host-get-logout'),
   originLogout: account('origin-logout'),
   revoked: account('host-revoked'),
+  backchannel: account('host-backchannel'),
   replay: account('host-replay'),
   otherHost: account('host-other-host'),
   otherBrowser: account('host-other-browser'),
@@ -212,6 +213,12 @@ for (const topology of ['embedded', 'split'] as const) {
       assert.equal(listed.json.total, 1, 'the host sessions are links to the one session, not sessions of their own');
       const ended = await gw.call('DELETE', `/api/sessions/${listed.json.sessions[0].id}`, { as: gw.admin });
       assert.equal(ended.status, 204, ended.text);
+      await signedOutEverywhere(jar);
+    });
+
+    it("ends the host sessions at the provider's back-channel logout", async () => {
+      const jar = await signedInOnBoth(USERS.backchannel);
+      await gw.idp.backchannelLogout(USERS.backchannel.sub);
       await signedOutEverywhere(jar);
     });
 

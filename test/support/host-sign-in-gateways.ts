@@ -3,6 +3,7 @@
  * real identity provider and an echo upstream behind three protected services side by side:
  * `app` on `app.localhost` (path `/`, target `<upstream>/app`), `wild` on `*.apps.localhost`
  * (path `/`, target `<upstream>/wild`) and the path service `/plain` (target `<upstream>/plain`).
+ * The provider's client has back-channel logout (to PUBLIC_URL's `/auth/backchannel-logout`).
  * This process's HTTP client reaches `*.localhost` on loopback, spread over every listener
  * (localhost-network.ts), so a browser's sign-in crosses the proxy processes of split mode.
  */
@@ -54,7 +55,7 @@ interface Started {
 
 /** The embedded gateway at `http://localhost:PORT` (the provider at 127.0.0.1 is another site, as a real one is). */
 async function embedded(users: DemoUser[]): Promise<Started> {
-  const env = await startGatewayWithProvider({}, { users }, 'localhost');
+  const env = await startGatewayWithProvider({}, { users, backchannelLogout: true }, 'localhost');
   return {
     publicUrl: env.gw.gateway.config.publicUrl.origin,
     listenerPorts: [env.gw.gateway.port],
@@ -68,7 +69,7 @@ async function embedded(users: DemoUser[]): Promise<Started> {
 
 /** Redis, an admin process and two proxy processes; PUBLIC_URL is the first proxy's origin. */
 async function split(users: DemoUser[]): Promise<Started> {
-  const gateway = await startSplitGateway({}, { users });
+  const gateway = await startSplitGateway({}, { users, backchannelLogout: true });
   return {
     publicUrl: gateway.env.PUBLIC_URL!,
     listenerPorts: gateway.proxies.map((proxy) => Number(new URL(proxy.url).port)),

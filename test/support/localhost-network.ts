@@ -13,7 +13,10 @@ import { Agent, buildConnector, getGlobalDispatcher, setGlobalDispatcher, type D
 
 /** What {@link installLocalhostNetwork} put in place. */
 export interface LocalhostNetwork {
-  /** Every request sent since, oldest first, as `METHOD absolute-url`. */
+  /**
+   * Every request sent since, oldest first, as `METHOD absolute-url`: the test's, and an embedded
+   * gateway's own calls through `fetch` (to the identity provider), which share the dispatcher.
+   */
   readonly requests: string[];
   /** Closes its connections and puts back the dispatcher there was before. */
   restore(): Promise<void>;
