@@ -31,6 +31,7 @@ const USERS = {
   otherHost: account('host-other-host'),
   otherBrowser: account('host-other-browser'),
   expired: account('host-expired'),
+  ended: account('host-ended'),
   scoped: account('host-scoped'),
   csrf: account('host-csrf'),
   spellings: account('host-spellings'),
@@ -85,13 +86,20 @@ for (const topology of ['embedded', 'split'] as const) {
       await eventually('signed out on both hosts and the sign-in origin', async () => (await statuses()).every((status) => status === 401), 10_000);
     }
 
-    /** A host session's CSRF token from `GET <origin>/.gatehouse/csrf-token`. */
-    async function hostCsrfToken(jar: RecordingCookieJar, origin: string): Promise<string> {
-      const answer = await browserRequest(jar, `${origin}/.gatehouse/csrf-token`, { accept: JSON_ACCEPT });
+    /** A CSRF token from `url`: a host's `/.gatehouse/csrf-token` or the sign-in origin's `/auth/csrf-token`. */
+    async function csrfTokenAt(jar: RecordingCookieJar, url: string): Promise<string> {
+      const answer = await browserRequest(jar, url, { accept: JSON_ACCEPT });
       assert.equal(answer.status, 200, answer.body);
       const { csrfToken } = JSON.parse(answer.body) as { csrfToken: string };
       assert.equal(typeof csrfToken, 'string');
       return csrfToken;
+    }
+
+    /** The sign-in origin's own logout: `POST /auth/logout` with its session's CSRF token (a 302). */
+    async function logOutAtOrigin(jar: RecordingCookieJar): Promise<void> {
+      const token = await csrfTokenAt(jar, pub('/auth/csrf-token'));
+      const out = await browserRequest(jar, pub('/auth/logout'), { method: 'POST', initiator: pub('/'), headers: { 'x-csrf-token': token } });
+      assert.equal(out.status, 302, out.body);
     }
 
     /** The audit log's actions for user `sub`, newest first. */
@@ -164,8 +172,8 @@ for (const topology of ['embedded', 'split'] as const) {
 
     it("logs out on the app host with its own CSRF token, which ends the sign-in origin's session and the other host's", async () => {
       const jar = await signedInOnBoth(USERS.hostLogout);
-      const token = await hostCsrfToken(jar, app(''));
-      const originToken = JSON.parse((await browserRequest(jar, pub('/auth/csrf-token'), { accept: JSON_ACCEPT })).body).csrfToken as string;
+      const token = await csrfTokenAt(jar, app('/.gatehouse/csrf-token'));
+      const originToken = await csrfTokenAt(jar, pub('/auth/csrf-token'));
       assert.notEqual(token, originToken, "the host session's token, not the sign-in origin's");
       const withOriginToken = await browserRequest(jar, app('/.gatehouse/logout'), { method: 'POST', accept: JSON_ACCEPT, headers: { 'x-csrf-token': originToken } });
       assert.equal(withOriginToken.status, 403, "the sign-in origin's token is not the host's");
@@ -200,9 +208,7 @@ for (const topology of ['embedded', 'split'] as const) {
 
     it('logs out at the sign-in origin, which ends both hosts', async () => {
       const jar = await signedInOnBoth(USERS.originLogout);
-      const token = JSON.parse((await browserRequest(jar, pub('/auth/csrf-token'), { accept: JSON_ACCEPT })).body).csrfToken as string;
-      const out = await browserRequest(jar, pub('/auth/logout'), { method: 'POST', initiator: pub('/'), headers: { 'x-csrf-token': token } });
-      assert.equal(out.status, 302, out.body);
+      await logOutAtOrigin(jar);
       await signedOutEverywhere(jar);
     });
 
@@ -273,6 +279,14 @@ for (const topology of ['embedded', 'split'] as const) {
       assert.equal(jar.get('gw_session', wild('/')), undefined);
     });
 
+    it('refuses a code whose session ended before it was used', async () => {
+      const jar = await signedIn(USERS.ended);
+      const handed = await handOff(gw, jar, wild(''));
+      await logOutAtOrigin(jar);
+      await signedOutEverywhere(jar);
+      assertRefusedCode(await browserRequest(jar, handed.callbackUrl, { initiator: pub('/auth/login') }), "an ended session's code");
+    });
+
     it("takes a host's session cookie for a session on that host only", async () => {
       const jar = await signedIn(USERS.scoped);
       const handle = `gw_session=${jar.get('gw_session', app('/'))}`;
@@ -293,7 +307,7 @@ for (const topology of ['embedded', 'split'] as const) {
         assert.deepEqual(JSON.parse(refused.body), { error: 'Invalid CSRF token' });
       }
       assert.deepEqual([await statusFor(jar, wild('/x')), await statusFor(jar, app('/x')), await statusFor(jar, pub('/auth/profile'))], [200, 200, 200]);
-      const out = await browserRequest(jar, wild('/.gatehouse/logout'), { form: { _csrf: await hostCsrfToken(jar, wild('')) } });
+      const out = await browserRequest(jar, wild('/.gatehouse/logout'), { form: { _csrf: await csrfTokenAt(jar, wild('/.gatehouse/csrf-token')) } });
       assert.equal(out.status, 302, out.body);
       await signedOutEverywhere(jar);
     });
@@ -321,8 +335,10 @@ for (const topology of ['embedded', 'split'] as const) {
       assert.equal(new URL(login.location!).searchParams.get('rd'), app('/next?a=1'));
       assert.equal((await browserRequest(jar, app('/.gatehouse/csrf-token'), { accept: JSON_ACCEPT })).status, 401);
       assert.equal((await browserRequest(jar, app('/.gatehouse/other'), { accept: JSON_ACCEPT })).status, 404);
-      const onOrigin = await browserRequest(jar, pub('/.gatehouse/callback?code=x'), { accept: JSON_ACCEPT });
-      assert.deepEqual([onOrigin.status, JSON.parse(onOrigin.body)], [404, { error: 'Service not found' }]);
+      for (const url of [pub('/.gatehouse/callback?code=x'), `${gw.hostOrigin('nowhere.localhost')}/.gatehouse/callback?code=x`]) {
+        const answer = await browserRequest(jar, url, { accept: JSON_ACCEPT });
+        assert.deepEqual([answer.status, JSON.parse(answer.body)], [404, { error: 'Service not found' }], `${url}: not a service host`);
+      }
       assert.equal((await browserRequest(jar, app('/page'), { method: 'HEAD' })).status, 302, 'a HEAD navigation is sent to sign in too');
     });
 
