@@ -43,7 +43,8 @@ export function createLogoutHandler(deps: LogoutDeps): Handler {
       await sessions.revoke([session.handle]);
       deps.grants.release([session]);
       audit.record({ action: 'USER_LOGOUT', userId: session.user.sub, serviceId: null, ipAddress: ctx.clientIp, details: {} });
-      location = (await relyingParty.endSessionUrl(session.idToken, origin.afterLogoutUrl)) ?? origin.afterLogoutUrl;
+      // Without the provider's logout: this origin's `/`; a service host's goes to the sign-in origin's.
+      location = (await relyingParty.endSessionUrl(session.idToken, origin.afterLogoutUrl)) ?? (origin.kind === 'host' ? origin.afterLogoutUrl : '/');
     }
     redirect(ctx.res, location, { 'set-cookie': origin.cookies.clearSession() });
   };

@@ -122,13 +122,19 @@ describe('routing by host', { timeout: 20_000 }, () => {
   });
 
   it('never forwards the reserved prefix /.gatehouse/, in any spelling, on any host', async () => {
-    const spellings = ['/.gatehouse/callback?code=x', '/.gatehouse', '/.GATEHOUSE/x', '/%2Egatehouse/x', '/%2egatehouse/x', '//.gatehouse/x', '/\\.gatehouse/x', '/.gatehouse;p=1/x', '/.gatehouse%2Fx'];
+    const spellings = ['/.gatehouse/x', '/.gatehouse', '/.GATEHOUSE/x', '/%2Egatehouse/x', '/%2egatehouse/x', '//.gatehouse/x', '/\\.gatehouse/x', '/.gatehouse;p=1/x', '/.gatehouse%2Fx'];
     for (const path of spellings) {
       for (const host of ['app.localhost', 'a.apps.localhost', 'gateway.localhost:8080', `127.0.0.1:${gateway.port}`]) {
         await notFound(path, host);
       }
     }
     assert.equal((await received('/.gatehousex', 'app.localhost')).url, '/app/.gatehousex', 'a longer segment is no reserved path');
+    // a service host's sign-in paths go to the admin plane, told the host; elsewhere they are nothing
+    const handedOff = gateway.adminRequests.length;
+    assert.equal((await get('/.gatehouse/callback?code=x', 'app.localhost')).status, 200);
+    for (const host of ['gateway.localhost:8080', 'elsewhere.localhost', `127.0.0.1:${gateway.port}`]) await notFound('/.gatehouse/callback?code=x', host);
+    await notFound('/.GATEHOUSE/callback?code=x', 'app.localhost');
+    assert.deepEqual(gateway.adminRequests.slice(handedOff), ['/.gatehouse/callback?code=x']);
   });
 
   it('refuses two Host fields and an absolute-form target with 400', async () => {
@@ -161,7 +167,9 @@ describe('routing by host', { timeout: 20_000 }, () => {
     const refused = await get('/private/x?q=1', 'app.localhost');
     assert.equal(refused.status, 401);
     assert.deepEqual(JSON.parse(refused.body), { error: 'Not authenticated' });
-    const cookie = await gateway.signIn({ sub: 'host-user' });
+    const publicCookie = await gateway.signIn({ sub: 'host-user' });
+    assert.equal((await get('/private/x?q=3', 'app.localhost', [`Cookie: ${publicCookie}`])).status, 401, "the sign-in origin's cookie is no session on a service host");
+    const cookie = await gateway.signIn({ sub: 'host-user' }, { host: 'app.localhost' });
     const echoed = await received('/private/x?q=2', 'app.localhost', [`Cookie: ${cookie}`]);
     assert.equal(echoed.url, '/app-private/x?q=2');
     assert.deepEqual(headerValues(echoed, 'x-forwarded-user'), ['host-user']);

@@ -50,8 +50,11 @@ export interface TestDataPlane {
   /** Its metrics (`metrics.registry.metrics()` is what its `/metrics` would serve). */
   metrics: GatewayMetrics;
   publish(services: Service[]): Promise<void>;
-  /** Creates a session for `user` and returns the Cookie header value that carries it. */
-  signIn(user?: Partial<SessionUser>): Promise<string>;
+  /**
+   * Creates a session for `user` and returns the Cookie header value that carries it; with `host`,
+   * the value a service host's cookie carries (a host session linked to it, design.md §4.16).
+   */
+  signIn(user?: Partial<SessionUser>, options?: { host?: string }): Promise<string>;
   /** Resolves once at least `count` records were shipped (the sink ships every millisecond). */
   waitForRecords(count: number): Promise<AccessLogEntry[]>;
   /** Resolves with the first shipped record that `matches`, waiting for it when needed. */
@@ -119,9 +122,11 @@ export async function startDataPlane(options: DataPlaneOptions = {}): Promise<Te
     records,
     metrics,
     publish: (services) => backends.bus.publishRegistry(services),
-    async signIn(user = {}) {
-      const id = await backends.sessions.create(sampleSession({ user: { ...TEST_USER, ...user }, csrfToken: 'csrf-token-value', idToken: null }));
-      return `gw_session=${id}`;
+    async signIn(user = {}, options = {}) {
+      const session = sampleSession({ user: { ...TEST_USER, ...user }, csrfToken: 'csrf-token-value', idToken: null });
+      const id = await backends.sessions.create(session);
+      const link = options.host === undefined ? id : await backends.sessions.link(session.handle, options.host, 'host-csrf-token');
+      return `gw_session=${link}`;
     },
     async waitForRecords(count) {
       while (records.length < count) await once(shipped, 'batch');
