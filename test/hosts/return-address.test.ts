@@ -5,7 +5,8 @@
  * no backslash, control character or whitespace and at most 2,048 characters. Every other
  * spelling (open redirects: userinfo, backslashes, `//`, encoded dots, IDN homographs, other
  * schemes and ports) is refused with 400 and sends the browser nowhere, signed in or not; the
- * spellings taken are sent on re-serialised, under the registered name.
+ * spellings taken are sent on re-serialised, under the registered name. ADMIN_URL's host is taken
+ * on ADMIN_URL's scheme and port.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -63,7 +64,7 @@ describe('return addresses of the sign-in origin', { timeout: 120_000 }, () => {
     `${gw.publicUrl}/auth/login?rd=${encodeURIComponent(rd)}${bind === null ? '' : `&bind=${bind}`}`;
 
   before(async () => {
-    gw = await startHostSignInGateway('embedded', [USER]);
+    gw = await startHostSignInGateway('embedded', [USER], { adminOrigin: true });
     signedIn = new RecordingCookieJar();
     await signInAt(signedIn, app('/'), USER);
   });
@@ -136,6 +137,18 @@ describe('return addresses of the sign-in origin', { timeout: 120_000 }, () => {
     const walked = await browse(login(`${gw.publicUrl}/back?y=1`, null), jar, { email: USER.email, password: USER.password }, gw.publicUrl);
     assert.equal(walked.status, 302, walked.body.slice(0, 200));
     assert.equal(new URL(walked.finalLocation!, walked.url).href, `${gw.publicUrl}/back?y=1`);
+  });
+
+  it("sends the browser to ADMIN_URL after the provider, on ADMIN_URL's own scheme and port only", async () => {
+    const admin = new URL(gw.adminUrl!);
+    for (const rd of [`http://admin.localhost:${gw.port}/dashboard`, `https://${admin.host}/dashboard`, `http://x.${admin.host}/`, `http://${admin.host}@evil.example/`]) {
+      assertRefused(await browserRequest(new RecordingCookieJar(), login(rd, null)), rd);
+    }
+    const jar = new RecordingCookieJar();
+    const walked = await browse(login(`http://ADMIN.localhost:${admin.port}/dashboard?x=1`, null), jar, { email: USER.email, password: USER.password }, gw.publicUrl);
+    assert.equal(walked.status, 302, walked.body.slice(0, 200));
+    assert.equal(walked.url.startsWith(`${gw.publicUrl}/auth/callback`), true, walked.url);
+    assert.equal(walked.finalLocation, `${gw.adminUrl}/dashboard?x=1`);
   });
 
   it("takes a service host's own /.gatehouse/login?rd= as a path on that host, / when it is not a safe one", async () => {

@@ -9,6 +9,7 @@
  */
 import { apiClient, createService, type ApiCall } from './api-client.js';
 import { eventually } from './eventually.js';
+import { freePort } from './free-port.js';
 import { startGatewayWithProvider } from './gateway-with-provider.js';
 import type { DemoUser, IdentityProvider } from './identity-provider.js';
 import { installLocalhostNetwork, type LocalhostNetwork } from './localhost-network.js';
@@ -34,8 +35,10 @@ export interface HostSignInGateway {
   upstream: EchoUpstream;
   /** An administrator's session (made in the session store) for {@link call}. */
   admin: SignedIn;
-  /** The admin API's client (the public origin embedded, the admin process's port split). */
+  /** The admin API's client (the public origin embedded, ADMIN_URL with `adminOrigin`, the admin process's port split). */
   call: ApiCall;
+  /** ADMIN_URL's origin (`http://admin.localhost:ADMIN_PORT`) with `adminOrigin`. */
+  adminUrl: string | undefined;
   /** The SQLite file of the admin plane (host_handoff_codes lives there). */
   databasePath: string;
   network: LocalhostNetwork;
@@ -49,19 +52,33 @@ interface Started {
   idp: IdentityProvider;
   admin: SignedIn;
   apiUrl: string;
+  adminUrl?: string;
   databasePath: string;
   close(): Promise<void>;
 }
 
-/** The embedded gateway at `http://localhost:PORT` (the provider at 127.0.0.1 is another site, as a real one is). */
-async function embedded(users: DemoUser[]): Promise<Started> {
-  const env = await startGatewayWithProvider({}, { users, backchannelLogout: true }, 'localhost');
+/** How to start it beyond the topology. */
+export interface HostSignInOptions {
+  /** Embedded only: the console and API on ADMIN_URL `http://admin.localhost:<free ADMIN_PORT>`. */
+  adminOrigin?: boolean;
+}
+
+/**
+ * The embedded gateway at `http://localhost:PORT` (the provider at 127.0.0.1 is another site, as a
+ * real one is), with ADMIN_URL at `http://admin.localhost:ADMIN_PORT` when `adminOrigin`.
+ */
+async function embedded(users: DemoUser[], adminOrigin: boolean): Promise<Started> {
+  const adminPort = adminOrigin ? await freePort() : undefined;
+  const adminUrl = adminPort === undefined ? undefined : `http://admin.localhost:${adminPort}`;
+  const adminEnv: Record<string, string> = adminUrl === undefined ? {} : { ADMIN_PORT: String(adminPort), ADMIN_URL: adminUrl };
+  const env = await startGatewayWithProvider(adminEnv, { users, backchannelLogout: true }, 'localhost');
   return {
     publicUrl: env.gw.gateway.config.publicUrl.origin,
     listenerPorts: [env.gw.gateway.port],
     idp: env.idp,
-    admin: await signIn(env.gw),
-    apiUrl: env.gw.origin,
+    admin: await signIn(env.gw, {}, adminUrl === undefined ? 'public' : 'admin'),
+    apiUrl: adminUrl ?? env.gw.origin,
+    ...(adminUrl === undefined ? {} : { adminUrl }),
     databasePath: env.gw.databasePath,
     close: () => env.close(),
   };
@@ -88,15 +105,15 @@ async function statusOn(port: number, target: string, host: string): Promise<num
 }
 
 /**
- * Starts the gateway in `topology` with a provider knowing `users`, registers the three services
+ * Starts the gateway in `topology` (with `options`) and a provider knowing `users`, registers the three services
  * through the admin API and waits until every listener routes them (401 without a session).
  * @throws when a part fails to start (what started is stopped first).
  */
-export async function startHostSignInGateway(topology: Topology, users: DemoUser[]): Promise<HostSignInGateway> {
+export async function startHostSignInGateway(topology: Topology, users: DemoUser[], options: HostSignInOptions = {}): Promise<HostSignInGateway> {
   const upstream = await startEchoUpstream();
   let started: Started;
   try {
-    started = await (topology === 'split' ? split(users) : embedded(users));
+    started = await (topology === 'split' ? split(users) : embedded(users, options.adminOrigin === true));
   } catch (error) {
     await upstream.close();
     throw error;
@@ -113,6 +130,7 @@ export async function startHostSignInGateway(topology: Topology, users: DemoUser
     upstream,
     admin: started.admin,
     call: apiClient(started.apiUrl),
+    adminUrl: started.adminUrl,
     databasePath: started.databasePath,
     network,
     async close() {
