@@ -51,6 +51,7 @@ import { createSessionPageHandlers } from './routes/session-page-routes.js';
 import { SessionRevalidator } from './sessions/session-revalidator.js';
 import { GrantRelease } from './sessions/grant-release.js';
 import { SessionRevocation } from './sessions/session-revocation.js';
+import { AcmeCertificates } from './acme/acme-certificates.js';
 
 /** What the control plane needs from its process. */
 export interface AdminPlaneDeps {
@@ -84,6 +85,8 @@ export interface AdminPlane {
    * with `serviceHost`, a reserved path (`/.gatehouse/…`) of that service host (design.md §4.16).
    */
   handlePublic(req: IncomingMessage, res: ServerResponse, serviceHost?: string): void;
+  /** Certificates by ACME (design.md §4.15), which the process's listeners serve; undefined while ACME_EMAIL is unset. */
+  readonly certificates: AcmeCertificates | undefined;
   /**
    * Stops the plane's background work (assertion key rotation, listening to target health
    * reports); call before closing the database.
@@ -108,6 +111,7 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   // Side by side: with Redis away each waits for it (about 2 s) before the plane goes on without it.
   await Promise.all([assertionKeys.start(), publishRegistryAtStart(parts.registry, deps.logger)]);
   const stopRevalidating = parts.revalidator.start();
+  parts.certificates?.start();
   const serve = requestServer(deps, parts.tokens, routers);
   const serveOn = (req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): void => {
     // A backend that cannot be reached answers 503 on every path (failure-response.ts); the rest is logged.
@@ -116,8 +120,10 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   return {
     handle: (req, res) => serveOn(req, res, origins.ofAdminPortRequest(req)),
     handlePublic: (req, res, serviceHost) => serveOn(req, res, origins.ofHandoff(req, serviceHost)),
+    certificates: parts.certificates,
     close() {
       stopRevalidating();
+      parts.certificates?.close();
       assertionKeys.close();
       targetHealth.close();
     },
@@ -141,6 +147,8 @@ interface PlaneParts {
   revalidator: SessionRevalidator;
   /** The identity provider's keys for logout tokens; undefined without an issuer configured. */
   issuerKeys: IssuerKeys | undefined;
+  /** Certificates by ACME; undefined while ACME_EMAIL is unset. */
+  certificates: AcmeCertificates | undefined;
 }
 
 /** The plane's parts over `deps`; nothing is started or published yet. */
@@ -160,7 +168,9 @@ function openParts(deps: AdminPlaneDeps): PlaneParts {
   const revocation = new SessionRevocation(sessions, audit, grants);
   const revalidator = new SessionRevalidator({ store: sessions, relyingParty, cipher, revocation, config, logger: checksLogger });
   const issuerKeys = config.oidc.issuer ? new IssuerKeys(config.oidc.issuer, logger, 'logout tokens') : undefined;
-  return { audit, registry, targetHealth, assertionKeys, rollups, tokens, relyingParty, origins, cipher, grants, revocation, revalidator, issuerKeys };
+  const acme = config.tls.acme;
+  const certificates = acme && new AcmeCertificates({ settings: acme, publicUrl: config.publicUrl, adminUrl: config.adminUrl, httpPort: config.tls.httpPort, db, cipher, bus, logger: logger.child({ component: 'acme' }) });
+  return { audit, registry, targetHealth, assertionKeys, rollups, tokens, relyingParty, origins, cipher, grants, revocation, revalidator, issuerKeys, certificates };
 }
 
 /** Every group of the plane's handlers (routes/route-table.ts routes them), over `parts`. */

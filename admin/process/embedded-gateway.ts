@@ -54,7 +54,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Gate
   // listener, timer or connection that would hold its process open.
   const admin = await startAdminPlane({ config, storage, publicRequests: 'in-process', metrics: metrics.registry, logger: logger.child({ plane: 'admin' }) })
     .catch(stopAndRethrow(() => storage.close()));
-  const proxy = await startProxyPlane({ config, backends, adminPlane: admin.handlePublic, metrics, logger: logger.child({ plane: 'proxy' }) })
+  const proxy = await startProxyPlane({ config, backends, adminPlane: admin.handlePublic, metrics, certificates: admin.certificates, logger: logger.child({ plane: 'proxy' }) })
     .catch(stopAndRethrow(async () => {
       await admin.close();
       await storage.close();

@@ -9,6 +9,10 @@ import { processMetricsRegistry } from '../../shared/process-metrics.js';
 import { HANDED_OFF_HEADER_FIELDS, MAX_HEADER_FIELDS } from '../../shared/http/request-head.js';
 import { TrustedProxies } from '../../shared/http/trusted-proxies.js';
 import { openListenerTls } from '../../shared/tls/listener-tls.js';
+import { CertificateRelay, type CertificateFeed } from '../../shared/tls/certificate-feed.js';
+import { ChallengeResponder } from '../../shared/tls/challenge-responder.js';
+import { certificateFetchEndpoint } from '../acme/certificate-fetch-endpoint.js';
+import { registerAcmeMetrics } from '../acme/acme-metrics.js';
 import { createAdminPlane } from '../admin-plane.js';
 import { registerAccessLogMetrics } from '../access-log/access-log-metrics.js';
 import type { AdminStorage } from './admin-storage.js';
@@ -39,6 +43,8 @@ export interface RunningAdminPlane {
   readonly port: number;
   /** Serves a gateway-owned path of the public origin: the data plane's `adminPlane` in this process. */
   handlePublic(req: IncomingMessage, res: ServerResponse): void;
+  /** The certificates ACME keeps (design.md §4.15), for this process's data plane; undefined while ACME is off. */
+  readonly certificates: CertificateFeed | undefined;
   /**
    * Stops accepting on ADMIN_PORT, lets in-flight requests finish (up to 10 s), and stops the
    * plane's background work. The storage stays open (its owner closes it after).
@@ -57,28 +63,40 @@ export async function startAdminPlane(options: AdminPlaneOptions): Promise<Runni
   const { config, storage, logger } = options;
   const { backends } = storage;
   const handedOff = options.publicRequests === 'handed-off';
-  // First: a broken certificate stops the start before anything runs.
-  const tls = config.tls.admin && openListenerTls(config.tls.admin, config.tls.hsts, logger);
+  // First: a broken certificate stops the start before anything runs. ACME's certificates (design.md
+  // §4.15) reach the listener through a relay, as the plane that keeps them is made after it.
+  const relay = config.tls.admin?.acme ? new CertificateRelay() : undefined;
+  const challenges = relay && new ChallengeResponder(backends.bus);
+  const acme = relay && challenges && { feed: relay, challenges, ownHost: config.adminUrl!.hostname };
+  const tls = config.tls.admin && openListenerTls(config.tls.admin, config.tls.hsts, logger, acme);
   const trusted = handedOff ? new TrustedProxies(['loopback', ...config.trustProxy.entries]) : config.trustProxy;
   const admin = await createAdminPlane({ ...backends, config, db: storage.db, accessLogs: storage.accessLogReads, clientIp: clientIpResolver(trusted), logger });
   const metrics = options.metrics ?? processMetricsRegistry();
   registerAccessLogMetrics(metrics, () => storage.accessLogWriter.totals);
+  const certificates = admin.certificates;
+  if (certificates) registerAcmeMetrics(metrics, certificates);
+  const disconnect = certificates && relay?.connect(certificates);
+  const fetchCertificates = certificates ? certificateFetchEndpoint(certificates) : () => false;
   const internal = internalEndpoints({
     checks: backends.readiness,
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
   });
   const maxHeaderFields = handedOff ? HANDED_OFF_HEADER_FIELDS : MAX_HEADER_FIELDS;
-  const server = createGatewayServer((req, res) => internal(req, res) || admin.handle(req, res), maxHeaderFields, tls);
+  const server = createGatewayServer((req, res) => internal(req, res) || fetchCertificates(req, res) || admin.handle(req, res), maxHeaderFields, tls);
   const port = await listen(server, config.adminPort, config.adminHost).catch((error: unknown) => {
     tls?.close();
+    challenges?.close();
     throw error;
   });
   return {
     port,
     handlePublic: admin.handlePublic,
+    certificates,
     async close() {
       await drain(server);
       tls?.close();
+      disconnect?.();
+      challenges?.close();
       admin.close();
     },
   };

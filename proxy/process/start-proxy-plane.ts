@@ -4,10 +4,13 @@ import { clientIpResolver } from '../../shared/http/client-ip.js';
 import type { Config } from '../../shared/config/config.js';
 import { drain, listen } from '../../shared/http/http-server.js';
 import { createHttpsRedirectServer } from '../../shared/tls/https-redirect.js';
-import { openListenerTls } from '../../shared/tls/listener-tls.js';
+import { openListenerTls, type ListenerAcme } from '../../shared/tls/listener-tls.js';
+import type { CertificateFeed } from '../../shared/tls/certificate-feed.js';
+import { ChallengeResponder } from '../../shared/tls/challenge-responder.js';
+import { FetchedCertificateFeed } from '../../shared/tls/fetched-certificate-feed.js';
 import type { Logger } from '../../shared/logger.js';
 import { meteredSink, type GatewayMetrics } from '../pipeline/gateway-metrics.js';
-import { createProxyPlane } from '../pipeline/proxy-plane.js';
+import { createProxyPlane, type ProxyPlane } from '../pipeline/proxy-plane.js';
 import { createPublicServer, type PublicServer } from './public-server.js';
 import { closeInOrder } from '../../shared/close-in-order.js';
 
@@ -23,6 +26,12 @@ export interface ProxyPlaneOptions {
   /** Counts requests and target failures; its owner serves its registry on an internal port. */
   metrics: GatewayMetrics;
   logger: Logger;
+  /**
+   * With ACME on (design.md §4.15), where this process learns the certificates ACME keeps: the
+   * admin plane of this process (embedded); unset, they are fetched from the admin process on each
+   * notice over the event bus (split mode).
+   */
+  certificates?: CertificateFeed;
 }
 
 /** A data plane serving PORT. */
@@ -44,14 +53,17 @@ export interface RunningProxyPlane {
  * Starts the data plane (design.md §3) on the public listener at PORT over `backends`; resolves once
  * it listens. Every finished request is one access-log record and one observation in `metrics`.
  * With TLS files PORT speaks HTTPS, and with HTTP_PORT a plain listener redirects there (design.md
- * §4.14); this process loads and watches the files itself (each cluster worker too).
+ * §4.14); this process loads and watches the files itself (each cluster worker too). With ACME on
+ * (design.md §4.15) PORT serves ACME's certificates too, and both listeners answer the challenges
+ * under way: HTTP-01 on either, TLS-ALPN-01 on PORT.
  * @throws when PORT or HTTP_PORT cannot be bound (the message names it), or a TLS file is broken
  * (named by its variable).
  */
 export async function startProxyPlane(options: ProxyPlaneOptions): Promise<RunningProxyPlane> {
   const { config, backends, metrics } = options;
   const { tls: tlsSettings } = config;
-  const tls = tlsSettings.public && openListenerTls(tlsSettings.public, tlsSettings.hsts, options.logger);
+  const acme = tlsSettings.public?.acme ? acmeOnPort(options) : undefined;
+  const tls = tlsSettings.public && openListenerTls(tlsSettings.public, tlsSettings.hsts, options.logger, acme);
   const accessLog = backends.accessLogSink();
   const plane = createProxyPlane({
     ...backends,
@@ -64,17 +76,38 @@ export async function startProxyPlane(options: ProxyPlaneOptions): Promise<Runni
     logger: options.logger,
   });
   metrics.trackTargets(plane.targetHealth);
-  const server = createPublicServer(plane, tls);
-  const redirect = tlsSettings.httpPort === undefined ? undefined : createHttpsRedirectServer([config.publicUrl, ...(config.adminUrl ? [config.adminUrl] : [])]);
+  const server = createPublicServer(acme ? answeringHttp01(plane, acme.challenges) : plane, tls);
+  const redirect = tlsSettings.httpPort === undefined ? undefined : createHttpsRedirectServer([config.publicUrl, ...(config.adminUrl ? [config.adminUrl] : [])], acme?.challenges);
   const redirecting = redirect && { close: () => drain(redirect) };
   try {
     const port = await listenNamed(server.server, config.port, 'PORT');
     const httpPort = redirect && (await listenNamed(redirect, tlsSettings.httpPort!, 'HTTP_PORT'));
-    return { port, httpPort, server, close: () => closeInOrder(server, redirecting, tls, plane, accessLog) };
+    return { port, httpPort, server, close: () => closeInOrder(server, redirecting, tls, acme, plane, accessLog) };
   } catch (error) {
-    await closeInOrder(server, tls); // the caller stops the rest (embedded-gateway.ts, a process's exit)
+    await closeInOrder(server, tls, acme); // the caller stops the rest (embedded-gateway.ts, a process's exit)
     throw error;
   }
+}
+
+/** PORT's part in certificates by ACME: the feed given (embedded) or one fetching from the admin process, and the challenges over the bus. */
+function acmeOnPort(options: ProxyPlaneOptions): ListenerAcme & { close(): void } {
+  const { config, backends, logger } = options;
+  const fetched = options.certificates ? undefined : new FetchedCertificateFeed(backends.bus, config.adminInternalUrl, logger.child({ component: 'acme' }));
+  const challenges = new ChallengeResponder(backends.bus);
+  return {
+    feed: options.certificates ?? fetched!,
+    challenges,
+    ownHost: config.publicUrl.hostname,
+    close() {
+      challenges.close();
+      fetched?.close();
+    },
+  };
+}
+
+/** `plane` with HTTP-01 answers in front (a CA may validate on PORT when it follows a redirect there: RFC 8555 §8.3). */
+function answeringHttp01(plane: ProxyPlane, challenges: ChallengeResponder): ProxyPlane {
+  return { handle: challenges.http01(plane.handle), handleContinue: plane.handleContinue, targetHealth: plane.targetHealth, close: () => plane.close() };
 }
 
 /** {@link listen}, its error naming the variable of the port. */

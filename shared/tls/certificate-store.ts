@@ -10,20 +10,23 @@ export interface StoredCertificate {
 /**
  * The certificates one listener serves, chosen by the SNI name (RFC 6066 §3), apart from any
  * server so that whatever obtains them (files on disk today, an ACME client later) feeds the same
- * store, and any server (HTTPS today, HTTP/2 later) reads it. Names are matched case-insensitively
- * without a trailing dot: an exact name first, then `*.<parent>` for one more label (RFC 6125
- * §6.4.3: a wildcard stands for exactly one label), then the default. Each replacement swaps a
- * whole map, so a handshake reads one consistent set and connections already open keep theirs.
+ * store, and any server (HTTPS today, HTTP/2 later) reads it. Two sets of names: the files'
+ * ({@link replaceNamed}) and ACME's ({@link replaceManaged}, design.md §4.15). Names are matched
+ * case-insensitively without a trailing dot: an exact name first (the files', then ACME's), then
+ * `*.<parent>` for one more label (RFC 6125 §6.4.3: a wildcard stands for exactly one label), then
+ * the default. Each replacement swaps a whole map, so a handshake reads one consistent set and
+ * connections already open keep theirs.
  */
 export class CertificateStore {
   #named = new Map<string, StoredCertificate>();
+  #managed = new Map<string, StoredCertificate>();
   #default: StoredCertificate | undefined;
   readonly #defaultListeners = new Set<(certificate: StoredCertificate) => void>();
 
   /** The certificate for `servername` (undefined: none, not even a default). */
   select(servername: string): StoredCertificate | undefined {
     const name = normalisedName(servername);
-    const exact = this.#named.get(name);
+    const exact = this.#named.get(name) ?? this.#managed.get(name);
     if (exact !== undefined) return exact;
     const dot = name.indexOf('.');
     return (dot > 0 ? this.#named.get(`*${name.slice(dot)}`) : undefined) ?? this.#default;
@@ -46,6 +49,18 @@ export class CertificateStore {
     const next = new Map<string, StoredCertificate>();
     for (const [name, pair] of pairs) next.set(normalisedName(name), stored(pair));
     this.#named = next;
+  }
+
+  /** ACME's certificates, by host (design.md §4.15). */
+  get managed(): ReadonlyMap<string, StoredCertificate> {
+    return this.#managed;
+  }
+
+  /** Replaces every certificate ACME keeps at once (keys lowercased, no trailing dot); the files' names win over these. */
+  replaceManaged(certificates: ReadonlyMap<string, StoredCertificate>): void {
+    const next = new Map<string, StoredCertificate>();
+    for (const [name, certificate] of certificates) next.set(normalisedName(name), certificate);
+    this.#managed = next;
   }
 
   /**

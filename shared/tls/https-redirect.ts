@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createGatewayServer } from '../http/http-server.js';
+import type { ChallengeResponder } from './challenge-responder.js';
 
 /**
  * HTTP_PORT's listener (README "TLS"): every request gets 308 Permanent Redirect (RFC 9110
@@ -9,14 +10,15 @@ import { createGatewayServer } from '../http/http-server.js';
  * with that origin's port; any other `Host`, or none, is sent to the first origin's `/`. Never
  * sends Strict-Transport-Security (RFC 6797 §7.2: not over plain HTTP).
  *
- * ACME HTTP-01 challenges (RFC 8555 §8.3, `/.well-known/acme-challenge/<token>`) will be answered
- * here, before the redirect, once the gateway orders its own certificates.
+ * With certificates by ACME, `challenges` answers HTTP-01 challenges (RFC 8555 §8.3,
+ * `/.well-known/acme-challenge/<token>`) before the redirect (design.md §4.15).
  */
-export function createHttpsRedirectServer(origins: readonly URL[]): Server {
+export function createHttpsRedirectServer(origins: readonly URL[], challenges?: ChallengeResponder): Server {
   const byHost = new Map<string, string>();
   for (const origin of [...origins].reverse()) byHost.set(origin.hostname.toLowerCase(), origin.origin);
   const fallback = origins[0]!.origin;
-  return createGatewayServer((req, res) => redirect(req, res, byHost, fallback));
+  const redirecting = (req: IncomingMessage, res: ServerResponse) => redirect(req, res, byHost, fallback);
+  return createGatewayServer(challenges ? challenges.http01(redirecting) : redirecting);
 }
 
 function redirect(req: IncomingMessage, res: ServerResponse, byHost: ReadonlyMap<string, string>, fallback: string): void {

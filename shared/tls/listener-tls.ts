@@ -1,8 +1,11 @@
-import type { SecureContext, Server as TlsServer, TlsOptions } from 'node:tls';
+import type { SecureContext, Server as TlsServer, TLSSocket, TlsOptions } from 'node:tls';
 import type { ListenerCertificates } from '../config/tls-settings.js';
 import type { Logger } from '../logger.js';
 import { CertificateFileSource } from './certificate-file-source.js';
 import { CertificateStore } from './certificate-store.js';
+import type { CertificateFeed } from './certificate-feed.js';
+import { ACME_TLS_PROTOCOL, type ChallengeResponder } from './challenge-responder.js';
+import { ManagedCertificateSource } from './managed-certificate-source.js';
 import { TLS_POLICY } from './tls-policy.js';
 
 /**
@@ -20,9 +23,25 @@ export interface ListenerTls {
    * `setSecureContext` on each change, which open connections do not notice.
    */
   attach(server: TlsServer): void;
-  /** Stops watching the files. */
+  /** Stops watching the files and following ACME's certificates. */
   close(): void;
 }
+
+/** Certificates by ACME on a listener (design.md §4.15). */
+export interface ListenerAcme {
+  /** The certificates ACME keeps. */
+  feed: CertificateFeed;
+  /** TLS-ALPN-01 challenges, answered in the handshake (RFC 8737). */
+  challenges: ChallengeResponder;
+  /** The listener's own host (PUBLIC_URL's, ADMIN_URL's), whose certificate is the default when no TLS_CERT_FILE is. */
+  ownHost: string;
+}
+
+/** Sockets whose client offered `acme-tls/1`, marked by the ALPN callback and read by the SNI callback, which runs after it. */
+const offersAcmeTls = new WeakSet<TLSSocket>();
+
+/** The application protocols the listeners speak, in the server's order of preference. */
+const PROTOCOLS = ['http/1.1'];
 
 /**
  * Loads `certificates` and watches them ({@link CertificateFileSource}).
@@ -33,23 +52,39 @@ export interface ListenerTls {
  * cluster workers of one proxy process do not share them, so a client resumes with the worker that
  * issued its ticket and gets a full handshake from another (the primary hands connections round
  * robin).
+ *
+ * With `acme` (certificates by ACME, design.md §4.15), its certificates join the files' (which win
+ * for the names they have; ACME's own host is the default when no TLS_CERT_FILE is) and a
+ * handshake offering `acme-tls/1` gets the TLS-ALPN-01 challenge certificate of its name (RFC 8737
+ * §3), never another: Node calls the ALPN callback before the SNI callback, both on the socket.
  * @throws when the default pair is unreadable or broken, or TLS_CERTS_DIR cannot be listed (named).
  */
-export function openListenerTls(certificates: ListenerCertificates, hsts: string | undefined, logger: Logger): ListenerTls {
+export function openListenerTls(certificates: ListenerCertificates, hsts: string | undefined, logger: Logger, acme?: ListenerAcme): ListenerTls {
   const store = new CertificateStore();
   const source = new CertificateFileSource(certificates, store, logger);
-  if (store.default === undefined && store.named.size === 0) logger.warn({ directory: certificates.directory }, 'TLS_CERTS_DIR holds no certificate yet: every handshake is refused until one arrives');
+  const managed = acme && new ManagedCertificateSource(acme.feed, store, { ownHost: certificates.defaultPair === undefined ? acme.ownHost : undefined, logger });
+  if (store.default === undefined && store.named.size === 0 && !acme) logger.warn({ directory: certificates.directory }, 'TLS_CERTS_DIR holds no certificate yet: every handshake is refused until one arrives');
   const initial = store.default?.pair;
   const serverOptions: TlsOptions = {
     ...TLS_POLICY,
     ...(initial && { cert: initial.cert, key: initial.key }),
     // A name without a certificate of its own gets the default, or, without one, no handshake:
     // the gateway never presents a certificate for a name it was not given one for.
-    SNICallback: (servername: string, callback: (error: Error | null, context?: SecureContext) => void) => {
+    SNICallback(this: TLSSocket | undefined, servername: string, callback: (error: Error | null, context?: SecureContext) => void) {
+      if (acme && this && offersAcmeTls.has(this)) return answerAlpnChallenge(acme.challenges, servername, callback);
       const certificate = store.select(servername);
       if (certificate === undefined) callback(new Error('no certificate for the name asked for'));
       else callback(null, certificate.context);
     },
+    ...(acme && {
+      ALPNCallback(this: TLSSocket | undefined, { protocols }: { servername: string; protocols: string[] }) {
+        if (protocols.includes(ACME_TLS_PROTOCOL)) {
+          if (this) offersAcmeTls.add(this);
+          return ACME_TLS_PROTOCOL;
+        }
+        return PROTOCOLS.find((protocol) => protocols.includes(protocol));
+      },
+    }),
   };
   let detach: (() => void) | undefined;
   return {
@@ -62,6 +97,15 @@ export function openListenerTls(certificates: ListenerCertificates, hsts: string
     close() {
       detach?.();
       source.close();
+      managed?.close();
     },
   };
+}
+
+/** The TLS-ALPN-01 challenge certificate for `servername`, or a failed handshake when none is under way. */
+function answerAlpnChallenge(challenges: ChallengeResponder, servername: string, callback: (error: Error | null, context?: SecureContext) => void): void {
+  challenges.alpnContext(servername).then(
+    (context) => (context === undefined ? callback(new Error('no acme-tls/1 challenge for the name asked for')) : callback(null, context)),
+    (error: Error) => callback(error),
+  );
 }

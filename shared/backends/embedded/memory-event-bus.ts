@@ -1,5 +1,6 @@
 import type { AssertionKeySet } from '../../identity/assertion-key-set.js';
 import type { EventBus } from '../event-bus.js';
+import type { AcmeChallengeSet, CertificateNotice } from '../../tls/acme-messages.js';
 import type { Service, TargetHealthReport } from '../../types.js';
 
 /** Embedded {@link EventBus}: both planes in one process, so a snapshot is handed over directly. */
@@ -7,6 +8,8 @@ export class MemoryEventBus implements EventBus {
   readonly #registry = new LatestValue<readonly Service[]>();
   readonly #assertionKeys = new LatestValue<AssertionKeySet>();
   readonly #targetHealth = new Set<(report: TargetHealthReport) => void>();
+  readonly #challenges = new LatestValue<AcmeChallengeSet>();
+  readonly #certificates = new LatestValue<CertificateNotice>();
 
   async publishRegistry(services: readonly Service[]): Promise<void> {
     this.#registry.set(services);
@@ -33,8 +36,29 @@ export class MemoryEventBus implements EventBus {
     return () => this.#targetHealth.delete(listener);
   }
 
+  async publishAcmeChallenges(challenges: AcmeChallengeSet): Promise<void> {
+    this.#challenges.set(challenges);
+  }
+
+  onAcmeChallenges(listener: (challenges: AcmeChallengeSet) => void): () => void {
+    return this.#challenges.listen(listener);
+  }
+
+  /** Nothing to read again: a publication reaches the listeners before it resolves. */
+  async refreshAcmeChallenges(): Promise<void> {}
+
+  async publishCertificateNotice(notice: CertificateNotice): Promise<void> {
+    this.#certificates.set(notice);
+  }
+
+  onCertificateNotice(listener: (notice: CertificateNotice) => void): () => void {
+    return this.#certificates.listen(listener);
+  }
+
   async close(): Promise<void> {
     this.#targetHealth.clear();
+    this.#challenges.clear();
+    this.#certificates.clear();
     this.#registry.clear();
     this.#assertionKeys.clear();
   }

@@ -6,7 +6,8 @@ import type { RedisConnections } from '../connection/redis-connections.js';
 import { SnapshotFollower } from './snapshot-follower.js';
 import { SnapshotPublisher } from './snapshot-publisher.js';
 import { TargetHealthChannel } from './target-health-channel.js';
-import { ASSERTION_KEYS_TOPIC, REGISTRY_TOPIC } from './snapshot-topics.js';
+import { ACME_CHALLENGES_TOPIC, ASSERTION_KEYS_TOPIC, CERTIFICATES_TOPIC, REGISTRY_TOPIC } from './snapshot-topics.js';
+import type { AcmeChallengeSet, CertificateNotice } from '../../../tls/acme-messages.js';
 import type { SnapshotTopic } from './snapshot.js';
 
 export interface RedisEventBusOptions {
@@ -16,9 +17,10 @@ export interface RedisEventBusOptions {
 }
 
 /**
- * Split-mode {@link EventBus} (design.md §2.1): per topic (the registry, the assertion keys: see
- * snapshot-topics.ts and redis-keys.ts), a versioned snapshot in Redis plus a pub/sub notice per
- * change.
+ * Split-mode {@link EventBus} (design.md §2.1): per topic (the registry, the assertion keys, the
+ * ACME challenges and certificate notice: see snapshot-topics.ts and redis-keys.ts), a versioned
+ * snapshot in Redis plus a pub/sub notice per change. A topic is followed from its first use (the
+ * ACME ones cost nothing while ACME is off).
  * - Publishing ({@link SnapshotPublisher}): one Lua script INCRs the topic's version key (such as
  *   `gatehouse:{registry}:version`), SETs its snapshot (`gatehouse:{registry}` =
  *   `{version, epoch, services}`) and PUBLISHes the version on its channel
@@ -38,6 +40,8 @@ export interface RedisEventBusOptions {
 export class RedisEventBus implements EventBus {
   readonly #registry: Topic<readonly Service[]>;
   readonly #assertionKeys: Topic<AssertionKeySet>;
+  readonly #challenges: Topic<AcmeChallengeSet>;
+  readonly #certificates: Topic<CertificateNotice>;
   readonly #targetHealth: TargetHealthChannel;
 
   constructor(connections: RedisConnections, options: RedisEventBusOptions = {}) {
@@ -45,6 +49,8 @@ export class RedisEventBus implements EventBus {
     const versionCheckMs = options.versionCheckMs ?? 500;
     this.#registry = new Topic(connections, REGISTRY_TOPIC, versionCheckMs, logger);
     this.#assertionKeys = new Topic(connections, ASSERTION_KEYS_TOPIC, versionCheckMs, logger);
+    this.#challenges = new Topic(connections, ACME_CHALLENGES_TOPIC, versionCheckMs, logger);
+    this.#certificates = new Topic(connections, CERTIFICATES_TOPIC, versionCheckMs, logger);
     this.#targetHealth = new TargetHealthChannel(connections, logger);
   }
 
@@ -100,6 +106,34 @@ export class RedisEventBus implements EventBus {
     return this.#targetHealth.listen(listener);
   }
 
+  /**
+   * Stores `challenges` as the next challenge set and notifies every subscriber.
+   * @throws {RedisUnavailableError} when Redis is unreachable (retried by itself on reconnect).
+   */
+  publishAcmeChallenges(challenges: AcmeChallengeSet): Promise<void> {
+    return this.#challenges.publish(challenges);
+  }
+
+  onAcmeChallenges(listener: (challenges: AcmeChallengeSet) => void): () => void {
+    return this.#challenges.follower.listen(listener);
+  }
+
+  refreshAcmeChallenges(): Promise<void> {
+    return this.#challenges.follower.refresh();
+  }
+
+  /**
+   * Stores `notice` as the next certificate notice and notifies every subscriber.
+   * @throws {RedisUnavailableError} when Redis is unreachable (retried by itself on reconnect).
+   */
+  publishCertificateNotice(notice: CertificateNotice): Promise<void> {
+    return this.#certificates.publish(notice);
+  }
+
+  onCertificateNotice(listener: (notice: CertificateNotice) => void): () => void {
+    return this.#certificates.follower.listen(listener);
+  }
+
   /** Re-reads every snapshot now (a test hook and a readiness nudge); never rejects. */
   async refresh(): Promise<void> {
     await Promise.all([this.#registry.follower.refresh(), this.#assertionKeys.follower.refresh()]);
@@ -108,27 +142,35 @@ export class RedisEventBus implements EventBus {
   /** Stops publishing and following. The connections belong to the caller. */
   async close(): Promise<void> {
     this.#targetHealth.close();
-    await Promise.all([this.#registry.close(), this.#assertionKeys.close()]);
+    await Promise.all([this.#registry, this.#assertionKeys, this.#challenges, this.#certificates].map((topic) => topic.close()));
   }
 }
 
-/** One topic's publisher and follower. */
+/** One topic's publisher and follower, each made on its first use (its subscription and version check with it). */
 class Topic<T> {
-  readonly publisher: SnapshotPublisher<T>;
-  readonly follower: SnapshotFollower<T>;
+  readonly #make: { publisher(): SnapshotPublisher<T>; follower(): SnapshotFollower<T> };
+  #publisher: SnapshotPublisher<T> | undefined;
+  #follower: SnapshotFollower<T> | undefined;
 
   constructor(connections: RedisConnections, topic: SnapshotTopic<T>, versionCheckMs: number, logger: Logger) {
-    this.publisher = new SnapshotPublisher(connections, topic, logger);
-    this.follower = new SnapshotFollower(connections, topic, versionCheckMs, logger);
+    this.#make = {
+      publisher: () => new SnapshotPublisher(connections, topic, logger),
+      follower: () => new SnapshotFollower(connections, topic, versionCheckMs, logger),
+    };
+  }
+
+  get follower(): SnapshotFollower<T> {
+    return (this.#follower ??= this.#make.follower());
   }
 
   /** Publishes `payload`; its own listeners have it before this resolves. */
   async publish(payload: T): Promise<void> {
-    this.follower.offer(await this.publisher.publish(payload));
+    this.#publisher ??= this.#make.publisher();
+    this.follower.offer(await this.#publisher.publish(payload));
   }
 
   async close(): Promise<void> {
-    await this.publisher.close();
-    await this.follower.close();
+    await this.#publisher?.close();
+    await this.#follower?.close();
   }
 }

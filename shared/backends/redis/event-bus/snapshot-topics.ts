@@ -1,5 +1,6 @@
 import { isAssertionKeySet, type AssertionKeySet } from '../../../identity/assertion-key-set.js';
 import type { Service } from '../../../types.js';
+import { isAcmeChallengeSet, isCertificateNotice, type AcmeChallengeSet, type CertificateNotice } from '../../../tls/acme-messages.js';
 import {
   ASSERTION_KEYS_CHANNEL,
   ASSERTION_KEYS_EPOCH_KEY,
@@ -33,3 +34,22 @@ export const ASSERTION_KEYS_TOPIC: SnapshotTopic<AssertionKeySet> = {
   field: 'keySet',
   isPayload: isAssertionKeySet,
 };
+
+/**
+ * The ACME challenges under way (design.md §4.15): `gatehouse:{acme-challenges}` with its
+ * `:version` and `:epoch`, notices on `gatehouse:acme-challenges-changed`. Key authorizations
+ * and TLS-ALPN-01 challenge certificates only (RFC 8555 §8.1: public by design).
+ */
+export const ACME_CHALLENGES_TOPIC: SnapshotTopic<AcmeChallengeSet> = snapshotTopicAt('acme challenges', 'gatehouse:{acme-challenges}', 'gatehouse:acme-challenges-changed', 'challenges', isAcmeChallengeSet);
+
+/**
+ * The certificates the admin process holds (design.md §4.15): `gatehouse:{certificates}` with its
+ * `:version` and `:epoch`, notices on `gatehouse:certificates-changed`. Hosts, fingerprints and
+ * the fetch token; never a private key (proxies fetch the pairs from the admin process).
+ */
+export const CERTIFICATES_TOPIC: SnapshotTopic<CertificateNotice> = snapshotTopicAt('certificates', 'gatehouse:{certificates}', 'gatehouse:certificates-changed', 'notice', isCertificateNotice);
+
+/** A topic whose version and epoch keys sit beside its snapshot key, in its hash slot. */
+function snapshotTopicAt<T>(name: string, key: string, channel: string, field: string, isPayload: (value: unknown) => value is T): SnapshotTopic<T> {
+  return { name, key, versionKey: `${key}:version`, epochKey: `${key}:epoch`, channel, field, isPayload };
+}

