@@ -1,7 +1,6 @@
 import { normalizeHost } from '../../shared/services/host-names.js';
+import { MAX_RETURN_ADDRESS_LENGTH } from '../../shared/http/return-to.js';
 
-/** The longest return address taken, in characters (as for `returnTo`, return-to.ts). */
-const MAX_LENGTH = 2048;
 /** Characters URL parsers strip or read as a separator (WHATWG URL reads `\` as `/`): never in a return address. */
 const UNSAFE = /[\u0000-\u0020\u007f\\]/;
 
@@ -33,7 +32,7 @@ export interface ReturnAddressRules {
  * @returns the address, or undefined when refused.
  */
 export function readReturnAddress(rd: string, rules: ReturnAddressRules): ReturnAddress | undefined {
-  if (rd.length > MAX_LENGTH || UNSAFE.test(rd) || !URL.canParse(rd)) return undefined;
+  if (rd.length > MAX_RETURN_ADDRESS_LENGTH || UNSAFE.test(rd) || !URL.canParse(rd)) return undefined;
   const url = new URL(rd);
   if (url.username !== '' || url.password !== '') return undefined;
   const returnTo = url.pathname + url.search;

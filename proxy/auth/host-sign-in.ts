@@ -3,6 +3,7 @@ import { serialize } from 'cookie';
 import { gatewayCookieNames } from '../../shared/http/cookies.js';
 import { redirect } from '../../shared/http/http-response.js';
 import { handoffBinding, newHandoffKey } from '../../shared/identity/secrets.js';
+import { MAX_RETURN_ADDRESS_LENGTH } from '../../shared/http/return-to.js';
 
 /** How long a service host's hand-off cookie lives, in seconds: as long as a login may take (10 minutes). */
 const HANDOFF_COOKIE_MAX_AGE_S = 600;
@@ -34,7 +35,10 @@ export class HostSignIn {
   /** Answers with the redirect for `target` (a path and query, as requested) on `host` (normal form). */
   send(res: ServerResponse, host: string, target: string): void {
     const key = newHandoffKey();
-    const returnAddress = `${this.#scheme}//${host}${this.#port}${target}`;
+    // The sign-in origin takes return addresses up to 2,048 characters (return-address.ts): past
+    // that, the host's root, rather than a sign-in that cannot finish.
+    const address = `${this.#scheme}//${host}${this.#port}`;
+    const returnAddress = address.length + target.length > MAX_RETURN_ADDRESS_LENGTH ? `${address}/` : address + target;
     const cookie = serialize(this.#cookieName, key, { httpOnly: true, path: '/', sameSite: 'lax', secure: this.#secure, maxAge: HANDOFF_COOKIE_MAX_AGE_S });
     redirect(res, `${this.#login}${encodeURIComponent(returnAddress)}&bind=${handoffBinding(key)}`, { 'set-cookie': cookie });
   }

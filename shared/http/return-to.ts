@@ -1,3 +1,5 @@
+/** The longest return path or address a sign-in takes, in characters (`returnTo`, `rd`). */
+export const MAX_RETURN_ADDRESS_LENGTH = 2048;
 const PLACEHOLDER_ORIGIN = 'http://gatehouse.invalid';
 const UNSAFE = /[\u0000-\u001f\u007f\\]/;
 /** A path a browser would read as another host: `//host` or `/\host` (WHATWG URL reads `\` as `/`). */
@@ -12,7 +14,7 @@ const SCHEME_RELATIVE = /^[/\\]{2}/;
  * redirect.
  */
 export function safeReturnTo(value: string | null | undefined): string {
-  if (!value || value.length > 2048 || !value.startsWith('/') || SCHEME_RELATIVE.test(value) || UNSAFE.test(value)) return '/';
+  if (!value || value.length > MAX_RETURN_ADDRESS_LENGTH || !value.startsWith('/') || SCHEME_RELATIVE.test(value) || UNSAFE.test(value)) return '/';
   const url = new URL(value, PLACEHOLDER_ORIGIN);
   if (url.origin !== PLACEHOLDER_ORIGIN || SCHEME_RELATIVE.test(url.pathname)) return '/';
   return url.pathname + url.search + url.hash;

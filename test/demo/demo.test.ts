@@ -59,6 +59,11 @@ test('npm run demo: sign in as the demo admin, use the protected demo service, s
     const open = await request(`${base}/public-echo/`);
     assert.equal(open.statusCode, 200);
     await open.body.dump();
+    // The service on its own host: signed in already, so the sign-in origin hands the session over.
+    assert.match(printed, new RegExp(`Own host +http://echo.localhost:${port}/`));
+    const onHost = await signInOnHost(port, `echo.localhost:${port}`, cookie);
+    assert.deepEqual(headerValues(onHost, 'x-forwarded-email'), ['admin@example.com']);
+    assert.deepEqual(headerValues(onHost, 'x-forwarded-host'), [`echo.localhost:${port}`]);
 
     // The console is on its own origin, the admin port, with its own sign-in.
     const consoleUrl = `http://localhost:${adminPort}`;
@@ -71,7 +76,7 @@ test('npm run demo: sign in as the demo admin, use the protected demo service, s
     assert.equal(adminLogin.finalLocation, '/dashboard');
     const services = await request(`${consoleUrl}/api/services`, { headers: { cookie: adminJar.header(`${consoleUrl}/api/services`) } });
     assert.equal(services.statusCode, 200);
-    assert.deepEqual(((await services.body.json()) as Array<{ path: string }>).map((s) => s.path).sort(), ['/echo', '/public-echo']);
+    assert.deepEqual(((await services.body.json()) as Array<{ path: string }>).map((s) => s.path).sort(), ['/', '/echo', '/public-echo']);
   } finally {
     child.kill('SIGINT');
     const [code] = (await once(child, 'exit')) as [number | null];
@@ -102,6 +107,27 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+}
+
+/**
+ * A browser signed in at the sign-in origin (`cookie`) opening `/` on `host`, a service host:
+ * sent to sign in, handed over without the provider, back on the page. Returns what the upstream got.
+ */
+async function signInOnHost(port: number, host: string, cookie: string): Promise<Echo> {
+  const onHost = (path: string, headers: Record<string, string>) => request(`http://127.0.0.1:${port}${path}`, { headers: { host, ...headers } });
+  const asked = await onHost('/', { accept: 'text/html' });
+  assert.equal(asked.statusCode, 302);
+  const handoffCookie = String(asked.headers['set-cookie']).split(';')[0]!;
+  const handOver = await request(String(asked.headers.location), { headers: { cookie } });
+  assert.equal(handOver.statusCode, 302);
+  const callback = new URL(String(handOver.headers.location));
+  assert.equal(callback.host, host);
+  const redeemed = await onHost(callback.pathname + callback.search, { cookie: handoffCookie });
+  assert.equal(redeemed.statusCode, 302);
+  const hostSession = ([] as string[]).concat(redeemed.headers['set-cookie'] ?? []).find((value) => value.startsWith('gw_session='))!.split(';')[0]!;
+  const page = await onHost(String(redeemed.headers.location), { cookie: hostSession });
+  assert.equal(page.statusCode, 200);
+  return (await page.body.json()) as Echo;
 }
 
 /** Whether a TCP connection to 127.0.0.1:`port` is refused (nothing listens there). */

@@ -168,4 +168,14 @@ describe('return addresses of the sign-in origin', { timeout: 120_000 }, () => {
       assert.equal(next.searchParams.get('rd'), app(path), rd);
     }
   });
+
+  it("sends a page whose address is too long to return to back to its host's root, which the sign-in origin takes", async () => {
+    const jar = new RecordingCookieJar();
+    const answer = await browserRequest(jar, app(`/search?q=${'x'.repeat(2100)}`));
+    assert.equal(answer.status, 302);
+    const login = new URL(answer.location!);
+    assert.equal(login.searchParams.get('rd'), app('/'));
+    const started = await browserRequest(jar, login.href);
+    assert.equal(started.status, 302, 'the sign-in origin takes it (on to the provider)');
+  });
 });
