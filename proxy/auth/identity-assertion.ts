@@ -33,6 +33,8 @@ interface Signed {
 /** The assertion a user object was last given, for which route and key. */
 interface Remembered extends Signed {
   route: Route;
+  /** The service host it was signed for (undefined: PUBLIC_URL's origin). */
+  host: string | undefined;
   signer: Signer;
 }
 
@@ -48,7 +50,9 @@ interface Signer {
  * in compact serialization (RFC 7515 §7.1) signed with ES256 (RFC 7518 §3.4: ECDSA P-256 SHA-256,
  * the signature as R || S), its header `{"alg":"ES256","typ":"JWT","kid":…}` (§4.1.4). Claims:
  * `iss` PUBLIC_URL's origin, `aud` the service's public URL (that origin plus the route's prefix,
- * `/` for the root service), the caller's `sub`, verified `email` (left out when there is none)
+ * `/` for the root service; for a service on hosts, the origin of the host the request named, on
+ * PUBLIC_URL's scheme and port, so that an assertion for one app host is none for another: two
+ * host services at `/` would otherwise share `PUBLIC_URL/`), the caller's `sub`, verified `email` (left out when there is none)
  * and `groups`, `iat`, and `exp` = `iat` + ASSERTION_TTL.
  *
  * Signing is synchronous (node:crypto, about a third of WebCrypto's cost through jose) and happens
@@ -63,6 +67,9 @@ interface Signer {
  */
 export class IdentityAssertions {
   readonly #issuer: string;
+  readonly #scheme: string;
+  /** PUBLIC_URL's `:port`, or `''`: a service host's too. */
+  readonly #port: string;
   readonly #ttlS: number;
   #signer: Signer | undefined;
   readonly #cache: ExpiringCache<Signed>;
@@ -71,6 +78,8 @@ export class IdentityAssertions {
   /** `publicUrl`: PUBLIC_URL; `ttlMs`: ASSERTION_TTL (whole seconds). */
   constructor(publicUrl: URL, ttlMs: number, maxCached = DEFAULT_MAX_CACHED) {
     this.#issuer = publicUrl.origin;
+    this.#scheme = publicUrl.protocol;
+    this.#port = publicUrl.port === '' ? '' : `:${publicUrl.port}`;
     this.#ttlS = Math.floor(ttlMs / 1000);
     this.#cache = new ExpiringCache(maxCached);
   }
@@ -87,13 +96,14 @@ export class IdentityAssertions {
   }
 
   /**
-   * The assertion for `user` calling `route`'s service; undefined before any key set has arrived,
+   * The assertion for `user` calling `route`'s service, reached on the service host `host` (normal
+   * form; undefined for a route of the host-less table); undefined before any key set has arrived,
    * for a public service, which is then forwarded without one (its upstream sees no verifiable
    * caller).
    * @throws {GatewayError} SERVICE_UNAVAILABLE (503) for a protected service before any key set
    *   has arrived: it is not forwarded without the assertion its upstream may rely on.
    */
-  assertionFor(user: SessionUser, route: Route): string | undefined {
+  assertionFor(user: SessionUser, route: Route, host?: string): string | undefined {
     const signer = this.#signer;
     if (signer === undefined) {
       if (route.service.requireAuth) throw new GatewayError('SERVICE_UNAVAILABLE');
@@ -101,8 +111,9 @@ export class IdentityAssertions {
     }
     const now = Date.now();
     const last = this.#lastByUser.get(user);
-    if (last !== undefined && last.route === route && last.signer === signer && now < last.refreshAt) return last.token;
-    const aud = this.#issuer + (route.prefix === '' ? '/' : route.prefix);
+    if (last !== undefined && last.route === route && last.host === host && last.signer === signer && now < last.refreshAt) return last.token;
+    const origin = host === undefined ? this.#issuer : `${this.#scheme}//${host}${this.#port}`;
+    const aud = origin + (route.prefix === '' ? '/' : route.prefix);
     const groups = user.groups ?? [];
     const key = JSON.stringify([aud, user.sub, user.email, groups]);
     let signed = this.#cache.get(key, now);
@@ -114,7 +125,7 @@ export class IdentityAssertions {
       if (this.#ttlS <= REFRESH_BEFORE_EXPIRY_S) return signed.token;
       this.#cache.set(key, signed, signed.refreshAt);
     }
-    this.#lastByUser.set(user, { ...signed, route, signer });
+    this.#lastByUser.set(user, { ...signed, route, host, signer });
     return signed.token;
   }
 

@@ -206,7 +206,7 @@ class GatewayProxyPlane implements ProxyPlane {
     const mode = forwardMode(req, inbound);
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));
     // §3.6–3.8 forward, map the response, map failures; a caller's identity assertion (§4.7)
-    const assertion = user && this.#assertions.assertionFor(user, route);
+    const assertion = user && this.#assertions.assertionFor(user, route, site?.host);
     const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user, assertion, site?.host);
     const extras: ForwardExtras = { balancing: { clientIp, stickyId: undefined }, record };
     if (mode === 'body') extras.trailerNames = this.#requestHeaders.trailerNames(inbound);

@@ -226,6 +226,18 @@ describe('the assertion cache', () => {
     assert.equal(decodeProtectedHeader(afterRotation).kid, rotated.signing.kid);
   });
 
+  it("names the service host the request came on in aud, so one app host's assertion is none for another", async () => {
+    const assertions = new IdentityAssertions(new URL(PUBLIC_URL), 300_000);
+    assertions.useKeys(await sampleAssertionKeySet());
+    const wildcard = new RouteTable([service({ path: '/', hosts: ['*.apps.localhost'], targetUrl: 'http://127.0.0.1:1', requireAuth: true })]).lookup('/') as Route;
+    const user = caller('a');
+    const port = new URL(PUBLIC_URL).port;
+    const audOn = (host: string) => decodeJwt(assertions.assertionFor(user, wildcard, host)!).aud;
+    assert.equal(audOn('a.apps.localhost'), `http://a.apps.localhost${port ? `:${port}` : ''}/`);
+    assert.equal(audOn('b.apps.localhost'), `http://b.apps.localhost${port ? `:${port}` : ''}/`, 'the same route on another host: its own aud, not the last one');
+    assert.equal(decodeJwt(assertions.assertionFor(user, wildcard)!).aud, `${PUBLIC_URL}/`);
+  });
+
   it('signs every time when ASSERTION_TTL leaves no minute to spare', async () => {
     const assertions = new IdentityAssertions(new URL(PUBLIC_URL), 60_000);
     assertions.useKeys(await sampleAssertionKeySet());
