@@ -7,7 +7,9 @@
  * backoff while a self-signed stand-in is served, then the certificate once the CA is back.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { request } from 'undici';
 import { createService } from '../support/api-client.js';
 import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/free-port.js';
@@ -88,5 +90,40 @@ describe('certificates by ACME, embedded, HTTP-01', { skip: pebbleMissing, timeo
     assert.equal(answer.status, 200);
     socket.destroy();
     assert.ok(logs.some((line) => line.includes('certificate by ACME issued') && line.includes('app.localhost')));
+  });
+
+  test('a certificate is renewed at two thirds of its lifetime, before it expires; a connection opened before keeps its own and works', async () => {
+    const opened = await trustedHandshake('app.localhost');
+    const first = peerOf(opened).fingerprint;
+    const expires = Date.parse(opened.getPeerCertificate().valid_to);
+    await eventually('a renewed certificate for app.localhost', async () => {
+      assert.equal((await requestOn(opened, 'app.localhost', '/still-open')).status, 200);
+      const socket = await trustedHandshake('app.localhost');
+      const renewed = peerOf(socket).fingerprint !== first;
+      socket.destroy();
+      return renewed;
+    }, VALIDITY_SECONDS * 1_000, 500);
+    assert.ok(Date.now() < expires, 'renewed before the first certificate expired');
+    assert.equal((await requestOn(opened, 'app.localhost', '/still-open')).status, 200);
+    assert.equal(peerOf(opened).fingerprint, first, 'the open connection keeps the certificate it began with');
+    opened.destroy();
+  });
+
+  test('a CA outage: the order fails, is logged, counted and retried with backoff while a self-signed stand-in is served; the certificate comes once the CA is back', async () => {
+    await pebble.stop();
+    await createService(gw.adminUrl, admin, { name: 'Late', path: '/', hosts: ['late.localhost'], targetUrl: echo.origin, requireAuth: false });
+    await eventually('the failed order to be logged', () => logs.some((line) => line.includes('certificate by ACME not obtained') && line.includes('late.localhost')));
+    await eventually('a self-signed stand-in for late.localhost', async () => {
+      const standIn = await handshake(port, readFileSync(pebble.caFile), 'late.localhost');
+      const { subject, issuer } = standIn.getPeerCertificate();
+      standIn.destroy();
+      return subject.CN === 'late.localhost' && issuer.CN === 'late.localhost';
+    });
+    assert.equal(logs.filter((line) => line.includes('serving a self-signed one') && line.includes('late.localhost')).length, 1, 'said once why');
+    const metrics = await (await request(`${gw.adminUrl}/metrics`)).body.text();
+    assert.match(metrics, /gatehouse_acme_orders_total\{outcome="failed"\} [1-9]/);
+    assert.match(metrics, /gatehouse_acme_certificates\{status="failing"\} [1-9]/);
+    await pebble.start();
+    await issuedFingerprint('late.localhost', 90_000);
   });
 });
