@@ -52,6 +52,7 @@ import { SessionRevalidator } from './sessions/session-revalidator.js';
 import { GrantRelease } from './sessions/grant-release.js';
 import { SessionRevocation } from './sessions/session-revocation.js';
 import { AcmeCertificates } from './acme/acme-certificates.js';
+import { createCertificateHandlers } from './acme/certificate-routes.js';
 
 /** What the control plane needs from its process. */
 export interface AdminPlaneDeps {
@@ -202,6 +203,7 @@ function routeHandlers(deps: AdminPlaneDeps, parts: PlaneParts): RouteHandlers {
     console: createConsoleHandlers({ registry, audit, accessLogs, rollups, tokens, targetHealth, assets: ConsoleAssets.load() }),
     assertionKeys: createAssertionKeyHandlers({ keys: parts.assertionKeys }),
     tokens: createTokenHandlers({ tokens }),
+    certificates: createCertificateHandlers({ certificates: parts.certificates }),
     openapi: createOpenApiHandlers({ origins: [origins.public, origins.admin] }),
   };
 }

@@ -20,7 +20,7 @@ export interface ConsoleView {
 export const csrfInput = (view: ConsoleView): Html => html`<input type="hidden" name="_csrf" value="${view.csrfToken}">`;
 
 /** The console's sections, for the navigation's `aria-current`. */
-export type ConsoleSection = 'overview' | 'audit' | 'sessions' | 'new-service' | 'tokens' | 'none';
+export type ConsoleSection = 'overview' | 'audit' | 'sessions' | 'new-service' | 'tokens' | 'certificates' | 'none';
 
 export interface ConsolePageOptions {
   title: string;
@@ -69,6 +69,7 @@ ${scripts.map((name) => html`<script defer src="${assets.url(name)}"></script>\n
     ${navLink('sessions', '/dashboard/sessions', 'Sessions')}
     ${navLink('new-service', '/dashboard/services/new', 'New service')}
     ${navLink('tokens', '/dashboard/tokens', 'API tokens')}
+    ${navLink('certificates', '/dashboard/certificates', 'Certificates')}
   </nav>
   <p class="who"><span title="${view.user.email}">${view.user.name || view.user.email}</span> · <a href="${view.servicesOrigin}/">Home</a> · ${logoutForm(view.csrfToken, 'link-button')}</p>
 </header>

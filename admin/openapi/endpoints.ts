@@ -156,6 +156,10 @@ export const ENDPOINTS: Endpoint[] = [
       { status: 200, description: 'How many sessions ended (0 when the user had none)', schema: R.RevokedSessions },
       { params: { sub: v.pipe(v.string(), v.description('The subject, percent-encoded')) }, errors: ['SESSIONS_SCOPE_REQUIRED'] }),
   ]),
+  ...tagged('Certificates', 'admin', [
+    endpoint('GET /api/certificates', 'listCertificates', "The certificates the gateway keeps by ACME, by host: PUBLIC_URL's, ADMIN_URL's and every service host but wildcards ([] while ACME_EMAIL is unset)",
+      { status: 200, description: 'Every host, by name', schema: v.array(R.Certificate) }),
+  ]),
   ...tagged('API tokens', 'adminSession', [
     endpoint('GET /api/tokens', 'listApiTokens', 'The admin API tokens not revoked, expired ones included, newest first',
       { status: 200, description: 'The tokens, never a secret', schema: v.array(R.ApiToken) }),

@@ -267,6 +267,16 @@ const validationError = v.strictObject({
 /** This description itself: an OpenAPI 3.1 document. */
 const openApiDocument = v.looseObject({ openapi: v.pipe(v.string(), v.startsWith('3.1.')), info: v.looseObject({}), paths: v.looseObject({}) });
 
+/** A host's certificate by ACME (design.md §4.15): an entry of GET /api/certificates. */
+const certificate = v.strictObject({
+  host: v.pipe(v.string(), v.description('The host name (lower case)')),
+  issuer: v.pipe(v.nullable(v.string()), v.description("The issuing CA's common name; null before the first certificate")),
+  notAfter: v.pipe(v.nullable(timestamp), v.description('When the certificate held expires; null before the first')),
+  nextRenewal: v.pipe(v.nullable(timestamp), v.description('When the next order is due: at two thirds of the lifetime, or the retry after a failure; null while one is due now')),
+  lastError: v.pipe(v.nullable(v.string()), v.description("Why the last order failed (the CA's problem or a network error); null after a success")),
+  status: v.pipe(v.picklist(['pending', 'valid', 'failing', 'expired']), v.description('pending: none yet (a self-signed one is served); valid; failing: the last order failed, retried with backoff; expired')),
+});
+
 /** The answers' schemas by the name the document gives them (`#/components/schemas/<name>`). */
 export const RESPONSE_SCHEMAS = {
   Service: service,
@@ -282,6 +292,7 @@ export const RESPONSE_SCHEMAS = {
   Statistics: statistics,
   TrafficPoint: trafficPoint,
   TrafficSeries: trafficSeries,
+  Certificate: certificate,
   ApiToken: apiToken,
   CreatedApiToken: createdApiToken,
   SessionUser: sessionUser,

@@ -2,6 +2,7 @@ import { BACKCHANNEL_LOGOUT_PATH, FAVICON_PATH, SERVICE_HOST_PATHS } from '../..
 import { requireAdmin, requireAdminPage, requireAdminSession, requireCsrf, requireSession } from '../http/guards.js';
 import type { Handler } from '../http/request-context.js';
 import type { AssertionKeyHandlers } from './assertion-key-routes.js';
+import type { CertificateHandlers } from '../acme/certificate-routes.js';
 import type { ConsoleHandlers } from './console-routes.js';
 import type { OpenApiHandlers } from './openapi-routes.js';
 import type { ServiceHandlers } from './service-routes.js';
@@ -25,6 +26,7 @@ export interface RouteHandlers {
   backchannelLogout: Handler;
   hostSessions: { callback: Handler };
   openapi: OpenApiHandlers;
+  certificates: CertificateHandlers;
 }
 
 /**
@@ -100,6 +102,7 @@ function withConsole(router: Router, h: RouteHandlers): Router {
     .add('GET', '/api/sessions', admin(h.sessions.list))
     .add('DELETE', '/api/sessions/:id', adminWrite(h.sessions.revoke))
     .add('DELETE', '/api/users/:sub/sessions', adminWrite(h.sessions.revokeUser))
+    .add('GET', '/api/certificates', admin(h.certificates.list))
     .add('GET', '/api/tokens', sessionAdmin(h.tokens.list))
     .add('POST', '/api/tokens', sessionAdminWrite(h.tokens.create))
     .add('DELETE', '/api/tokens/:id', sessionAdminWrite(h.tokens.revoke))
@@ -114,6 +117,7 @@ function withConsole(router: Router, h: RouteHandlers): Router {
     '/dashboard/audit': h.console.audit,
     '/dashboard/sessions': h.console.page(h.sessionPages.console),
     '/dashboard/tokens': h.console.tokens,
+    '/dashboard/certificates': h.console.page(h.certificates.console),
     '/dashboard/services/new': h.console.newService,
     '/dashboard/services/:id': h.console.service,
     '/dashboard/services/:id/edit': h.console.editService,

@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { createService } from '../support/api-client.js';
+import { apiClient, createService } from '../support/api-client.js';
+import { checkedApiClient, OpenApiChecker } from '../support/openapi-checker.js';
 import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/free-port.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -25,6 +26,7 @@ const VALIDITY_SECONDS = 30;
 let pebble: Pebble;
 let gw: TestGateway;
 let admin: SignedIn;
+let call: ReturnType<typeof checkedApiClient>;
 let echo: EchoUpstream;
 let port: number;
 const logs: string[] = [];
@@ -64,7 +66,16 @@ describe('certificates by ACME, embedded, HTTP-01', { skip: pebbleMissing, timeo
       LOG_LEVEL: 'info',
     }, { onLog: (line) => logs.push(line) });
     admin = await signIn(gw);
+    const described = await apiClient(gw.adminUrl)('GET', '/api/openapi.json');
+    call = checkedApiClient(gw.adminUrl, new OpenApiChecker(described.json));
   });
+
+  /** `GET /api/certificates`' entry for `host`, the answer checked against the OpenAPI document. */
+  async function statusOf(host: string): Promise<Record<string, unknown>> {
+    const answer = await call('GET', '/api/certificates', { as: admin });
+    assert.equal(answer.status, 200, answer.text);
+    return (answer.json as Array<Record<string, unknown>>).find((entry) => entry.host === host)!;
+  }
 
   after(async () => {
     await gw?.close();
@@ -123,7 +134,24 @@ describe('certificates by ACME, embedded, HTTP-01', { skip: pebbleMissing, timeo
     const metrics = await (await request(`${gw.adminUrl}/metrics`)).body.text();
     assert.match(metrics, /gatehouse_acme_orders_total\{outcome="failed"\} [1-9]/);
     assert.match(metrics, /gatehouse_acme_certificates\{status="failing"\} [1-9]/);
+    const failing = await statusOf('late.localhost');
+    assert.equal(failing.status, 'failing');
+    assert.equal(failing.notAfter, null);
+    assert.match(String(failing.lastError), /\S/);
+    assert.ok(Date.parse(String(failing.nextRenewal)) > Date.now() - 1_000, 'a retry is scheduled');
     await pebble.start();
     await issuedFingerprint('late.localhost', 90_000);
+    const valid = await statusOf('late.localhost');
+    assert.equal(valid.status, 'valid');
+    assert.equal(valid.lastError, null);
+    assert.match(String(valid.issuer), /^Pebble Intermediate CA/);
+    assert.ok(Date.parse(String(valid.nextRenewal)) < Date.parse(String(valid.notAfter)), 'renewed before it expires');
+  });
+
+  test('the console\'s Certificates page lists every host with its issuer, not-after, next renewal and last error', async () => {
+    const page = await apiClient(gw.adminUrl)('GET', '/dashboard/certificates', { as: admin });
+    assert.equal(page.status, 200, page.text);
+    for (const text of ['gw.localhost', 'app.localhost', 'late.localhost', 'Not after', 'Next renewal', 'Last error', 'Pebble Intermediate CA']) assert.ok(page.text.includes(text), text);
+    assert.match(page.text, /<a href="\/dashboard\/certificates" aria-current="page">Certificates<\/a>/);
   });
 });
