@@ -43,6 +43,7 @@ const NOT_JSON = [
   'GET /dashboard/',
   'GET /dashboard/audit',
   'GET /dashboard/tokens',
+  'GET /dashboard/certificates',
   'GET /dashboard/services/new',
   'GET /dashboard/services/:id',
   'GET /dashboard/services/:id/edit',
@@ -157,6 +158,7 @@ describe("real answers match the document (each call's answer is checked)", () =
     readToken = `Bearer ${created.json.secret}`;
     writeToken = `Bearer ${(await call('POST', '/api/tokens', { as: admin, json: { name: 'Write', scope: 'write' } })).json.secret}`;
     assert.equal((await call('GET', '/api/tokens', { as: admin })).json.length, 2);
+    assert.deepEqual((await call('GET', '/api/certificates', { as: admin })).json, []);
     assert.equal((await call('POST', '/api/tokens', { as: admin, json: { name: ' ', scope: 'admin', extra: 1 } })).status, 400);
     assert.equal((await call('POST', '/api/tokens', { as: admin, json: {}, csrf: null })).status, 403);
     assert.equal((await call('GET', '/api/tokens', { authorization: writeToken })).status, 403);

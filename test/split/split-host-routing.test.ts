@@ -67,16 +67,20 @@ test('both proxies route every spelling of a service host, exact before wildcard
 });
 
 test('both proxies keep /.gatehouse/ in every spelling, refuse two Host fields and absolute-form, and answer 401 for a protected host service', async () => {
-  for (const path of ['/.gatehouse/callback', '/.GATEHOUSE/x', '/%2Egatehouse/x', '//.gatehouse/x']) {
+  for (const path of ['/.gatehouse/x', '/.GATEHOUSE/callback', '/%2Egatehouse/x', '//.gatehouse/x']) {
     assert.deepEqual(await unforwarded(path, 'app.localhost'), [404, 404], path);
   }
+  // the hand-off's callback is the admin process's, told the host: a code it never made is refused
+  assert.deepEqual(await unforwarded('/.gatehouse/callback?code=x', 'app.localhost'), [400, 400]);
   assert.deepEqual(await unforwarded('/x', 'app.localhost', ['Host: a.apps.localhost']), [400, 400]);
   for (const proxy of env.split.proxies) {
     const absolute = await rawRequest(portOf(proxy.url), 'GET http://app.localhost/x HTTP/1.1\r\nHost: a.apps.localhost\r\nConnection: close\r\n\r\n');
     assert.equal(absolute.status, 400);
   }
   assert.deepEqual(await unforwarded('/private/x', 'app.localhost'), [401, 401]);
-  const user = await env.signIn({ sub: 'split-host-user', isAdmin: false });
+  const onOrigin = await env.signIn({ sub: 'split-host-user', isAdmin: false });
+  assert.deepEqual(await unforwarded('/private/x', 'app.localhost', [`Cookie: ${onOrigin.cookie}`]), [401, 401], "the sign-in origin's cookie is none on a service host");
+  const user = await env.split.signIn({ sub: 'split-host-user', isAdmin: false }, { host: 'app.localhost' });
   const echoed = await received('/private/x', 'app.localhost', [`Cookie: ${user.cookie}`]);
   assert.equal(echoed.url, '/private/x');
   assert.deepEqual(headerValues(echoed, 'x-forwarded-user'), ['split-host-user']);

@@ -33,8 +33,11 @@ export interface SplitGateway {
   /** The admin process's SQLite file. */
   databasePath: string;
   proxies: [ProxyProcess, ProxyProcess];
-  /** A session created straight in Redis (for API calls): its Cookie header, CSRF token and user. */
-  signIn(user?: Partial<SessionUser>): Promise<SignedIn>;
+  /**
+   * A session created straight in Redis (for API calls): its Cookie header, CSRF token and user;
+   * with `host`, the Cookie header of a host session on that service host (design.md §4.16).
+   */
+  signIn(user?: Partial<SessionUser>, options?: { host?: string }): Promise<SignedIn>;
   /**
    * Registers a service through the admin process's API as `admin` (a {@link signIn} result);
    * resolves with its id. Throws unless the API answers 201.
@@ -133,11 +136,12 @@ export async function startSplitGateway(
       env: common,
       createService: (admin, fields) => createService(adminUrl, admin, fields),
       startProxy: (env) => startProxy(undefined, env),
-      async signIn(user = {}) {
+      async signIn(user = {}, options = {}) {
         const fullUser: SessionUser = { sub: 'admin-sub', name: 'Ada Admin', email: 'admin@example.com', isAdmin: true, ...user };
         const session = sampleSession({ user: fullUser, idToken: null, expiresAt: Date.now() + config.sessionTtlMs });
         const id = await backends.sessions.create(session);
-        return { cookie: `${gatewayCookieNames(config.publicUrl).session}=${id}`, csrfToken: session.csrfToken, user: fullUser };
+        const value = options.host === undefined ? id : await backends.sessions.link(session.handle, options.host, session.csrfToken);
+        return { cookie: `${gatewayCookieNames(config.publicUrl).session}=${value}`, csrfToken: session.csrfToken, user: fullUser };
       },
       async close() {
         await Promise.all([...proxies.map((proxy) => proxy.process.stop()), admin.stop()]);
