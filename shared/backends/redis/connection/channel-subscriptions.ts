@@ -9,10 +9,10 @@ export type MessageHandler = (message: string) => void;
 /**
  * Lets several components share one subscriber connection: SUBSCRIBE on a channel's first
  * handler, UNSUBSCRIBE after its last one leaves, and each 'message' dispatched by channel.
- * Messages published while the connection is down are lost, so on every 'ready' after a
- * disconnect it SUBSCRIBEs to all its channels again (ioredis' own `autoResubscribe` does too; a
- * repeated SUBSCRIBE is harmless) and, once Redis confirmed that, runs the {@link onReconnect}
- * handlers, which re-read whatever they may have missed; on a Cluster also whenever a node leaves
+ * Messages published while the connection is down are lost, so on every 'ready' it SUBSCRIBEs
+ * to all its channels again (ioredis' own `autoResubscribe` does too, for the channels it saw
+ * confirmed; a repeated SUBSCRIBE is harmless) and, after a disconnect, once Redis confirmed that,
+ * runs the {@link onReconnect} handlers, which re-read whatever they may have missed; on a Cluster also whenever a node leaves
  * (see the constructor).
  */
 export class ChannelSubscriptions {
@@ -78,10 +78,13 @@ export class ChannelSubscriptions {
   #ready(): void {
     const reconnect = this.#connectedBefore;
     this.#connectedBefore = true;
-    if (!reconnect) return;
+    // The first 'ready' too: a SUBSCRIBE sent while the connection was between its connect and its
+    // ready check puts it in subscriber mode, the ready check's INFO then fails, ioredis reconnects,
+    // and the SUBSCRIBEs queued meanwhile are refused ("Connection in subscriber mode") and never
+    // re-sent (its autoResubscribe knows only confirmed channels).
     const channels = [...this.#handlers.keys()];
     if (channels.length > 0) this.#confirm(this.#client.subscribe(...channels));
-    void this.#confirmed.then(() => this.#runReconnectHandlers());
+    if (reconnect) void this.#confirmed.then(() => this.#runReconnectHandlers());
   }
 
   #runReconnectHandlers(): void {
