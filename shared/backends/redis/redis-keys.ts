@@ -100,3 +100,22 @@ export const ACCESS_LOG_GROUP = 'gatehouse-admin';
 
 /** Key prefixes of the rate limiters (rate-limiter-flexible appends `:<key>`: an address, or a token's id). */
 export const RATE_LIMIT_PREFIX = { general: 'gatehouse:rl:general', auth: 'gatehouse:rl:auth', token: 'gatehouse:rl:token' } as const;
+
+/**
+ * String: JSON `{"version": n, "epoch": "…", "challenges": {...}}`, the ACME challenges under way
+ * (design.md §4.15), with `:version` and `:epoch` beside it (event-bus/snapshot-topics.ts).
+ */
+export const ACME_CHALLENGES_KEY = 'gatehouse:{acme-challenges}';
+
+/** Pub/sub channel: payload is the new challenge set's version. */
+export const ACME_CHALLENGES_CHANNEL = 'gatehouse:acme-challenges-changed';
+
+/**
+ * String: JSON `{"version": n, "epoch": "…", "notice": {...}}`, which certificates the admin
+ * process holds (hosts, fingerprints, the fetch token; never a private key: design.md §4.15), with
+ * `:version` and `:epoch` beside it.
+ */
+export const CERTIFICATES_KEY = 'gatehouse:{certificates}';
+
+/** Pub/sub channel: payload is the new certificate notice's version. */
+export const CERTIFICATES_CHANNEL = 'gatehouse:certificates-changed';

@@ -2,10 +2,14 @@ import { isAssertionKeySet, type AssertionKeySet } from '../../../identity/asser
 import type { Service } from '../../../types.js';
 import { isAcmeChallengeSet, isCertificateNotice, type AcmeChallengeSet, type CertificateNotice } from '../../../tls/acme-messages.js';
 import {
+  ACME_CHALLENGES_CHANNEL,
+  ACME_CHALLENGES_KEY,
   ASSERTION_KEYS_CHANNEL,
   ASSERTION_KEYS_EPOCH_KEY,
   ASSERTION_KEYS_KEY,
   ASSERTION_KEYS_VERSION_KEY,
+  CERTIFICATES_CHANNEL,
+  CERTIFICATES_KEY,
   REGISTRY_CHANNEL,
   REGISTRY_EPOCH_KEY,
   REGISTRY_KEY,
@@ -36,18 +40,16 @@ export const ASSERTION_KEYS_TOPIC: SnapshotTopic<AssertionKeySet> = {
 };
 
 /**
- * The ACME challenges under way (design.md §4.15): `gatehouse:{acme-challenges}` with its
- * `:version` and `:epoch`, notices on `gatehouse:acme-challenges-changed`. Key authorizations
+ * The ACME challenges under way (design.md §4.15; redis-keys.ts `ACME_CHALLENGES_KEY`). Key authorizations
  * and TLS-ALPN-01 challenge certificates only (RFC 8555 §8.1: public by design).
  */
-export const ACME_CHALLENGES_TOPIC: SnapshotTopic<AcmeChallengeSet> = snapshotTopicAt('acme challenges', 'gatehouse:{acme-challenges}', 'gatehouse:acme-challenges-changed', 'challenges', isAcmeChallengeSet);
+export const ACME_CHALLENGES_TOPIC: SnapshotTopic<AcmeChallengeSet> = snapshotTopicAt('acme challenges', ACME_CHALLENGES_KEY, ACME_CHALLENGES_CHANNEL, 'challenges', isAcmeChallengeSet);
 
 /**
- * The certificates the admin process holds (design.md §4.15): `gatehouse:{certificates}` with its
- * `:version` and `:epoch`, notices on `gatehouse:certificates-changed`. Hosts, fingerprints and
+ * The certificates the admin process holds (design.md §4.15; redis-keys.ts `CERTIFICATES_KEY`). Hosts, fingerprints and
  * the fetch token; never a private key (proxies fetch the pairs from the admin process).
  */
-export const CERTIFICATES_TOPIC: SnapshotTopic<CertificateNotice> = snapshotTopicAt('certificates', 'gatehouse:{certificates}', 'gatehouse:certificates-changed', 'notice', isCertificateNotice);
+export const CERTIFICATES_TOPIC: SnapshotTopic<CertificateNotice> = snapshotTopicAt('certificates', CERTIFICATES_KEY, CERTIFICATES_CHANNEL, 'notice', isCertificateNotice);
 
 /** A topic whose version and epoch keys sit beside its snapshot key, in its hash slot. */
 function snapshotTopicAt<T>(name: string, key: string, channel: string, field: string, isPayload: (value: unknown) => value is T): SnapshotTopic<T> {
