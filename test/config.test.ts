@@ -3,19 +3,12 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { ConfigError, loadConfig, VARIABLES } from '../shared/config/config.js';
+import { loadConfig, VARIABLES } from '../shared/config/config.js';
+import { configProblems } from './support/config-problems.js';
 
 const MAIN = new URL('../admin/process/embedded-main.js', import.meta.url).pathname;
 
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    assert.ok(error instanceof ConfigError);
-    return error.problems;
-  }
-  assert.fail('expected a ConfigError');
-}
+const problems = configProblems;
 
 test('defaults follow design.md §6', () => {
   const config = loadConfig({});

@@ -4,22 +4,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { ConfigError, loadConfig } from '../../shared/config/config.js';
+import { loadConfig } from '../../shared/config/config.js';
+import { configProblems } from '../support/config-problems.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-acme-config-'));
 const caFile = join(dir, 'ca.pem');
 writeFileSync(caFile, 'PEM');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    assert.ok(error instanceof ConfigError);
-    return error.problems;
-  }
-  assert.fail('expected a ConfigError');
-}
+const problems = configProblems;
 
 test('ACME_EMAIL turns ACME on: PORT speaks TLS, Let\'s Encrypt\'s directory by default, ADMIN_URL\'s listener too when https', () => {
   assert.equal(loadConfig({}).tls.acme, undefined);

@@ -13,6 +13,8 @@ export interface SwitchableRelay {
   point(port: number | undefined): void;
   /** Connections relayed to `port` so far. */
   relayedTo(port: number): number;
+  /** Destroys every connection relayed so far (new ones go where {@link point} says). */
+  dropConnections(): void;
   close(): Promise<void>;
 }
 
@@ -43,7 +45,11 @@ export async function startSwitchableRelay(): Promise<SwitchableRelay> {
       target = port;
     },
     relayedTo: (port) => counts.get(port) ?? 0,
+    dropConnections() {
+      for (const socket of sockets) socket.destroy();
+    },
     async close() {
+      target = undefined;
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -2,8 +2,7 @@
  * A TCP relay in front of redis-server that a test can cut and restore, to take one process's
  * connections away while Redis itself (and everyone else) stays up. Not a test file.
  */
-import { once } from 'node:events';
-import net from 'node:net';
+import { startSwitchableRelay } from './switchable-relay.js';
 
 export interface TcpRelay {
   /** `redis://127.0.0.1:<relay port>`. */
@@ -16,41 +15,17 @@ export interface TcpRelay {
 }
 
 export async function startTcpRelay(targetPort: number): Promise<TcpRelay> {
-  const sockets = new Set<net.Socket>();
-  let open = true;
-  const track = (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-  };
-  const server = net.createServer((client) => {
-    track(client);
-    if (!open) {
-      client.destroy();
-      return;
-    }
-    const upstream = net.connect(targetPort, '127.0.0.1');
-    track(upstream);
-    client.pipe(upstream).pipe(client);
-    client.once('close', () => upstream.destroy());
-    upstream.once('close', () => client.destroy());
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
+  const relay = await startSwitchableRelay();
+  relay.point(targetPort);
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://127.0.0.1:${relay.port}`,
     cut() {
-      open = false;
-      for (const socket of sockets) socket.destroy();
+      relay.point(undefined);
+      relay.dropConnections();
     },
     restore() {
-      open = true;
+      relay.point(targetPort);
     },
-    async close() {
-      open = false;
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => relay.close(),
   };
 }
