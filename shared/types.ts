@@ -220,4 +220,14 @@ export interface AccessLogEntry {
   count?: number;
   /** True when `path` was cut to the stored maximum (2,048 bytes) and ends with `…`; absent otherwise. */
   pathTruncated?: boolean;
+  /**
+   * The request's id (design.md §3.10): 16 lowercase hex characters, a traced request's trace id
+   * (32), or a trusted proxy's `X-Request-Id` (1–128 visible ASCII characters). Absent on records
+   * of proxies older than request ids.
+   */
+  requestId?: string;
+  /** A traced (sampled) request's trace id, 32 lowercase hex characters (W3C Trace Context); absent otherwise. */
+  traceId?: string;
+  /** A traced request's server span id, 16 lowercase hex characters; absent otherwise. */
+  spanId?: string;
 }

@@ -28,6 +28,10 @@ export class AccessRecord {
   target: string | null = null;
   /** The host the request named when a service names it (host-routes.ts), else null: the path's service was reached on any host. */
   host: string | null = null;
+  /** The request's id (design.md §3.10), once known. */
+  requestId: string | null = null;
+  /** The trace and server span of a traced (sampled) request; null while untraced. */
+  trace: { traceId: string; spanId: string } | null = null;
   readonly #sink: AccessLogSink;
   readonly #serviceId: string;
   readonly #method: string;
@@ -90,6 +94,11 @@ export class AccessRecord {
       target: this.target,
     };
     if (this.host !== null) record.host = this.host;
+    if (this.requestId !== null) record.requestId = this.requestId;
+    if (this.trace !== null) {
+      record.traceId = this.trace.traceId;
+      record.spanId = this.trace.spanId;
+    }
     if (path !== this.#path) record.pathTruncated = true;
     this.#sink.write(record);
   }
