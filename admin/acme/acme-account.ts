@@ -14,6 +14,15 @@ const REQUEST_RETRIES = 1;
 const REQUEST_RETRY_DELAY_S = 1;
 
 /**
+ * The CA certificates (PEM) trusted for the TLS of ACME_DIRECTORY_URL's server: the system's and
+ * ACME_CA_FILE's; undefined without ACME_CA_FILE (the system's alone, a client's default).
+ * @throws when ACME_CA_FILE cannot be read (the configuration checked it at start).
+ */
+export function trustedCertificates(settings: AcmeSettings): string[] | undefined {
+  return settings.caFile === undefined ? undefined : [...rootCertificates, readFileSync(settings.caFile, 'utf8')];
+}
+
+/**
  * The gateway's ACME account at ACME_DIRECTORY_URL (RFC 8555 §7.3): its key (EC P-256) is made at
  * the first order and kept sealed in the database (acme-rows.ts); the account is looked up again
  * (newAccount with the same key answers the existing one, §7.3.1) before each batch of orders, so a
@@ -28,7 +37,7 @@ export class AcmeAccount {
   constructor(settings: AcmeSettings, rows: AcmeRows) {
     this.#settings = settings;
     this.#rows = rows;
-    const ca = settings.caFile === undefined ? undefined : [...rootCertificates, readFileSync(settings.caFile, 'utf8')];
+    const ca = trustedCertificates(settings);
     acme.axios.defaults.httpsAgent = new Agent({ keepAlive: true, ...(ca && { ca }) });
     // acme-client's own field on its axios instance's defaults (src/axios.js), absent from the types.
     const defaults = acme.axios.defaults as unknown as { acmeSettings: Record<string, unknown> };

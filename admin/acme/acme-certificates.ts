@@ -14,6 +14,8 @@ import { AcmeRows, type CertificateRow } from './acme-rows.js';
 import { certificateStatus, nextOrderTime, type CertificateStatus } from './certificate-status.js';
 import { ChallengeBoard } from './challenge-board.js';
 import { orderCertificate, type ChallengeType } from './certificate-order.js';
+import { RenewalAdvice } from './renewal-advice.js';
+import { RenewalInfoClient } from './renewal-info.js';
 import { renewalTime, retryDelay } from './renewal-policy.js';
 
 /** Orders under way at once, for different hosts (a host has at most one). */
@@ -51,7 +53,8 @@ export interface AcmeTotals {
 /**
  * Certificates by ACME in the admin process (design.md §4.15): keeps one for each host of
  * {@link acmeHosts} (from every registry snapshot), ordered at once for a host without one,
- * renewed at two thirds of its lifetime, retried with backoff after a failure (logged, counted),
+ * renewed at two thirds of its lifetime or earlier when the CA's renewal information (RFC 9773)
+ * says so ({@link RenewalAdvice}), retried with backoff after a failure (logged, counted),
  * one order per host at a time (a lease in the database). What it holds reaches this process's
  * listeners in-process ({@link onCertificates}) and the proxy processes as a notice on the event
  * bus, with a fetch token for {@link bundle}, which the admin port serves them.
@@ -64,6 +67,7 @@ export class AcmeCertificates implements CertificateFeed {
   readonly #rows: AcmeRows;
   readonly #account: AcmeAccount;
   readonly #board: ChallengeBoard;
+  readonly #advice: RenewalAdvice;
   readonly #preferred: readonly ChallengeType[];
   readonly #holder = randomUUID();
   readonly #listeners = new Set<(certificates: ManagedCertificates) => void>();
@@ -80,6 +84,7 @@ export class AcmeCertificates implements CertificateFeed {
     this.#rows = new AcmeRows(options.db, options.cipher);
     this.#account = new AcmeAccount(options.settings, this.#rows);
     this.#board = new ChallengeBoard(options.bus);
+    this.#advice = new RenewalAdvice(new RenewalInfoClient(options.settings), options.logger);
     this.#preferred = options.httpPort === undefined ? ['tls-alpn-01', 'http-01'] : ['http-01', 'tls-alpn-01'];
   }
 
@@ -113,6 +118,7 @@ export class AcmeCertificates implements CertificateFeed {
     clearTimeout(this.#timer);
     this.#unsubscribe?.();
     this.#listeners.clear();
+    this.#advice.close();
   }
 
   #hostsChanged(hosts: Set<string>): void {
@@ -144,17 +150,34 @@ export class AcmeCertificates implements CertificateFeed {
     this.#timer = setTimeout(() => this.#tick(), Math.min(Math.max(delayMs, 0), MAX_SLEEP_MS)).unref();
   }
 
-  /** Starts the orders that are due (up to {@link MAX_CONCURRENT_ORDERS}) and sleeps until the next one is. */
+  /**
+   * Starts the orders that are due (up to {@link MAX_CONCURRENT_ORDERS}) and the renewal
+   * information asks that are, and sleeps until the next of either is.
+   */
   #tick(): void {
     const now = Date.now();
     let next = Infinity;
     for (const row of this.#wantedRows()) {
       if (this.#running.has(row.host)) continue;
       const due = Math.max(nextOrderTime(row), this.#leasedElsewhere.get(row.host) ?? 0);
-      if (due <= now && this.#running.size < MAX_CONCURRENT_ORDERS) void this.#order(row);
-      else next = Math.min(next, Math.max(due, now + 1_000));
+      if (due <= now && this.#running.size < MAX_CONCURRENT_ORDERS) {
+        void this.#order(row);
+        continue;
+      }
+      const advice = this.#advice.dueAt(row, now);
+      if (advice <= now) void this.#askAdvice(row, now);
+      else next = Math.min(next, advice);
+      next = Math.min(next, Math.max(due, now + 1_000));
     }
     if (next !== Infinity) this.#schedule(next - now);
+  }
+
+  /** Asks the CA's renewal information about `row`'s certificate and stores the renewal time it moves to. */
+  async #askAdvice(row: CertificateRow, now: number): Promise<void> {
+    const renewAt = await this.#advice.ask(row, now);
+    if (this.#closed) return;
+    if (renewAt !== undefined) this.#rows.moveRenewal(row.host, row.certPem!, renewAt);
+    this.#schedule(0);
   }
 
   async #order(row: CertificateRow): Promise<void> {
@@ -167,13 +190,14 @@ export class AcmeCertificates implements CertificateFeed {
     this.#leasedElsewhere.delete(host);
     this.#running.add(host);
     try {
-      const ordered = await orderCertificate(await this.#account.client(), host, this.#board, this.#preferred);
+      const replaces = await this.#advice.replaces(row, now);
+      const ordered = await orderCertificate(await this.#account.client(), host, this.#board, this.#preferred, replaces);
       if (this.#closed) return;
       const info = acme.crypto.readCertificateInfo(ordered.certPem);
       const [notBefore, notAfter] = [info.notBefore.getTime(), info.notAfter.getTime()];
       this.#rows.issued(host, this.#holder, { ...ordered, issuer: info.issuer.commonName, notBefore, notAfter, renewAt: renewalTime(notBefore, notAfter) });
       this.totals.issued++;
-      this.#options.logger.info({ host, issuer: info.issuer.commonName, notAfter: info.notAfter.toISOString(), renewal: row.certPem !== null }, 'certificate by ACME issued');
+      this.#options.logger.info({ host, issuer: info.issuer.commonName, notAfter: info.notAfter.toISOString(), renewal: row.certPem !== null, replaces }, 'certificate by ACME issued');
       this.#announce();
     } catch (error) {
       if (!this.#closed) this.#failed(row, error);

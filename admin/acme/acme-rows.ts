@@ -10,7 +10,7 @@ export interface CertificateRow {
   issuer: string | null;
   notBefore: number | null;
   notAfter: number | null;
-  /** When to order again (two thirds of the lifetime, design.md §4.15). */
+  /** When to order again (two thirds of the lifetime, or earlier as the CA's renewal information says; design.md §4.15). */
   renewAt: number | null;
   /** The last order's failure (null once one succeeds). */
   lastError: string | null;
@@ -117,6 +117,14 @@ export class AcmeRows {
         last_error = NULL, failures = 0, retry_at = NULL, lease_holder = NULL, lease_until = NULL, updated_at = ? WHERE host = ? AND lease_holder = ?`)
       .run(certificate.certPem, this.#cipher.encrypt(certificate.keyPem, `acme-certificate:${host}`), certificate.issuer, certificate.notBefore,
         certificate.notAfter, certificate.renewAt, Date.now(), host, holder);
+  }
+
+  /**
+   * Sets the renewal time of the host's certificate `certPem` (the CA's renewal information moved
+   * it); nothing when the row holds another certificate by now (a renewal finished meanwhile).
+   */
+  moveRenewal(host: string, certPem: string, renewAt: number): void {
+    this.#db.prepare('UPDATE acme_certificates SET renew_at = ?, updated_at = ? WHERE host = ? AND cert_pem = ?').run(renewAt, Date.now(), host, certPem);
   }
 
   /** Records a failed order (its message, the count in a row, when to try again) and ends `holder`'s lease. */

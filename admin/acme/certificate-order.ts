@@ -11,16 +11,18 @@ export interface OrderedCertificate {
 }
 
 /**
- * Orders a certificate for `host` (RFC 8555 §7.4) with a new EC P-256 key: a new order, each
- * pending authorization proven with the first of `preferred` the CA offers (put up on `board`
- * before the CA is asked to validate, §7.5.1, taken down after), the order finalized with a CSR
- * naming the host, and the certificate downloaded.
+ * Orders a certificate for `host` (RFC 8555 §7.4) with a new EC P-256 key: a new order (naming the
+ * certificate it `replaces` when given, RFC 9773 §5: acme-client sends an order's fields as they
+ * are), each pending authorization proven with the first of `preferred` the CA offers (put up on
+ * `board` before the CA is asked to validate, §7.5.1, taken down after), the order finalized with
+ * a CSR naming the host, and the certificate downloaded.
  * @throws the CA's problem (RFC 8555 §6.7: an invalid challenge says why), a network error, or
  *   the bus's when a challenge cannot be put up.
  */
-export async function orderCertificate(client: acme.Client, host: string, board: ChallengeBoard, preferred: readonly ChallengeType[]): Promise<OrderedCertificate> {
+export async function orderCertificate(client: acme.Client, host: string, board: ChallengeBoard, preferred: readonly ChallengeType[], replaces?: string): Promise<OrderedCertificate> {
   const [key, csr] = await acme.crypto.createCsr({ commonName: host, altNames: [host] }, await acme.crypto.createPrivateEcdsaKey('P-256'));
-  const order = await client.createOrder({ identifiers: [{ type: 'dns', value: host }] });
+  const request: Parameters<acme.Client['createOrder']>[0] & { replaces?: string } = { identifiers: [{ type: 'dns', value: host }], ...(replaces !== undefined && { replaces }) };
+  const order = await client.createOrder(request);
   for (const authorization of await client.getAuthorizations(order)) {
     if (authorization.status !== 'valid') await proveControl(client, authorization, board, preferred);
   }

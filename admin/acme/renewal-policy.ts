@@ -3,8 +3,8 @@
  *
  * Renewal: at two thirds of the certificate's lifetime (Let's Encrypt's advice: a 90-day
  * certificate is renewed with 30 days left), so a renewal that fails has a third of the lifetime
- * to be retried. ACME Renewal Information (RFC 9773) would let the CA move that time; neither
- * acme-client 5 nor Debian's pebble 2.4 speaks it, so it is not asked.
+ * to be retried. A CA that offers ACME Renewal Information (RFC 9773) may move it earlier
+ * ({@link suggestedRenewalTime}), never later.
  *
  * Retries: 10 s after the first failure, doubling with each failure in a row, at most 6 hours
  * apart; never past the renewal-or-expiry time that made the order due. A CA outage is thus
@@ -20,6 +20,19 @@ export const MAX_RETRY_MS = 6 * 3600_000;
 /** The time to renew a certificate valid from `notBefore` to `notAfter`: two thirds through its lifetime. */
 export function renewalTime(notBefore: number, notAfter: number): number {
   return notBefore + Math.floor(((notAfter - notBefore) * 2) / 3);
+}
+
+/**
+ * The renewal time when the CA suggests `window` (RFC 9773 §4.2), epoch ms: now when the window has
+ * begun; else a uniformly random moment in it (the `current` renewal time kept when it already
+ * lies in it, so asking again does not drift the time toward the window's start), but never later
+ * than `twoThirds` ({@link renewalTime}).
+ * @param random a number in [0, 1) (Math.random's).
+ */
+export function suggestedRenewalTime(window: { start: number; end: number }, current: number, twoThirds: number, now: number, random = Math.random()): number {
+  if (window.start <= now) return now;
+  const chosen = current >= window.start && current <= window.end ? current : window.start + Math.floor(random * (window.end - window.start));
+  return Math.min(chosen, twoThirds);
 }
 
 /** The delay before trying again after `failures` failed orders in a row (1 or more), in ms. */
