@@ -81,6 +81,11 @@ export interface Config {
   accessLogMaxBytes: number | undefined;
   /** ACCESS_LOG_EXPORT=otlp: where every access-log record is also sent; undefined: nowhere. */
   accessLogExport: AccessLogExport | undefined;
+  /**
+   * TRACE_UI_URL: a trace viewer's http(s) URL with `{traceId}` where a trace id (32 lowercase hex
+   * characters) goes; the console links each traced access-log record there. Undefined: no links.
+   */
+  traceUiUrl: string | undefined;
   /** Lifetime of an identity assertion (design.md §4.7), in ms: whole seconds, at least 1 s. */
   assertionTtlMs: number;
   /** Age at which the admin plane rotates the assertion signing key by itself (design.md §4.7), in ms. */
@@ -165,6 +170,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'ACCESS_LOG_OTLP_BUFFER_SIZE', default: '64MB', meaning: 'Memory the export may hold while the collector is slow or away (`64MB`, `256MiB`; at least `1MB`; each record counted as twice its text plus 512 bytes): past it the oldest records are dropped from the export (still stored), counted in `gatehouse_access_log_export_dropped_total`.' },
   { name: 'ASSERTION_TTL', default: '5m', meaning: 'Lifetime of the `X-Gatehouse-Assertion` JWT given to upstreams (whole seconds, at least `1s`); a retired signing key stays published for this long plus a minute (twice this long when it is under a minute; see Identity assertion).' },
   { name: 'ASSERTION_KEY_LIFETIME', default: '30d', meaning: 'Age at which the assertion signing key is replaced by a new one by itself (also `POST /api/assertion-keys/rotate`).' },
+  { name: 'TRACE_UI_URL', default: undefined, meaning: 'A trace viewer\'s http(s) URL with `{traceId}` where the trace id goes (`https://jaeger.example.com/trace/{traceId}`); the console\'s access log links each traced request there. Unset: no links.' },
 ];
 
 /** Thrown by {@link loadConfig}: one line per bad variable, each naming it and what is wrong. */
@@ -236,6 +242,12 @@ const trustedProxies = v.pipe(
 const lowerSet = v.pipe(list, v.transform((items) => new Set(items.map((item) => item.toLowerCase()))));
 const nonEmpty = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'));
 const origin = v.pipe(httpUrl, v.check((url) => url.pathname === '/' && !url.search && !url.hash, 'must be an origin without path, query or fragment'));
+/** TRACE_UI_URL: kept as written (URL parsing would escape the braces); an http(s) URL once a trace id fills it. */
+const traceUiUrl = v.pipe(
+  v.string(),
+  v.includes('{traceId}', 'must contain {traceId}, where the trace id goes'),
+  v.check((text) => URL.canParse(text.replaceAll('{traceId}', '0'.repeat(32))) && /^https?:/i.test(text), 'must be an http: or https: URL'),
+);
 
 const schema = v.object({
   PORT: port,
@@ -308,6 +320,7 @@ const schema = v.object({
   ACCESS_LOG_OTLP_BUFFER_SIZE: v.pipe(v.string(), v.transform(parseByteSize), v.number('must be a size such as 64MB or 256MiB'), v.minValue(1e6, 'must be at least 1MB')),
   ASSERTION_TTL: wholeSeconds,
   ASSERTION_KEY_LIFETIME: duration,
+  TRACE_UI_URL: v.optional(traceUiUrl),
 });
 
 /**
@@ -374,6 +387,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     accessLogRetentionDays: out.ACCESS_LOG_RETENTION_DAYS,
     accessLogMaxBytes: out.ACCESS_LOG_MAX_SIZE,
     accessLogExport: out.ACCESS_LOG_EXPORT === 'otlp' ? { url: otlpLogsUrl({ endpoint: out.OTEL_EXPORTER_OTLP_ENDPOINT.href }), headers: out.OTEL_EXPORTER_OTLP_HEADERS, bufferBytes: out.ACCESS_LOG_OTLP_BUFFER_SIZE } : undefined,
+    traceUiUrl: out.TRACE_UI_URL,
     assertionTtlMs: out.ASSERTION_TTL,
     assertionKeyLifetimeMs: out.ASSERTION_KEY_LIFETIME,
   };
