@@ -1,5 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import { openDayFile } from './day-files.js';
+
+/** A traced record's trace (request-ids.ts `storedTrace`), by the record's id; untraced records have no row. */
+const TRACES_TABLE = 'CREATE TABLE traces (record INTEGER PRIMARY KEY, trace BLOB NOT NULL)';
+
 /**
  * What one day file of the access log holds (day-files.ts). Records are stored small, 82 to 99
  * bytes each with their indexes and batch keys (bench/README.md measures it):
@@ -21,7 +25,14 @@ import { openDayFile } from './day-files.js';
  * path was cut to the proxy's maximum (NULL: it was not): both NULL for almost every record, a
  * byte each in its header (a NULL has no body), and nothing in the records of files made before
  * them (ALTER TABLE rewrites no row). `host` is NULL for a request routed by path alone, the
- * code of a dictionary string otherwise (a byte or two in its body). A summary is one record of a
+ * code of a dictionary string otherwise (a byte or two in its body). `request_id` is the request's
+ * id (design.md §3.10) as request-ids.ts stores it: the proxy's 16 hex characters as an 8-byte
+ * BLOB, a traced request's 32 (its trace id) as 16 bytes, a trusted proxy's other id as TEXT,
+ * NULL when the record has none; the column has no declared type, so a TEXT id of digits stays
+ * TEXT. A traced record's trace id and server span id are a row of `traces` (24 bytes, keyed by
+ * the record's id), not a column: a column NULL in the 99 % of untraced records would still cost
+ * each a byte of its header, and the two take 9.3 bytes per record at 1 % tracing where the
+ * budget is 10 (bench/README.md). A summary is one record of a
  * client address's requests to a service within one minute and status class: the proxy's for
  * requests its rate limit refused, the writer's for an address over its share of the day's budget
  * (writing/address-shares.ts); its path, method, user and duration are those of the first request.
@@ -44,7 +55,8 @@ export const DAY_SCHEMA = `
     target INTEGER,
     count INTEGER,
     path_truncated INTEGER,
-    host INTEGER
+    host INTEGER,
+    request_id
   );
   CREATE INDEX records_by_service_time ON records (service, time);
   CREATE INDEX records_by_service_class_time ON records (service, status / 100, time);
@@ -69,6 +81,7 @@ export const DAY_SCHEMA = `
     PRIMARY KEY (service, user)
   ) WITHOUT ROWID;
   CREATE TABLE batches (key BLOB PRIMARY KEY) WITHOUT ROWID;
+  ${TRACES_TABLE};
 `;
 
 /**
@@ -76,15 +89,27 @@ export const DAY_SCHEMA = `
  * `target` (the code of the url of the pool's target that answered, NULL when none did) came with
  * pools, `count` and `path_truncated` with summary records, `host` (the code of the service host
  * the request was routed by, NULL when routed by path alone; design.md §3.2) with services on
- * host names. The writer adds the missing ones ({@link addRecordColumns}); a reader of a file
+ * host names, `request_id` and `trace` (which is the `traces` table, not a column) with request
+ * ids and traces. The writer adds the missing ones ({@link addRecordColumns}); a reader of a file
  * nobody writes reads NULL for them.
  */
-export const ADDED_RECORD_COLUMNS = ['target', 'count', 'path_truncated', 'host'] as const;
+export const ADDED_RECORD_COLUMNS = ['target', 'count', 'path_truncated', 'host', 'request_id', 'trace'] as const;
 export type AddedRecordColumn = (typeof ADDED_RECORD_COLUMNS)[number];
 
-/** Which of {@link ADDED_RECORD_COLUMNS} a day file's records have. */
+/** What adds each of {@link ADDED_RECORD_COLUMNS} to a file that lacks it (a metadata change: no row is rewritten). */
+const ADD_COLUMN: Record<AddedRecordColumn, string> = {
+  target: 'ALTER TABLE records ADD COLUMN target INTEGER',
+  count: 'ALTER TABLE records ADD COLUMN count INTEGER',
+  path_truncated: 'ALTER TABLE records ADD COLUMN path_truncated INTEGER',
+  host: 'ALTER TABLE records ADD COLUMN host INTEGER',
+  request_id: 'ALTER TABLE records ADD COLUMN request_id',
+  trace: TRACES_TABLE,
+};
+
+/** Which of {@link ADDED_RECORD_COLUMNS} a day file's records have (`trace`: whether it has the `traces` table). */
 export function addedRecordColumns(db: Database): Set<AddedRecordColumn> {
   const names = new Set((db.pragma('table_info(records)') as { name: string }[]).map((column) => column.name));
+  if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'traces'").get() !== undefined) names.add('trace');
   return new Set(ADDED_RECORD_COLUMNS.filter((column) => names.has(column)));
 }
 
@@ -92,7 +117,7 @@ export function addedRecordColumns(db: Database): Set<AddedRecordColumn> {
 export function addRecordColumns(db: Database): void {
   const present = addedRecordColumns(db);
   for (const column of ADDED_RECORD_COLUMNS) {
-    if (!present.has(column)) db.exec(`ALTER TABLE records ADD COLUMN ${column} INTEGER`);
+    if (!present.has(column)) db.exec(ADD_COLUMN[column]);
   }
 }
 

@@ -95,6 +95,9 @@ const accessLogRecord = v.strictObject({
   host: v.pipe(v.nullable(v.string()), v.description('The service host the request was routed by (lower case, no port; for a wildcard service the name it matched); null when routed by path alone')),
   count: v.pipe(v.number(), v.integer(), v.minValue(1), v.description("Requests the record stands for: 1, or more for a summary of one client address's requests to the service within one minute and status class (refused by the rate limit, or past the address's share of the day's access-log budget); its other fields are the first request's")),
   path_truncated: v.pipe(v.boolean(), v.description('True when `path` was cut to 2,048 bytes and ends with `…`')),
+  request_id: v.pipe(v.nullable(v.string()), v.description("The request's id, as its answer's X-Request-Id carried it: 16 lowercase hex characters, a traced request's trace id (32), or a trusted proxy's own (1–128 visible ASCII characters); null for records stored before request ids")),
+  trace_id: v.pipe(v.nullable(v.pipe(v.string(), v.regex(/^[0-9a-f]{32}$/))), v.description("A traced request's trace id (W3C Trace Context, 32 lowercase hex characters); null when the request was not traced")),
+  span_id: v.pipe(v.nullable(v.pipe(v.string(), v.regex(/^[0-9a-f]{16}$/))), v.description("A traced request's server span id (16 lowercase hex characters); null when the request was not traced")),
 });
 
 /** A page of a service's access log (interface.md §4.2, README "Where access-log records go"). */
@@ -103,11 +106,11 @@ const accessLogPage = v.strictObject({
   total: v.pipe(
     count,
     v.description(
-      'How many records match the filters, all pages together: exact for the service, status class and time range (from per-minute counts); with method, path or user, the matches among the newest 100,000 records the other filters pass',
+      'How many records match the filters, all pages together: exact for the service, status class and time range (from per-minute counts); with method, path, host, user or requestId, the matches among the newest 100,000 records the other filters pass',
     ),
   ),
   partial: v.optional(
-    v.pipe(v.literal(true), v.description('method, path or user was checked on the newest 100,000 records of the other filters only: total is a lower bound')),
+    v.pipe(v.literal(true), v.description('method, path, host, user or requestId was checked on the newest 100,000 records of the other filters only: total is a lower bound')),
   ),
 });
 

@@ -73,8 +73,23 @@ function isAccessLogEntry(value: unknown): value is AccessLogEntry {
     isOptionalText(r.target) &&
     isOptionalText(r.host) &&
     (r.count === undefined || (Number.isSafeInteger(r.count) && (r.count as number) >= 1)) &&
-    (r.pathTruncated === undefined || typeof r.pathTruncated === 'boolean')
+    (r.pathTruncated === undefined || typeof r.pathTruncated === 'boolean') &&
+    isOptionalMatch(r.requestId, REQUEST_ID) &&
+    isOptionalMatch(r.traceId, TRACE_ID) &&
+    isOptionalMatch(r.spanId, SPAN_ID)
   );
+}
+
+/** A request id (design.md §3.10): 1 to 128 visible ASCII characters (0x21–0x7e), as the proxy takes a trusted proxy's. */
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+/** A trace id (W3C Trace Context §3.2.2.3): 32 lowercase hex characters. */
+const TRACE_ID = /^[0-9a-f]{32}$/;
+/** A span id (W3C Trace Context §3.2.2.4, parent-id): 16 lowercase hex characters. */
+const SPAN_ID = /^[0-9a-f]{16}$/;
+
+/** A field that may be absent, else a string of `shape` (`requestId`, `traceId`, `spanId`). */
+function isOptionalMatch(value: unknown, shape: RegExp): boolean {
+  return value === undefined || (typeof value === 'string' && shape.test(value));
 }
 
 /** A field that may be absent, null or a string (`target`, `host`). */

@@ -111,6 +111,9 @@ describe('AccessLogStore', () => {
         host: null,
         count: 1,
         path_truncated: false,
+        request_id: null,
+        trace_id: null,
+        span_id: null,
       },
     ]);
     assert.ok(Number.isSafeInteger(logs[0]!.id));

@@ -174,6 +174,9 @@ test('at start, moves the old access_logs table into day files, without counting
         host: null,
         count: 1,
         path_truncated: false,
+        request_id: null,
+        trace_id: null,
+        span_id: null,
       }));
     const logs = shown(serviceId);
     assert.deepEqual(logs.map(({ id: _id, ...fields }) => fields), expected, serviceId);

@@ -100,11 +100,11 @@ async function resettingServer(port: number, attempts: Recorder<number>): Promis
   return server;
 }
 
-test('records arrive as OTLP log records: HTTP attributes (the service host as server.address), time, severity, resource, and the configured headers', async () => {
+test('records arrive as OTLP log records: HTTP attributes (the service host as server.address), the request id, time, severity, resource, and the configured headers', async () => {
   const receiver = await startReceiver();
   const { exporter, logs } = exporterTo(receiver.port, { headers: parseOtlpHeaders('authorization=Bearer%20s3cret,x-tenant=acme') });
   const at = 1_700_000_000_123;
-  const signedIn = entry({ path: '/echo/items?id=7&q=a', userId: 'user-1', timestamp: at, responseTimeMs: 42, host: 'app.example.com' });
+  const signedIn = entry({ path: '/echo/items?id=7&q=a', userId: 'user-1', timestamp: at, responseTimeMs: 42, host: 'app.example.com', requestId: '9f86d081884c7d65' });
   const refused = entry({ path: '/other', method: 'POST', statusCode: 404, serviceId: 'svc-2', timestamp: at + 1 });
   const failed = entry({ statusCode: 503 });
   const webdav = entry({ method: 'PROPFIND', statusCode: 207 });
@@ -124,8 +124,10 @@ test('records arrive as OTLP log records: HTTP attributes (the service host as s
     'gatehouse.service.name': 'Echo',
     'gatehouse.response_time_ms': 42,
     'gatehouse.count': 1,
+    'gatehouse.request_id': '9f86d081884c7d65',
     'log.record.uid': signedIn.eventId,
   });
+  assert.deepEqual([first.traceId, first.spanId, first.flags], [undefined, undefined, undefined], 'an untraced request names no trace');
   assert.equal(first.timeUnixNano, '1700000000123000000');
   assert.equal(first.observedTimeUnixNano, '1700000000123000000');
   assert.deepEqual([first.severityNumber, first.severityText], [9, 'INFO']);
@@ -139,6 +141,7 @@ test('records arrive as OTLP log records: HTTP attributes (the service host as s
   assert.equal('url.query' in second.attributes || 'user.id' in second.attributes, false, 'no query, anonymous');
   assert.equal('server.address' in second.attributes, false, 'routed by path alone');
   assert.equal('gatehouse.service.name' in second.attributes, false, 'svc-2 has no known name');
+  assert.equal('gatehouse.request_id' in second.attributes, false, 'a record of a proxy older than request ids');
   const third = receiver.records.get(failed.eventId)!;
   assert.deepEqual([third.severityNumber, third.severityText], [17, 'ERROR']);
   const other = receiver.records.get(webdav.eventId)!.attributes;
@@ -153,6 +156,21 @@ test('records arrive as OTLP log records: HTTP attributes (the service host as s
   await exporter.close();
   assert.deepEqual([exporter.exported, exporter.dropped, exporter.buffered], [4, 0, 0]);
   assert.deepEqual(logs.values, [], 'nothing to say when all goes well');
+});
+
+test("a traced request's record carries its trace and server span as the log record's traceId and spanId (hex, sampled flag), so a collector links it to the trace", async () => {
+  const receiver = await startReceiver();
+  const { exporter } = exporterTo(receiver.port);
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const traced = entry({ requestId: traceId, traceId, spanId: '00f067aa0ba902b7' });
+  const trusted = entry({ requestId: 'lb-01:Root=1-67891233' });
+  exporter.offer([traced, trusted]);
+  await receiver.until('2 records', (r) => r.records.size === 2);
+  const linked = receiver.records.get(traced.eventId)!;
+  assert.deepEqual([linked.traceId, linked.spanId, linked.flags], [traceId, '00f067aa0ba902b7', 1]);
+  assert.equal(linked.attributes['gatehouse.request_id'], traceId, 'a traced request is known by its trace id');
+  const other = receiver.records.get(trusted.eventId)!;
+  assert.deepEqual([other.traceId, other.spanId, other.attributes['gatehouse.request_id']], [undefined, undefined, 'lb-01:Root=1-67891233']);
 });
 
 test('a collector down (refusing, then resetting) and back on the same port gets every record offered meanwhile; one warning, one info', async () => {

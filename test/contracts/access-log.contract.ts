@@ -39,11 +39,12 @@ export function accessLogContract(name: string, factory: (database: TempDatabase
 
     it('records written arrive in the store, field for field; write returns at once and never throws', async () => {
       const entries = [
-        sampleEntry(1, { target: 'http://10.0.0.2:8080/base', host: 'a.apps.example.com' }),
+        sampleEntry(1, { target: 'http://10.0.0.2:8080/base', host: 'a.apps.example.com', requestId: '9f86d081884c7d65' }),
         sampleEntry(3, { userId: null, statusCode: 503 }),
-        sampleEntry(4, { method: 'DELETE', target: null }),
-        // A summary of refused requests whose path was cut (the proxy's rate limit, design.md §3.9).
-        sampleEntry(5, { statusCode: 429, count: 37, pathTruncated: true, host: 'app.example.com' }),
+        // A traced request: its id is its trace id (design.md §3.10).
+        sampleEntry(4, { method: 'DELETE', target: null, requestId: '4bf92f3577b34da6a3ce929d0e0e4736', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' }),
+        // A summary of refused requests whose path was cut (the proxy's rate limit, design.md §3.9), its id a trusted proxy's.
+        sampleEntry(5, { statusCode: 429, count: 37, pathTruncated: true, host: 'app.example.com', requestId: 'lb-01:Root=1-67891233' }),
       ];
       for (const entry of entries) assert.equal(pipeline.sink.write(entry), undefined);
       await settle();
@@ -65,6 +66,9 @@ export function accessLogContract(name: string, factory: (database: TempDatabase
           host: entry.host ?? null,
           count: entry.count ?? 1,
           path_truncated: entry.pathTruncated ?? false,
+          request_id: entry.requestId ?? null,
+          trace_id: entry.traceId ?? null,
+          span_id: entry.spanId ?? null,
         });
       }
       assert.equal(pipeline.sink.shipped, entries.length);

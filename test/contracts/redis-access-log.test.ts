@@ -223,11 +223,14 @@ describe('the access-log consumer group', SUITE, () => {
     await redis.raw.xadd(ACCESS_LOG_STREAM, '*', 'records', '{not json');
     await redis.raw.xadd(ACCESS_LOG_STREAM, '*', 'records', '{"an":"object"}');
     await redis.raw.xadd(ACCESS_LOG_STREAM, '*', 'records', JSON.stringify([good[0], { ...good[1], statusCode: 'ok' }, { ...good[1], host: 7 }, { eventId: 'x' }]));
+    // Ids of the wrong shape: a space in a request id, an uppercase trace id, a short span id.
+    const wrongIds = [{ requestId: 'a b' }, { requestId: '4bf92f3577b34da6', traceId: '4BF92F3577B34DA6A3CE929D0E0E4736' }, { spanId: '00f067aa' }];
+    await redis.raw.xadd(ACCESS_LOG_STREAM, '*', 'records', JSON.stringify(wrongIds.map((ids) => ({ ...good[1], ...ids }))));
     await redis.raw.xadd(ACCESS_LOG_STREAM, '*', 'records', JSON.stringify([good[2]]));
     const consumer = await adminConsumer();
     await consumer.drained();
     assert.deepEqual(database.storedPaths().sort(), [good[0]!.path, good[2]!.path].sort());
-    assert.equal(consumer.skipped, 6);
+    assert.equal(consumer.skipped, 9);
     assert.equal(await redis.raw.xlen(ACCESS_LOG_STREAM), 0);
   });
 

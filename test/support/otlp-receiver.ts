@@ -26,6 +26,9 @@ interface JsonLogRecord {
   severityText: string;
   body: JsonValue;
   attributes: JsonAttributes;
+  traceId?: string;
+  spanId?: string;
+  flags?: number;
 }
 interface JsonLogsRequest {
   resourceLogs: Array<{ resource: { attributes: JsonAttributes }; scopeLogs: Array<{ scope: { name: string }; logRecords: JsonLogRecord[] }> }>;
@@ -44,6 +47,10 @@ export interface ReceivedLogRecord {
   severityText: string;
   timeUnixNano: string;
   observedTimeUnixNano: string | undefined;
+  /** The trace the record belongs to (hex in OTLP/JSON), its span and trace flags; undefined when not sent. */
+  traceId: string | undefined;
+  spanId: string | undefined;
+  flags: number | undefined;
 }
 
 /** One POST the receiver answered: its headers, when it arrived, how many log records it carried and the status it got. */
@@ -203,6 +210,9 @@ export class OtlpReceiver {
             severityText: record.severityText,
             timeUnixNano: record.timeUnixNano,
             observedTimeUnixNano: record.observedTimeUnixNano,
+            traceId: record.traceId,
+            spanId: record.spanId,
+            flags: record.flags,
           });
         }
       }

@@ -4,6 +4,7 @@
  * OpenTelemetry semantic conventions (HTTP, URL, client, server, user and log attributes);
  * Gatehouse's own are under `gatehouse.`.
  */
+import { TraceFlags } from '@opentelemetry/api';
 import { SeverityNumber, type LogAttributes } from '@opentelemetry/api-logs';
 import { millisToHrTime } from '@opentelemetry/core';
 import type { JsonLogsSerializer } from '@opentelemetry/otlp-transformer';
@@ -42,8 +43,12 @@ const ERROR = [SeverityNumber.ERROR, 'ERROR'] as const;
  * `gatehouse.target` (the url of the pool's target that answered, when one did), `gatehouse.count`
  * (how many requests the record stands for: 1, or more for a summary; an int, always there so
  * that a backend can sum it), `gatehouse.path_truncated` (true, only when the path was cut to the
- * stored maximum) and `log.record.uid` (the eventId, so that a collector can drop the duplicates
- * an at-least-once delivery may send). Never throws.
+ * stored maximum), `gatehouse.request_id` (the request's id, design.md §3.10, when the record has
+ * one) and `log.record.uid` (the eventId, so that a collector can drop the duplicates an
+ * at-least-once delivery may send). A traced request's record carries its trace id and server
+ * span id as the log record's own `traceId` and `spanId` (hex in OTLP/JSON) with the sampled flag
+ * (OpenTelemetry logs data model, "Trace Context Fields"), so a backend links it to the trace.
+ * Never throws.
  */
 export function toOtlpLogRecord(entry: AccessLogEntry, resource: Resource, serviceName: string | undefined): OtlpLogRecord {
   const time = millisToHrTime(entry.timestamp);
@@ -66,6 +71,7 @@ export function toOtlpLogRecord(entry: AccessLogEntry, resource: Resource, servi
   if (serviceName !== undefined) attributes['gatehouse.service.name'] = serviceName;
   if (entry.target) attributes['gatehouse.target'] = entry.target;
   if (entry.pathTruncated === true) attributes['gatehouse.path_truncated'] = true;
+  if (entry.requestId !== undefined) attributes['gatehouse.request_id'] = entry.requestId;
   const [severityNumber, severityText] = severityOf(entry.statusCode);
   return {
     hrTime: time,
@@ -77,6 +83,7 @@ export function toOtlpLogRecord(entry: AccessLogEntry, resource: Resource, servi
     instrumentationScope: SCOPE,
     attributes,
     droppedAttributesCount: 0,
+    spanContext: entry.traceId !== undefined && entry.spanId !== undefined ? { traceId: entry.traceId, spanId: entry.spanId, traceFlags: TraceFlags.SAMPLED } : undefined,
   };
 }
 

@@ -14,8 +14,8 @@ export const RECORD_OVERHEAD_BYTES = 512;
 
 /**
  * The bytes `entry` is counted for in the export's buffer: twice the length of its strings (path,
- * event id, service id, user id, method, client address, target, host; in UTF-16 code units) plus
- * {@link RECORD_OVERHEAD_BYTES}. Twice, because V8 stores a string in 1 or 2 bytes a character and
+ * event id, service id, user id, method, client address, target, host, request, trace and span
+ * ids; in UTF-16 code units) plus {@link RECORD_OVERHEAD_BYTES}. Twice, because V8 stores a string in 1 or 2 bytes a character and
  * the OTLP/JSON body carries the path twice (in the body and `url.path`), at 1 byte a character
  * for ASCII. Never throws.
  */
@@ -28,6 +28,9 @@ export function recordBytes(entry: AccessLogEntry): number {
     entry.method.length +
     entry.ipAddress.length +
     (entry.target?.length ?? 0) +
-    (entry.host?.length ?? 0);
+    (entry.host?.length ?? 0) +
+    (entry.requestId?.length ?? 0) +
+    (entry.traceId?.length ?? 0) +
+    (entry.spanId?.length ?? 0);
   return 2 * strings + RECORD_OVERHEAD_BYTES;
 }

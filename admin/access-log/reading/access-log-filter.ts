@@ -16,6 +16,8 @@ export interface AccessLogFilter {
   host?: string;
   /** The user's subject (`user_id`), matched exactly. */
   userId?: string;
+  /** The request's id (`request_id`, design.md §3.10), matched exactly. */
+  requestId?: string;
   /** Epoch ms, inclusive. */
   from?: number;
   /** Epoch ms, exclusive. */
@@ -23,7 +25,7 @@ export interface AccessLogFilter {
 }
 
 /** The query parameters {@link readAccessLogFilter} reads, in the order the README lists them. */
-export const FILTER_PARAMETERS = ['status', 'method', 'path', 'host', 'user', 'from', 'to'] as const;
+export const FILTER_PARAMETERS = ['status', 'method', 'path', 'host', 'user', 'requestId', 'from', 'to'] as const;
 
 type FilterParameter = (typeof FILTER_PARAMETERS)[number];
 
@@ -36,6 +38,8 @@ const ISO_8601 = /^\d{4}-\d\d-\d\d(?:[Tt]\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:[Zz
 const MAX_METHOD = 32;
 const MAX_PATH = 2048;
 const MAX_USER = 255;
+/** A request id as the gateway takes one (design.md §3.10): 1 to 128 visible ASCII characters. */
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
 const RULES = {
   status: 'must be one of 2xx, 3xx, 4xx, 5xx',
@@ -43,6 +47,7 @@ const RULES = {
   path: `must be at most ${MAX_PATH} characters`,
   host: 'must be a host name, such as app.example.com (no port, no wildcard)',
   user: `must be at most ${MAX_USER} characters`,
+  requestId: 'must be a request id: 1 to 128 visible ASCII characters, such as 4bf92f3577b34da6',
   from: 'must be an ISO 8601 date-time with a time zone, such as 2025-01-31T09:00:00Z',
   to: 'must be an ISO 8601 date-time with a time zone, such as 2025-01-31T09:00:00Z',
   order: 'must be after from',
@@ -77,6 +82,9 @@ export const FILTER_PARAMETER_SCHEMAS = {
     ),
   ),
   user: v.optional(v.pipe(v.string(), ...atMostChars(MAX_USER, RULES.user), v.description("The user's subject (user_id), exactly"))),
+  requestId: v.optional(
+    v.pipe(v.string(), v.regex(REQUEST_ID), v.description("The request's id (request_id, the X-Request-Id its answer carried), exactly")),
+  ),
   from: instant('Records from this instant on (inclusive)'),
   to: instant('Records before this instant (exclusive), after from'),
 } satisfies Record<FilterParameter, v.GenericSchema<string | undefined>>;
@@ -98,8 +106,8 @@ export function parseAccessLogQuery(query: URLSearchParams, defaultLimit?: numbe
  * Reads the access-log filters from a query string; absent and empty parameters do not filter.
  * `status` is a class (`2xx`…`5xx`), `method` a token (compared upper-cased), `path` a substring of
  * the requested path, `host` a host name (read as host-names.ts `normalizeHost` reads a
- * request's), `user` a subject, `from` (inclusive) and `to` (exclusive) ISO 8601 instants
- * (a bare date is midnight UTC). Each wrong one is recorded in `fields` with its rule, e.g.
+ * request's), `user` a subject, `requestId` a request id (compared exactly), `from` (inclusive)
+ * and `to` (exclusive) ISO 8601 instants (a bare date is midnight UTC). Each wrong one is recorded in `fields` with its rule, e.g.
  * `{ status: 'must be one of 2xx, 3xx, 4xx, 5xx' }` (the filter returned is then incomplete).
  */
 function readAccessLogFilter(query: URLSearchParams, fields: QueryFields): AccessLogFilter {
@@ -121,6 +129,8 @@ function readAccessLogFilter(query: URLSearchParams, fields: QueryFields): Acces
   if (host !== undefined) filter.host = normalizeHost(host);
   const user = read('user');
   if (user !== undefined) filter.userId = user;
+  const requestId = read('requestId');
+  if (requestId !== undefined) filter.requestId = requestId;
   for (const name of ['from', 'to'] as const) {
     const text = read(name);
     if (text !== undefined) filter[name] = instantMs(text);

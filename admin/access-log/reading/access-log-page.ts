@@ -25,12 +25,22 @@ export interface AccessLogRecord {
   count: number;
   /** True when `path` was cut to the stored maximum (2,048 bytes) and ends with `…`. */
   path_truncated: boolean;
+  /**
+   * The request's id (design.md §3.10), the `X-Request-Id` its answer carried: 16 lowercase hex
+   * characters, a traced request's trace id (32), or a trusted proxy's id; null for records of
+   * proxies older than request ids.
+   */
+  request_id: string | null;
+  /** A traced (sampled) request's trace id, 32 lowercase hex characters (W3C Trace Context); null when untraced. */
+  trace_id: string | null;
+  /** A traced request's server span id, 16 lowercase hex characters; null when untraced. */
+  span_id: string | null;
 }
 
 /**
- * How many records, newest first, the row-by-row filters (`method`, `path`, `host`, `user`) examine after
- * the service, status class and time range have narrowed them: those filters are not counted in
- * advance, so this bounds the rows a page and its total may visit.
+ * How many records, newest first, the row-by-row filters (`method`, `path`, `host`, `requestId`,
+ * `user`) examine after the service, status class and time range have narrowed them: those
+ * filters are not counted in advance, so this bounds the rows a page and its total may visit.
  */
 export const RESIDUAL_SCAN_LIMIT = 100_000;
 
@@ -39,12 +49,13 @@ export interface AccessLogPage {
   logs: AccessLogRecord[];
   /**
    * How many records pass the filters. Exact for the service, status class and time range (read
-   * from the day files' per-minute counts, not by counting rows); with `method`, `path`, `user` or
-   * `host`, the matches among the newest {@link RESIDUAL_SCAN_LIMIT} records the other filters pass.
+   * from the day files' per-minute counts, not by counting rows); with `method`, `path`, `user`,
+   * `host` or `requestId`, the matches among the newest {@link RESIDUAL_SCAN_LIMIT} records the
+   * other filters pass.
    */
   total: number;
   /**
-   * Present (true) when `method`, `path`, `host` or `user` filtered and more than
+   * Present (true) when `method`, `path`, `host`, `requestId` or `user` filtered and more than
    * {@link RESIDUAL_SCAN_LIMIT} records passed the other filters: `logs` and `total` then cover
    * only the newest of those, and `total` is a lower bound.
    */

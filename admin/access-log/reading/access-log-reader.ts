@@ -1,8 +1,9 @@
-import type { Database, Statement } from 'better-sqlite3';
 import type { AccessLogFilter } from './access-log-filter.js';
-import { RESIDUAL_SCAN_LIMIT, type AccessLogPage, type AccessLogRecord } from './access-log-page.js';
+import { RESIDUAL_SCAN_LIMIT, type AccessLogPage } from './access-log-page.js';
+import { DayFile, toRecord, type Row } from './day-file.js';
 import { DAY_MS, listDays, MINUTE_MS, openDayFile } from '../day-files.js';
-import { ADDED_RECORD_COLUMNS, addedRecordColumns, DAY_ID_FACTOR, type AddedRecordColumn } from '../day-schema.js';
+import { DAY_ID_FACTOR } from '../day-schema.js';
+import { storedRequestId } from '../request-ids.js';
 
 /** One day file as a query sees it: the day's ms range cut to the filter, in ms since the day's start. */
 interface DaySpan {
@@ -22,27 +23,9 @@ interface Seek {
   skip: number;
 }
 
-const COLUMNS = `SELECT r.id, r.time, r.status, r.duration,
-    (SELECT text FROM strings WHERE code = r.user) AS user,
-    CASE typeof(r.path) WHEN 'text' THEN r.path ELSE (SELECT text FROM strings WHERE code = r.path) END AS path,
-    (SELECT text FROM strings WHERE code = r.method) AS method,
-    (SELECT text FROM strings WHERE code = r.ip) AS ip`;
-/** How each column added since the first day files is read: NULL in a file made before it (day-schema.ts). */
-const ADDED_COLUMNS: Record<AddedRecordColumn, string> = {
-  target: '(SELECT text FROM strings WHERE code = r.target) AS target',
-  count: 'r.count AS count',
-  path_truncated: 'r.path_truncated AS truncated',
-  host: '(SELECT text FROM strings WHERE code = r.host) AS host',
-};
-const ADDED_AS_NULL: Record<AddedRecordColumn, string> = { target: 'NULL AS target', count: 'NULL AS count', path_truncated: 'NULL AS truncated', host: 'NULL AS host' };
 const NEWEST_FIRST = 'ORDER BY time DESC, id DESC';
 /** Day files kept open between reads (three file descriptors each: the file, its WAL and shared memory). */
 const OPEN_FILES = 64;
-
-type Row = {
-  id: number; time: number; status: number; duration: number; user: string | null; path: string; method: string; ip: string;
-  target: string | null; count: number | null; truncated: number | null; host: string | null;
-};
 
 /**
  * The access log's reading side (access-log-store.ts writes): pages of a service's records across
@@ -67,7 +50,7 @@ export class AccessLogReader {
    */
   listForService(serviceId: string, limit: number, offset: number, filter: AccessLogFilter = {}): AccessLogPage {
     const spans = this.#spans(serviceId, filter);
-    const residual = filter.method !== undefined || filter.pathContains !== undefined || filter.host !== undefined;
+    const residual = filter.method !== undefined || filter.pathContains !== undefined || filter.host !== undefined || filter.requestId !== undefined;
     const page =
       residual || (filter.userId !== undefined && filter.statusClass !== undefined)
         ? windowedPage(spans, filter, limit, offset)
@@ -129,59 +112,6 @@ export class AccessLogReader {
       this.#files.delete(day);
     }
   }
-}
-
-/** A day file open for reading, with its statements. */
-class DayFile {
-  readonly db: Database;
-  readonly #code: Statement<[string], { code: number }>;
-  readonly #statements = new Map<string, Statement>();
-  /** The added columns its records have; a file made by an older version gets the others when next written. */
-  #present: Set<AddedRecordColumn>;
-  /** What selects a record's columns, for {@link #present}. */
-  #row: string;
-
-  constructor(db: Database) {
-    this.db = db;
-    this.#code = db.prepare('SELECT code FROM strings WHERE text = ?');
-    this.#present = addedRecordColumns(db);
-    this.#row = rowOf(this.#present);
-  }
-
-  /** What selects a record's columns in this file: NULL for those it lacks. */
-  get row(): string {
-    if (this.#present.size < ADDED_RECORD_COLUMNS.length) this.#reread();
-    return this.#row;
-  }
-
-  /** Whether this file's records have `column` (a writer may have added it since the last look). */
-  has(column: AddedRecordColumn): boolean {
-    if (!this.#present.has(column)) this.#reread();
-    return this.#present.has(column);
-  }
-
-  /** The dictionary code of `text` in this day, or undefined when the day never saw it. */
-  code(text: string): number | undefined {
-    return this.#code.get(text)?.code;
-  }
-
-  /** The statement for `sql`, prepared once. */
-  statement(sql: string): Statement {
-    let statement = this.#statements.get(sql);
-    if (!statement) this.#statements.set(sql, (statement = this.db.prepare(sql)));
-    return statement;
-  }
-
-  #reread(): void {
-    this.#present = addedRecordColumns(this.db);
-    this.#row = rowOf(this.#present);
-  }
-}
-
-/** The selection of a record's columns from records that have the added columns `present`. */
-function rowOf(present: Set<AddedRecordColumn>): string {
-  const added = ADDED_RECORD_COLUMNS.map((column) => (present.has(column) ? ADDED_COLUMNS : ADDED_AS_NULL)[column]);
-  return `${COLUMNS}, ${added.join(', ')}`;
 }
 
 /** The index walk and conditions of the service, status class and time range. */
@@ -301,7 +231,7 @@ function minuteCounts(span: DaySpan, statusClass: number | undefined, walk: Walk
 /**
  * A page and total with row-by-row filters: among the newest {@link RESIDUAL_SCAN_LIMIT} records
  * that pass the service, user, status class and time range (an index walk), those that also pass
- * `method`, `path` and `host` (and, with a user, the status class).
+ * `method`, `path`, `host` and `requestId` (and, with a user, the status class).
  */
 function windowedPage(spans: DaySpan[], filter: AccessLogFilter, limit: number, offset: number): Omit<AccessLogPage, 'logs'> & { logs: Row[] } {
   let window = RESIDUAL_SCAN_LIMIT;
@@ -348,9 +278,10 @@ function windowedPage(spans: DaySpan[], filter: AccessLogFilter, limit: number, 
 }
 
 /**
- * The `method`, `path` and `host` conditions on one day's rows as an SQL expression that is 1 or
- * 0, with its parameters. A method or host the day never saw matches nothing, and so does a host
- * in a file made before records had one.
+ * The `method`, `path`, `host` and `requestId` conditions on one day's rows as an SQL expression
+ * that is 1 or 0, with its parameters. A method or host the day never saw matches nothing, and so
+ * does a host or request id in a file made before records had one. A request id is compared as it
+ * is stored (request-ids.ts), so an exact match costs no conversion per row.
  */
 function residualConditions(file: DayFile, filter: AccessLogFilter): { where: string; values: unknown[] } {
   const conditions: string[] = [];
@@ -363,27 +294,13 @@ function residualConditions(file: DayFile, filter: AccessLogFilter): { where: st
     conditions.push('host = ?');
     values.push(file.code(filter.host) ?? -1);
   } else if (filter.host !== undefined) conditions.push('0');
+  if (filter.requestId !== undefined && file.has('request_id')) {
+    conditions.push('request_id = ?');
+    values.push(storedRequestId(filter.requestId));
+  } else if (filter.requestId !== undefined) conditions.push('0');
   if (filter.pathContains !== undefined) {
     conditions.push(`instr(CASE typeof(path) WHEN 'text' THEN path ELSE (SELECT text FROM strings WHERE code = path) END, ?) > 0`);
     values.push(filter.pathContains);
   }
   return { where: conditions.length > 0 ? `(${conditions.join(' AND ')})` : '1', values };
-}
-
-function toRecord(row: Row, serviceId: string): AccessLogRecord {
-  return {
-    id: row.id,
-    service_id: serviceId,
-    user_id: row.user,
-    path: row.path,
-    method: row.method,
-    status_code: row.status,
-    response_time_ms: row.duration,
-    ip_address: row.ip,
-    timestamp: new Date(row.time).toISOString(),
-    target: row.target,
-    host: row.host,
-    count: row.count ?? 1,
-    path_truncated: row.truncated === 1,
-  };
 }

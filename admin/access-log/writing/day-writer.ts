@@ -2,6 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { AccessLogEntry } from '../../../shared/types.js';
 import { DAY_MS, MINUTE_MS, openDayFile } from '../day-files.js';
 import { addRecordColumns } from '../day-schema.js';
+import { storedRequestId, storedTrace } from '../request-ids.js';
 import { AddressShares, recordBytes } from './address-shares.js';
 import { BoundedStrings } from './bounded-strings.js';
 
@@ -52,6 +53,7 @@ export class DayWriter {
   readonly #findString: Statement<[string], { code: number }>;
   readonly #insertString: Statement<[string]>;
   readonly #insertRecord: Statement<unknown[]>;
+  readonly #insertTrace: Statement<[number | bigint, Buffer]>;
   readonly #addToSummary: Statement<[number, number]>;
   readonly #addCount: Statement<[number, number, number, number]>;
   readonly #addDayCount: Statement<[number, number, number]>;
@@ -77,8 +79,9 @@ export class DayWriter {
     this.#findString = this.db.prepare('SELECT code FROM strings WHERE text = ?');
     this.#insertString = this.db.prepare('INSERT INTO strings (text) VALUES (?)');
     this.#insertRecord = this.db.prepare(
-      'INSERT INTO records (time, service, user, path, method, status, duration, ip, target, count, path_truncated, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO records (time, service, user, path, method, status, duration, ip, target, count, path_truncated, host, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    this.#insertTrace = this.db.prepare('INSERT INTO traces (record, trace) VALUES (?, ?)');
     this.#addToSummary = this.db.prepare('UPDATE records SET count = coalesce(count, 1) + ? WHERE id = ?');
     this.#addCount = this.db.prepare(
       `INSERT INTO minute_counts (service, class, minute, count) VALUES (?, ?, ?, ?)
@@ -181,7 +184,9 @@ export class DayWriter {
       r.count !== undefined && r.count > 1 ? r.count : null,
       r.pathTruncated ? 1 : null,
       r.host ? this.#code(r.host) : null,
+      r.requestId === undefined ? null : storedRequestId(r.requestId),
     );
+    if (r.traceId !== undefined && r.spanId !== undefined) this.#insertTrace.run(lastInsertRowid, storedTrace(r.traceId, r.spanId));
     if (over) this.#shares!.startSummary(ip, service, minute, cls, Number(lastInsertRowid));
     if (this.#shares?.charge(ip, recordBytes(r))) overShare.push(r.ipAddress);
     if (user !== null) tally(counts.users, `${service} ${user}`, [service, user], 1);
