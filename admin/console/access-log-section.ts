@@ -28,6 +28,8 @@ export interface AccessLogSectionOptions {
   result: AccessLogPage | { error: string };
   /** Where the proxied services are: `''` (this origin) or PUBLIC_URL's origin (ADMIN_URL set). */
   servicesOrigin: string;
+  /** TRACE_UI_URL: a trace viewer's URL with `{traceId}`, where a traced record links; undefined: no links. */
+  traceUiUrl?: string | undefined;
 }
 
 /**
@@ -56,6 +58,8 @@ export function accessLogSection(options: AccessLogSectionOptions): Html {
   ${hostFilter(service, value('host'))}
   <div class="field"><label for="f-user">User (subject)</label>
     <input id="f-user" name="user" value="${value('user')}" autocomplete="off"></div>
+  <div class="field"><label for="f-request-id">Request id</label>
+    <input id="f-request-id" name="requestId" value="${value('requestId')}" autocomplete="off" spellcheck="false" size="16"></div>
   <div class="field"><label for="f-from">From</label>
     <input id="f-from" type="datetime-local" data-iso-field="from">
     <input type="hidden" name="from" value="${value('from')}"></div>
@@ -91,18 +95,18 @@ function records(options: AccessLogSectionOptions, page: AccessLogPage, filtered
     );
   }
   const partial = page.partial
-    ? html`<p class="notice">The method, path, host and user filters searched the newest ${formatCount(RESIDUAL_SCAN_LIMIT)} records that match the other filters, so the count is a lower bound. Narrow the time range to search further back.</p>`
+    ? html`<p class="notice">The method, path, host, user and request id filters searched the newest ${formatCount(RESIDUAL_SCAN_LIMIT)} records that match the other filters, so the count is a lower bound. Narrow the time range to search further back.</p>`
     : '';
   return html`${partial}<div class="table-wrap"><table class="responsive log-table">
 <caption class="visually-hidden">Access log of ${service.name}, newest first</caption>
 <thead><tr><th scope="col">Time</th><th scope="col">Method</th><th scope="col">Path</th><th scope="col">Status</th>
-<th scope="col" class="num">Duration</th><th scope="col">User</th><th scope="col">Client IP</th></tr></thead>
-<tbody>${page.logs.map(row)}</tbody>
+<th scope="col" class="num">Duration</th><th scope="col">User</th><th scope="col">Client IP</th><th scope="col">Request</th></tr></thead>
+<tbody>${page.logs.map((log) => row(log, options.traceUiUrl))}</tbody>
 </table></div>
 ${pager({ url, total: page.total, offset, shown: page.logs.length, limit, label: 'Access log pages' })}`;
 }
 
-function row(log: AccessLogRecord): Html {
+function row(log: AccessLogRecord, traceUiUrl: string | undefined): Html {
   const statusClass = `s${Math.floor(log.status_code / 100)}xx`;
   return html`<tr>
 <td data-label="Time">${timeTag(log.timestamp)}</td>
@@ -112,7 +116,20 @@ function row(log: AccessLogRecord): Html {
 <td data-label="Duration" class="num">${formatCount(log.response_time_ms)} ms</td>
 <td data-label="User">${log.user_id ? html`<code>${log.user_id}</code>` : html`<span class="muted">anonymous</span>`}</td>
 <td data-label="Client IP">${log.ip_address}</td>
+<td data-label="Request">${requestCell(log, traceUiUrl)}</td>
 </tr>`;
+}
+
+/**
+ * A record's request id (design.md §3.10), cut to its first characters on one line like a long
+ * path, the whole of it on hover and when opened (so it can be copied to quote or to filter by);
+ * a traced record's link to its trace when TRACE_UI_URL names a viewer.
+ */
+function requestCell(log: AccessLogRecord, traceUiUrl: string | undefined): Html {
+  if (log.request_id === null) return html`<span class="muted" title="Stored before request ids">none</span>`;
+  const id = html`<details class="long-path request-id"><summary title="${log.request_id}"><code>${log.request_id}</code></summary></details>`;
+  if (traceUiUrl === undefined || log.trace_id === null) return id;
+  return html`${id}<a class="trace-link" href="${traceUiUrl.replaceAll('{traceId}', log.trace_id)}" target="_blank" rel="noopener noreferrer" title="Open trace ${log.trace_id}">trace</a>`;
 }
 
 /** Paths longer than this many characters show on one line, cut by the browser, until opened. */
