@@ -31,11 +31,13 @@ const TRACES_TABLE = 'CREATE TABLE traces (record INTEGER PRIMARY KEY, trace BLO
  * NULL when the record has none; the column has no declared type, so a TEXT id of digits stays
  * TEXT. A traced record's trace id and server span id are a row of `traces` (24 bytes, keyed by
  * the record's id), not a column: a column NULL in the 99 % of untraced records would still cost
- * each a byte of its header, and the two take 9.3 bytes per record at 1 % tracing where the
- * budget is 10 (bench/README.md). A summary is one record of a
- * client address's requests to a service within one minute and status class: the proxy's for
- * requests its rate limit refused, the writer's for an address over its share of the day's budget
- * (writing/address-shares.ts); its path, method, user and duration are those of the first request.
+ * each a byte of its header. Measured on a day of the bench's records (design.md §4.11), the id
+ * and traces add 9.6 bytes per record at 1 % tracing, where the budget is 10.
+ *
+ * A summary is one record of a client address's requests to a service within one minute and
+ * status class: the proxy's for requests its rate limit refused, the writer's for an address over
+ * its share of the day's budget (writing/address-shares.ts); its path, method, user, duration and
+ * request id are those of the first request.
  *
  * A record's API id is `day * 2^32 + records.id`: unique across days and, within a day, in the
  * order of arrival.
