@@ -127,7 +127,7 @@ function row(log: AccessLogRecord, traceUiUrl: string | undefined): Html {
  */
 function requestCell(log: AccessLogRecord, traceUiUrl: string | undefined): Html {
   if (log.request_id === null) return html`<span class="muted" title="Stored before request ids">none</span>`;
-  const id = html`<details class="long-path request-id"><summary title="${log.request_id}"><code>${log.request_id}</code></summary></details>`;
+  const id = html`<details class="request-id"><summary title="${log.request_id}"><code>${log.request_id}</code></summary></details>`;
   if (traceUiUrl === undefined || log.trace_id === null) return id;
   return html`${id}<a class="trace-link" href="${traceUiUrl.replaceAll('{traceId}', log.trace_id)}" target="_blank" rel="noopener noreferrer" title="Open trace ${log.trace_id}">trace</a>`;
 }

@@ -98,7 +98,7 @@ describe('request ids on the access-log API and console', () => {
     assert.equal(page.status, 200, page.text);
     assert.match(page.text, /<th scope="col">Request<\/th>/);
     for (const id of [PROXY_ID, TRACE_ID]) {
-      assert.ok(page.text.includes(`<td data-label="Request"><details class="long-path request-id"><summary title="${id}"><code>${id}</code></summary></details></td>`), id);
+      assert.ok(page.text.includes(`<td data-label="Request"><details class="request-id"><summary title="${id}"><code>${id}</code></summary></details></td>`), id);
     }
     assert.ok(page.text.includes('<summary title="lb-01:Root=1-67891233"><code>lb-01:Root=1-67891233</code></summary>'));
     assert.ok(page.text.includes('<td data-label="Request"><span class="muted" title="Stored before request ids">none</span></td>'));
