@@ -8,6 +8,8 @@ import type { Logger } from '../../shared/logger.js';
 import type { SessionUser } from '../../shared/types.js';
 import { IssuerKeys } from '../../shared/identity/issuer-keys.js';
 import { ExpiringCache } from '../../shared/expiring-cache.js';
+import type { RequestTrace } from '../../shared/tracing/request-trace.js';
+import { SpanKind } from '../../shared/tracing/span-export.js';
 
 /**
  * Signature algorithms a bearer token may use: asymmetric ones only (RFC 7518 §3.3–3.5, RFC 8037),
@@ -65,17 +67,28 @@ export class BearerTokens {
 
   /**
    * The caller of `authorization` (the request's `Authorization` field value), or undefined when
-   * it carries no `Bearer` credentials.
+   * it carries no `Bearer` credentials. A traced request (`trace`, sampled) gets a `bearer token`
+   * span around a verification (not around a token remembered as verified).
    * @throws {GatewayError} NOT_AUTHENTICATED (401 with `WWW-Authenticate: Bearer
    *   error="invalid_token"`) for a token that fails any check; IDENTITY_PROVIDER_UNAVAILABLE (503)
    *   when the issuer's keys are needed and cannot be fetched.
    */
-  async user(authorization: string | undefined): Promise<SessionUser | undefined> {
+  async user(authorization: string | undefined, trace?: RequestTrace): Promise<SessionUser | undefined> {
     const token = authorization === undefined ? undefined : bearerCredentials(authorization);
     if (token === undefined) return undefined;
     const hash = createHash('sha256').update(token).digest('base64url');
     const cached = this.#verified.get(hash, Date.now());
     if (cached !== undefined) return cached;
+    // A token not verified before: the issuer's keys (fetched when not held) and the signature.
+    const span = trace?.child('bearer token', SpanKind.INTERNAL, {});
+    try {
+      return await this.#verify(token, hash);
+    } finally {
+      span?.end();
+    }
+  }
+
+  async #verify(token: string, hash: string): Promise<SessionUser> {
     const { issuer, key } = await this.#keys.keySet();
     let claims: JWTPayload;
     try {

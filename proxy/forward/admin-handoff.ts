@@ -8,6 +8,7 @@ import { UpstreamConnections } from './upstream-connections.js';
 import type { UpstreamFailureKind } from './upstream-errors.js';
 import { readInboundHeaders } from '../headers/inbound-headers.js';
 import { RequestHeaderBuilder } from '../headers/request-headers.js';
+import { requestTraceOf } from '../../shared/tracing/request-trace.js';
 
 /** The split-mode hand-off of gateway-owned paths to the admin process. */
 export interface AdminHandoff {
@@ -43,9 +44,12 @@ export function createAdminHandoff(
   return {
     handle(req, res, serviceHost) {
       const inbound = readInboundHeaders(req.rawHeaders);
-      const list = headers.build(req, inbound, undefined, clientIp(req), undefined, undefined, serviceHost);
+      // The request's id and trace, as the data plane gave them (design.md §3.10): the admin process continues both.
+      const trace = requestTraceOf(req);
+      const identity = { requestId: String(res.getHeader('x-request-id') ?? ''), trace };
+      const list = headers.build(req, inbound, undefined, clientIp(req), undefined, undefined, serviceHost, identity);
       const plan = new AdminProcessAttempt({ origin, path: req.url ?? '/' }, logger);
-      exchange(req, res, plan, { headers: list, mode: inbound.hasBody ? 'body' : 'no-body', trailerNames: undefined }, connections);
+      exchange(req, res, plan, { headers: list, mode: inbound.hasBody ? 'body' : 'no-body', trailerNames: undefined, trace }, connections);
     },
     close: () => connections.close(),
   };

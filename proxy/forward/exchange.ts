@@ -11,6 +11,9 @@ import type { UpstreamConnections } from './upstream-connections.js';
 import { relayableTrailers, trailerToAnnounce } from './trailers.js';
 import { tunnel } from './tunnel.js';
 import { failureKind, upstreamError } from './upstream-errors.js';
+import type { Attributes } from '@opentelemetry/api';
+import type { RequestTrace } from '../../shared/tracing/request-trace.js';
+import { SpanKind } from '../../shared/tracing/span-export.js';
 
 /**
  * A reason phrase relayed as the target sent it: HTAB, SP and visible ASCII. RFC 9112 §4 also
@@ -29,6 +32,8 @@ export interface ExchangeRequest {
    * the request is then sent through trailer-dispatch.ts, since undici cannot send a trailer section.
    */
   readonly trailerNames: string[] | undefined;
+  /** The request's trace while sampled: each attempt is a client span, named in its `traceparent` (design.md §3.10). */
+  readonly trace?: RequestTrace | undefined;
 }
 
 /**
@@ -117,11 +122,14 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
   }
 
   /** Sends an attempt to `destination`, waiting at most `headersTimeoutMs` for its head when given (a retry's remaining time). */
-  send(destination: D, headersTimeoutMs?: number): void {
-    const { mode, headers, trailerNames } = this.#request;
+  send(destination: D, headersTimeoutMs?: number, retryOf?: AttemptFailure): void {
+    const { mode, trailerNames, trace } = this.#request;
     const withBody = mode === 'body';
     const attempt = new UpstreamAttempt(this, destination);
     this.#attempt = attempt;
+    let headers = this.#request.headers;
+    attempt.span = trace?.span && trace.child(this.#req.method ?? 'GET', SpanKind.CLIENT, clientSpanAttributes(this.#req.method, destination, retryOf));
+    if (attempt.span !== undefined) headers = [...headers, 'traceparent', trace!.traceParent(attempt.span), ...(trace!.traceState ? ['tracestate', trace!.traceState] : [])];
     const options: Dispatcher.DispatchOptions = {
       path: destination.path,
       method: this.#req.method as Dispatcher.HttpMethod,
@@ -155,6 +163,7 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
    */
   responseStart(attempt: UpstreamAttempt<D>, statusCode: number, fields: ResponseFields, statusMessage: string | undefined): void {
     if (statusCode < 200) return; // 1xx interim responses are not relayed
+    attempt.span?.setAttribute('http.response.status_code', statusCode);
     if (this.#res.destroyed) {
       this.#answer();
       attempt.abort(new ClientClosedError());
@@ -223,6 +232,7 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
     }
     const kind = failureKind(error);
     const code = errorCode(error);
+    attempt.span?.setAttribute('error.type', code ?? kind);
     this.#plan.failed(attempt.destination, code ?? kind, false);
     const failure: AttemptFailure = kind === 'timeout' ? 'timeout' : attempt.started ? 'sent' : 'not-sent';
     if (!this.#res.headersSent && this.#retry(attempt, failure)) return;
@@ -274,7 +284,24 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
     if (next === undefined) return false;
     this.#attempt = undefined; // first, so that what the abort reports is dropped
     attempt.abort(new RetriedError());
-    this.send(next, remainingMs);
+    this.send(next, remainingMs, failure);
     return true;
   }
+}
+
+/**
+ * An attempt's client span attributes (OpenTelemetry HTTP client semantic conventions): the target's
+ * address and the URL without the query's values, and why it is a retry when it is one.
+ */
+function clientSpanAttributes(method: string | undefined, destination: Destination, retryOf: AttemptFailure | undefined): Attributes {
+  const url = new URL(destination.origin);
+  const query = destination.path.indexOf('?');
+  const attributes: Attributes = {
+    'http.request.method': method ?? 'GET',
+    'server.address': url.hostname,
+    'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+    'url.full': destination.origin + (query === -1 ? destination.path : destination.path.slice(0, query)),
+  };
+  if (retryOf !== undefined) attributes['gatehouse.retry.reason'] = retryOf;
+  return attributes;
 }

@@ -33,7 +33,7 @@ export class ServiceForwarder {
    */
   forward(req: IncomingMessage, res: ServerResponse, route: Route, path: string, headers: string[], mode: ForwardMode, extras: ForwardExtras): void {
     const plan = new TargetAttempts(route, req, path, mode, extras, this.#reporting);
-    exchange(req, res, plan, { headers, mode, trailerNames: extras.trailerNames }, this.#connections);
+    exchange(req, res, plan, { headers, mode, trailerNames: extras.trailerNames, trace: extras.trace }, this.#connections);
   }
 
   /** Closes the pools of origins no route points at any more; in-flight requests finish first. */

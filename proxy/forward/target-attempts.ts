@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../../shared/logger.js';
 import { mapResponseHeaders } from '../headers/response-headers.js';
 import type { AccessRecord } from '../pipeline/access-record.js';
+import type { RequestTrace } from '../../shared/tracing/request-trace.js';
 import type { BalancingInput } from '../pool/balancing/balancer.js';
 import { mayRetry, type AttemptFailure, type RequestBody } from '../pool/retry-policy.js';
 import type { RouteTarget } from '../pool/route-target.js';
@@ -21,6 +22,8 @@ export interface ForwardExtras {
   sticky?: { name: string; secure: boolean } | undefined;
   /** The request's access-log record: told which target answered. */
   record?: AccessRecord | undefined;
+  /** The request's trace, when tracing is on (design.md §3.10). */
+  trace?: RequestTrace | undefined;
 }
 
 /** Where a service's request failures are counted and logged. */
@@ -96,7 +99,7 @@ export class TargetAttempts implements AttemptPlan<TargetDestination> {
     const { record, sticky } = this.#extras;
     if (record !== undefined) record.target = target.url;
     const mapped = mapResponseHeaders(fields, target);
-    if (sticky !== undefined && this.#rebinds(target)) mapped.push('set-cookie', stickyCookie(sticky.name, target.stickyId, target.prefix, sticky.secure));
+    if (sticky !== undefined && this.#rebinds(target)) addSetCookie(mapped, stickyCookie(sticky.name, target.stickyId, target.prefix, sticky.secure));
     return mapped;
   }
 
@@ -131,4 +134,18 @@ export class TargetAttempts implements AttemptPlan<TargetDestination> {
     const named = this.#route.pool.targets.find((each) => each.stickyId === stickyId);
     return named === undefined || !named.health.available;
   }
+}
+
+/**
+ * Adds `cookie` to the `Set-Cookie` of a `[name, value, …]` list, beside the target's own: one entry
+ * per name, since `writeHead` sets each entry over the last of its name once the response has
+ * fields of its own (`X-Request-Id`, HSTS), and a second `set-cookie` entry would replace the first.
+ */
+function addSetCookie(fields: (string | string[])[], cookie: string): void {
+  for (let i = 0; i < fields.length; i += 2) {
+    if (fields[i] !== 'set-cookie') continue;
+    fields[i + 1] = [fields[i + 1]!].flat().concat(cookie);
+    return;
+  }
+  fields.push('set-cookie', cookie);
 }

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Destination, ResponseFields } from './attempt-plan.js';
+import type { Span } from '@opentelemetry/api';
 
 /** What an attempt tells the exchange it belongs to (exchange.ts), and asks it. */
 export interface AttemptOwner<D extends Destination> {
@@ -28,6 +29,8 @@ export class UpstreamAttempt<D extends Destination> implements Dispatcher.Dispat
   #controller: Dispatcher.DispatchController | undefined;
   /** Whether undici began to write the request (its `onRequestStart`, right before the write). */
   started = false;
+  /** Its client span, when the request is traced (design.md §3.10); ended when it settles. */
+  span: Span | undefined;
   #settled = false;
 
   constructor(exchange: AttemptOwner<D>, destination: D) {
@@ -81,6 +84,7 @@ export class UpstreamAttempt<D extends Destination> implements Dispatcher.Dispat
   #settle(): void {
     if (this.#settled) return;
     this.#settled = true;
+    this.span?.end();
     this.#exchange.attemptSettled(this);
   }
 }

@@ -29,6 +29,12 @@ export interface InboundHeaders {
   chunked: boolean;
   /** Every `Trailer` field joined with `, `: the trailer fields the client announces (RFC 9110 §6.6.2). */
   trailer: string | undefined;
+  /** Every `traceparent` field joined with `, ` (two make none: W3C Trace Context §3.2). */
+  traceparent: string | undefined;
+  /** Every `tracestate` field joined with `,` (W3C Trace Context §3.3.1.1). */
+  tracestate: string | undefined;
+  /** Every `X-Request-Id` field joined with `, ` (two make none: a space is no id character). */
+  requestId: string | undefined;
 }
 
 /** Reads the fields of {@link InboundHeaders} from `raw` (`req.rawHeaders`). */
@@ -44,6 +50,9 @@ export function readInboundHeaders(raw: readonly string[]): InboundHeaders {
     hasBody: false,
     chunked: false,
     trailer: undefined,
+    traceparent: undefined,
+    tracestate: undefined,
+    requestId: undefined,
   };
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
@@ -54,7 +63,7 @@ export function readInboundHeaders(raw: readonly string[]): InboundHeaders {
 }
 
 /** The string fields of {@link InboundHeaders}. */
-type TextField = 'cookie' | 'accept' | 'authorization' | 'forwardedProto' | 'connection' | 'upgrade' | 'trailer';
+type TextField = 'cookie' | 'accept' | 'authorization' | 'forwardedProto' | 'connection' | 'upgrade' | 'trailer' | 'traceparent' | 'tracestate' | 'requestId';
 
 /**
  * How each text field is read from the lines of its header: joined with a separator (RFC 9110
@@ -68,6 +77,9 @@ const TEXT_FIELDS: ReadonlyMap<string, { field: TextField; separator: string | n
   ['connection', { field: 'connection', separator: ', ' }],
   ['upgrade', { field: 'upgrade', separator: null }],
   ['trailer', { field: 'trailer', separator: ', ' }],
+  ['traceparent', { field: 'traceparent', separator: ', ' }],
+  ['tracestate', { field: 'tracestate', separator: ',' }],
+  ['x-request-id', { field: 'requestId', separator: ', ' }],
 ]);
 
 function remember(inbound: InboundHeaders, name: string, value: string): void {

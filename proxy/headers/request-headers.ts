@@ -9,6 +9,8 @@ import { API_TOKEN_PREFIX } from '../../shared/identity/secrets.js';
 import { comparableName, connectionOptions, HOP_BY_HOP } from './hop-by-hop.js';
 import type { InboundHeaders } from './inbound-headers.js';
 import type { Route } from '../routing/route-table.js';
+import { parseTraceParent, parseTraceState } from '../../shared/tracing/trace-context.js';
+import type { RequestIdentity } from '../pipeline/request-identity.js';
 
 /**
  * Which rules a {@link RequestHeaderBuilder} applies: `public` for a proxied service, which never
@@ -49,6 +51,10 @@ const REMOVED = [
   'x-original-url',
   'x-original-uri',
   'x-rewrite-url',
+  // set afresh for every request (design.md §3.10): a client's own never reach a target as they came
+  'x-request-id',
+  'traceparent',
+  'tracestate',
 ];
 
 /**
@@ -129,7 +135,8 @@ export class RequestHeaderBuilder {
    * undefined for an anonymous request (and for the admin process, which reads the session itself);
    * `assertion` the identity assertion signed for `user` (identity-assertion.ts); `serviceHost`
    * the request's host name when a service names it (host-routes.ts, design.md §3.2), which is
-   * then `X-Forwarded-Host` with PUBLIC_URL's port (the one listener serves both), else undefined.
+   * then `X-Forwarded-Host` with PUBLIC_URL's port (the one listener serves both), else undefined;
+   * `identity` the request's id and trace (design.md §3.10), sent on as {@link propagate} says.
    */
   build(
     req: IncomingMessage,
@@ -139,6 +146,7 @@ export class RequestHeaderBuilder {
     user: SessionUser | undefined,
     assertion?: string,
     serviceHost?: string,
+    identity?: RequestIdentity,
   ): string[] {
     const peer = req.socket.remoteAddress ?? '';
     const trusted = peer !== '' && this.#trusted.trusts(peer);
@@ -159,6 +167,7 @@ export class RequestHeaderBuilder {
       serviceHost === undefined ? this.#publicHost : serviceHost + this.#publicPort,
     ];
     if (this.#forAdmin) out.push(PUBLIC_HANDOFF_HEADER, '1'); // see admin/http/served-origin.ts
+    if (identity !== undefined) propagate(identity, inbound, out);
     if (route !== undefined && route.prefix !== '') out.push('x-forwarded-prefix', route.prefix);
     if (user) {
       out.push('x-forwarded-user', fieldValue(user.sub));
@@ -271,4 +280,25 @@ const CONTROLS = /[\x00-\x1f\x7f]/g;
 function fieldValue(claim: string): string {
   if (PLAIN_FIELD_VALUE.test(claim)) return claim;
   return Buffer.from(claim.replace(CONTROLS, ''), 'utf8').toString('latin1');
+}
+
+/**
+ * The request's id as `X-Request-Id`, and its trace context (W3C Trace Context): with tracing on, a
+ * `traceparent` of the gateway's trace unless the request is sampled (each attempt then names its
+ * own client span: exchange.ts) and the continued `tracestate`; with tracing off, the client's
+ * own fields when they are well formed, as a proxy that does not trace passes them (malformed
+ * ones never).
+ */
+function propagate(identity: RequestIdentity, inbound: InboundHeaders, out: string[]): void {
+  out.push('x-request-id', identity.requestId);
+  const { trace } = identity;
+  if (trace === undefined) {
+    if (parseTraceParent(inbound.traceparent) === undefined) return;
+    out.push('traceparent', inbound.traceparent!);
+    const state = parseTraceState(inbound.tracestate);
+    if (state !== undefined) out.push('tracestate', state);
+  } else if (!trace.sampled) {
+    out.push('traceparent', trace.traceParent());
+    if (trace.traceState !== undefined) out.push('tracestate', trace.traceState);
+  }
 }

@@ -36,6 +36,8 @@ import type { Route, RouteTable } from '../routing/route-table.js';
 import { remainderAfter, routingKey } from '../routing/routing-key.js';
 import { sendServiceDisabled } from './service-disabled.js';
 import { SessionCheck } from '../auth/session-check.js';
+import { nameServerSpan, RequestIdentities } from './request-identity.js';
+import { SpanKind, type SpanExport } from '../../shared/tracing/span-export.js';
 import { HostSignIn } from '../auth/host-sign-in.js';
 import { stickyCookieName } from '../pool/sticky-target.js';
 import { TargetHealthBook } from '../pool/target-health-book.js';
@@ -62,6 +64,8 @@ export interface ProxyPlaneDeps {
   upstreamFailures: UpstreamFailureCounter;
   /** Counts requests the general rate limit refuses (`GatewayMetrics`). */
   refusals: RefusalCounter;
+  /** The process's span export while OTEL_TRACES_EXPORTER is on (design.md §3.10). */
+  spanExport?: SpanExport | undefined;
   logger: Logger;
 }
 
@@ -94,6 +98,7 @@ class GatewayProxyPlane implements ProxyPlane {
   readonly #requestHeaders: RequestHeaderBuilder;
   readonly #sessions: SessionCheck;
   readonly #hostSignIn: HostSignIn;
+  readonly #identities: RequestIdentities;
   readonly #assertions: IdentityAssertions;
   readonly #jwks: JwksEndpoint;
   /** Undefined while OIDC_API_AUDIENCES leaves bearer tokens off. */
@@ -119,6 +124,7 @@ class GatewayProxyPlane implements ProxyPlane {
     this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl, 'public', this.#bearerTokens !== undefined);
     this.#sessions = new SessionCheck(deps.sessionGate, deps.config.publicUrl, deps.logger);
     this.#hostSignIn = new HostSignIn(deps.config.publicUrl);
+    this.#identities = new RequestIdentities(deps.config.trustProxy, deps.config.tracing, deps.spanExport);
     this.#assertions = new IdentityAssertions(deps.config.publicUrl, deps.config.assertionTtlMs);
     this.#jwks = new JwksEndpoint(deps.config.assertionTtlMs);
     this.targetHealth = new TargetHealthBook(deps.logger, () => this.#reporter.changed());
@@ -159,10 +165,14 @@ class GatewayProxyPlane implements ProxyPlane {
     // route, both decided on the path's routing key (design.md §5)
     const target = req.url ?? '';
     const pathEnd = pathLength(target);
+    // §3.10 every answer names its request: an id, and while tracing is on a trace
+    const inbound = readInboundHeaders(req.rawHeaders);
+    const clientIp = this.#deps.clientIp(req);
+    const identity = this.#identities.begin(req, res, inbound, target.slice(0, pathEnd), clientIp);
     if (!isCanonicalPath(target, pathEnd)) throw new GatewayError('BAD_REQUEST');
     const path = pathEnd === target.length ? target : target.slice(0, pathEnd);
     const key = routingKey(path);
-    if (isReservedPath(key)) return this.#reserved(req, res, path);
+    if (isReservedPath(key)) return this.#reserved(req, res, path, clientIp);
     // §3.2 routing by host: the reserved prefix above is the gateway's on every host; a host that
     // services name has their table, and the gateway's other paths only on PUBLIC_URL's and
     // ADMIN_URL's hosts; the Host is read only while some service has hosts
@@ -174,15 +184,20 @@ class GatewayProxyPlane implements ProxyPlane {
     const serviceHost = gatewayHere ? undefined : site.host;
     if (gatewayHere && this.#servedByGateway(req, res, key, table)) return;
     const route = table.lookup(key);
-    const clientIp = this.#deps.clientIp(req);
     if (route === undefined) return this.#unmatched(req, res, path, clientIp, gatewayHere);
+    const { trace } = identity;
+    nameServerSpan(trace, req.method, route.prefix || (site?.host ?? '/'), route.service.id);
     // §3.9 from here on, every outcome is access-logged: one record per request, but refusals of
     // the rate limit (§3.3) one summary per address, service and minute
     const record = new AccessRecord(this.#deps.accessLog, res, route.service.id, req.method ?? '', target, clientIp);
     if (site !== undefined) record.host = site.host;
+    record.requestId = identity.requestId;
+    if (trace?.span !== undefined) record.trace = { traceId: trace.traceId, spanId: trace.spanId! };
     const limiter = this.#deps.generalLimiter;
     if (limiter.limit !== null) {
+      const span = trace?.child('rate limit', SpanKind.INTERNAL, {});
       const decision = await limiter.consume(rateLimitKey(clientIp));
+      span?.end();
       if (!decision.allowed) {
         const refusal = this.#refusal(decision, route.service.id);
         record.summariseInto(this.#refused, res, refusal.status);
@@ -193,10 +208,9 @@ class GatewayProxyPlane implements ProxyPlane {
     // then disabled service, then sign-in. A disabled service never needs the session: a failing
     // store leaves the caller anonymous rather than turning its 503 into another one.
     const { service } = route;
-    const inbound = readInboundHeaders(req.rawHeaders);
     const required = service.enabled && service.requireAuth;
     // Without a session, a protected service takes a machine client's bearer token (design.md §4.7).
-    const user = (await this.#sessions.user(inbound.cookie, required, serviceHost)) ?? (required ? await this.#bearerTokens?.user(inbound.authorization) : undefined);
+    const user = (await this.#sessions.user(inbound.cookie, required, serviceHost, trace)) ?? (required ? await this.#bearerTokens?.user(inbound.authorization, trace) : undefined);
     if (user !== undefined) record.userId = user.sub;
     if (res.destroyed) return; // the client left while we were deciding
     if (!service.enabled) return sendServiceDisabled(res, service, inbound.accept);
@@ -207,8 +221,8 @@ class GatewayProxyPlane implements ProxyPlane {
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));
     // §3.6–3.8 forward, map the response, map failures; a caller's identity assertion (§4.7)
     const assertion = user && this.#assertions.assertionFor(user, route, site?.host);
-    const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user, assertion, site?.host);
-    const extras: ForwardExtras = { balancing: { clientIp, stickyId: undefined }, record };
+    const headers = this.#requestHeaders.build(req, inbound, route, clientIp, user, assertion, site?.host, identity);
+    const extras: ForwardExtras = { balancing: { clientIp, stickyId: undefined }, record, trace };
     if (mode === 'body') extras.trailerNames = this.#requestHeaders.trailerNames(inbound);
     if (route.pool.sticky) {
       extras.balancing = { clientIp, stickyId: readCookie(inbound.cookie, this.#stickyCookieName) };
@@ -264,7 +278,7 @@ class GatewayProxyPlane implements ProxyPlane {
    * admin plane, told the host. Anything else, and anything on other hosts, is answered as a path
    * no service matches (the general limit counted, then 404).
    */
-  #reserved(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> | void {
+  #reserved(req: IncomingMessage, res: ServerResponse, path: string, clientIp: string): Promise<void> | void {
     const routes = this.#routes;
     const site = routes.hasHosts ? routes.siteOf(req.rawHeaders) : undefined;
     if (site !== undefined && !this.#gatewayHosts.has(site.host)) {
@@ -276,7 +290,7 @@ class GatewayProxyPlane implements ProxyPlane {
         return this.#deps.adminPlane(req, res, site.host);
       }
     }
-    return this.#unmatched(req, res, path, this.#deps.clientIp(req), false);
+    return this.#unmatched(req, res, path, clientIp, false);
   }
 
   /**

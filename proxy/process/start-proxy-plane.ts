@@ -13,6 +13,8 @@ import { meteredSink, type GatewayMetrics } from '../pipeline/gateway-metrics.js
 import { createProxyPlane, type ProxyPlane } from '../pipeline/proxy-plane.js';
 import { createPublicServer, type PublicServer } from './public-server.js';
 import { closeInOrder } from '../../shared/close-in-order.js';
+import { openSpanExport, type SpanExport } from '../../shared/tracing/span-export.js';
+import { registerSpanExportMetrics } from '../../shared/tracing/span-export-metrics.js';
 
 export interface ProxyPlaneOptions {
   config: Config;
@@ -32,6 +34,11 @@ export interface ProxyPlaneOptions {
    * notice over the event bus (split mode).
    */
   certificates?: CertificateFeed;
+  /**
+   * The process's span export (design.md §3.10) when it has one already (the embedded process's,
+   * shared with its admin plane); unset, the plane opens its own while OTEL_TRACES_EXPORTER is on.
+   */
+  spanExport?: SpanExport;
 }
 
 /** A data plane serving PORT. */
@@ -65,6 +72,9 @@ export async function startProxyPlane(options: ProxyPlaneOptions): Promise<Runni
   const acme = tlsSettings.public?.acme ? acmeOnPort(options) : undefined;
   const tls = tlsSettings.public && openListenerTls(tlsSettings.public, tlsSettings.hsts, options.logger, acme);
   const accessLog = backends.accessLogSink();
+  const ownSpans = options.spanExport ? undefined : openSpanExport(config.tracing, 'gatehouse-proxy', options.logger);
+  const spanExport = options.spanExport ?? ownSpans;
+  if (ownSpans) registerSpanExportMetrics(metrics.registry, ownSpans.counts);
   const plane = createProxyPlane({
     ...backends,
     config,
@@ -74,6 +84,7 @@ export async function startProxyPlane(options: ProxyPlaneOptions): Promise<Runni
     clientIp: clientIpResolver(config.trustProxy),
     adminPlane: options.adminPlane,
     logger: options.logger,
+    spanExport,
   });
   metrics.trackTargets(plane.targetHealth);
   const server = createPublicServer(acme ? answeringHttp01(plane, acme.challenges) : plane, tls);
@@ -82,9 +93,9 @@ export async function startProxyPlane(options: ProxyPlaneOptions): Promise<Runni
   try {
     const port = await listenNamed(server.server, config.port, 'PORT');
     const httpPort = redirect && (await listenNamed(redirect, tlsSettings.httpPort!, 'HTTP_PORT'));
-    return { port, httpPort, server, close: () => closeInOrder(server, redirecting, tls, acme, plane, accessLog) };
+    return { port, httpPort, server, close: () => closeInOrder(server, redirecting, tls, acme, plane, accessLog, ownSpans && { close: () => ownSpans.shutdown() }) };
   } catch (error) {
-    await closeInOrder(server, tls, acme); // the caller stops the rest (embedded-gateway.ts, a process's exit)
+    await closeInOrder(server, tls, acme, ownSpans && { close: () => ownSpans.shutdown() }); // the caller stops the rest (embedded-gateway.ts, a process's exit)
     throw error;
   }
 }

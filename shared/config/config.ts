@@ -5,6 +5,8 @@ import { otlpLogsUrl, parseOtlpHeaders } from './otlp-headers.js';
 import { parseEncryptionKeys } from '../identity/token-encryption.js';
 import { readRedisTarget, type RedisTarget } from './redis-target.js';
 import { readTlsSettings, type TlsSettings } from './tls-settings.js';
+import { readTracingSettings, TRACING_VARIABLES, type TracingSettings } from './tracing-settings.js';
+import type { VariableDoc } from './variable-doc.js';
 import { TrustedProxies } from '../http/trusted-proxies.js';
 
 /**
@@ -90,6 +92,8 @@ export interface Config {
   assertionTtlMs: number;
   /** Age at which the admin plane rotates the assertion signing key by itself (design.md §4.7), in ms. */
   assertionKeyLifetimeMs: number;
+  /** Traces and their export (shared/config/tracing-settings.ts, design.md §3.10). */
+  tracing: TracingSettings;
 }
 
 /**
@@ -104,12 +108,7 @@ export interface AccessLogExport {
   bufferBytes: number;
 }
 
-/** A variable: its default (undefined: unset) and what it means. The README table mirrors this. */
-export interface VariableDoc {
-  name: string;
-  default: string | undefined;
-  meaning: string;
-}
+export type { VariableDoc } from './variable-doc.js';
 
 export const VARIABLES: readonly VariableDoc[] = [
   { name: 'PORT', default: '8080', meaning: 'Public listener: proxied services and the gateway pages.' },
@@ -165,12 +164,13 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'ACCESS_LOG_RETENTION_DAYS', default: '30', meaning: 'Days raw access-log records are kept (whole UTC days, at least 1: a day\'s file is deleted once its last minute is this old); the console\'s traffic rollups are kept 400 days (per minute for 2 days, then per hour).' },
   { name: 'ACCESS_LOG_MAX_SIZE', default: undefined, meaning: 'Most disk the raw access-log records may take (`50GB`, `500MB`, `1TiB`; at least `1MB`): past it the oldest days are deleted. Unset: a fifth of the disk they are on. Whatever the cap, they stop growing when the disk\'s free space falls to 5 % (at most 1 GiB), kept for the registry and sessions.' },
   { name: 'ACCESS_LOG_EXPORT', default: undefined, meaning: '`otlp`: also send every access-log record as an OpenTelemetry log record over OTLP/HTTP (JSON) from the admin process (see Access log export). Unset: SQLite only.' },
-  { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: 'http://localhost:4318', meaning: 'The OpenTelemetry collector\'s OTLP/HTTP base URL; records go to its `/v1/logs` (with `ACCESS_LOG_EXPORT=otlp`).' },
+  { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: 'http://localhost:4318', meaning: 'The OpenTelemetry collector\'s OTLP/HTTP base URL; records go to its `/v1/logs` (with `ACCESS_LOG_EXPORT=otlp`), spans to its `/v1/traces` (with `OTEL_TRACES_EXPORTER=otlp`).' },
   { name: 'OTEL_EXPORTER_OTLP_HEADERS', default: '', meaning: 'Headers sent to the collector, `key=value` pairs separated by commas, values percent-encoded (`authorization=Bearer%20…`); never logged.' },
   { name: 'ACCESS_LOG_OTLP_BUFFER_SIZE', default: '64MB', meaning: 'Memory the export may hold while the collector is slow or away (`64MB`, `256MiB`; at least `1MB`; each record counted as twice its text plus 512 bytes): past it the oldest records are dropped from the export (still stored), counted in `gatehouse_access_log_export_dropped_total`.' },
   { name: 'ASSERTION_TTL', default: '5m', meaning: 'Lifetime of the `X-Gatehouse-Assertion` JWT given to upstreams (whole seconds, at least `1s`); a retired signing key stays published for this long plus a minute (twice this long when it is under a minute; see Identity assertion).' },
   { name: 'ASSERTION_KEY_LIFETIME', default: '30d', meaning: 'Age at which the assertion signing key is replaced by a new one by itself (also `POST /api/assertion-keys/rotate`).' },
   { name: 'TRACE_UI_URL', default: undefined, meaning: 'A trace viewer\'s http(s) URL with `{traceId}` where the trace id goes (`https://jaeger.example.com/trace/{traceId}`); the console\'s access log links each traced request there. Unset: no links.' },
+  ...TRACING_VARIABLES,
 ];
 
 /** Thrown by {@link loadConfig}: one line per bad variable, each naming it and what is wrong. */
@@ -343,9 +343,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const redisProblems: string[] = [];
   const redis = readRedisTarget(out, redisProblems);
   if (redisProblems.length > 0) throw new ConfigError(redisProblems);
-  const tlsProblems: string[] = [];
-  const tls = readTlsSettings(out, tlsProblems);
-  if (tlsProblems.length > 0) throw new ConfigError(tlsProblems);
+  const problems: string[] = [];
+  const tls = readTlsSettings(out, problems);
+  const tracing = readTracingSettings(input, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
   if (out.ADMIN_URL?.origin === out.PUBLIC_URL.origin) {
     throw new ConfigError(['ADMIN_URL: must be another origin than PUBLIC_URL (unset it to serve the console on PUBLIC_URL)']);
   }
@@ -390,5 +391,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     traceUiUrl: out.TRACE_UI_URL,
     assertionTtlMs: out.ASSERTION_TTL,
     assertionKeyLifetimeMs: out.ASSERTION_KEY_LIFETIME,
+    tracing,
   };
 }

@@ -68,9 +68,19 @@ function decodeValue(raw: string, key: string, position: number): string {
  *   URL`, the variable named (unlike {@link parseOtlpHeaders}) since either may be at fault.
  */
 export function otlpLogsUrl(env: { endpoint?: string; logsEndpoint?: string }): URL {
-  if (env.logsEndpoint) return httpUrl(env.logsEndpoint, 'OTEL_EXPORTER_OTLP_LOGS_ENDPOINT');
-  const url = httpUrl(env.endpoint || DEFAULT_ENDPOINT, 'OTEL_EXPORTER_OTLP_ENDPOINT');
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/logs`;
+  return otlpSignalUrl('logs', env.endpoint, env.logsEndpoint);
+}
+
+/**
+ * Where one signal's batches are POSTed, by the rule {@link otlpLogsUrl} gives for logs:
+ * `OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT` (`signalEndpoint`) as is, else `endpoint` with
+ * `/v1/<signal>` appended, else `http://localhost:4318/v1/<signal>`.
+ * @throws {Error} as {@link otlpLogsUrl}, naming the variable at fault.
+ */
+export function otlpSignalUrl(signal: 'logs' | 'traces', endpoint: string | undefined, signalEndpoint: string | undefined): URL {
+  if (signalEndpoint) return httpUrl(signalEndpoint, `OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_ENDPOINT`);
+  const url = httpUrl(endpoint || DEFAULT_ENDPOINT, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/${signal}`;
   return url;
 }
 

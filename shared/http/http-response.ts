@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
+import { html } from '../pages/html.js';
 
 /**
  * Writes `body` as a JSON response with `status`. Adds `Cache-Control: no-store` because every
@@ -37,13 +38,18 @@ export function acceptsHtml(accept: string | undefined): boolean {
   return accept !== undefined && HTML_MEDIA_TYPE.test(accept);
 }
 
-/** Writes an HTML page; `Cache-Control: no-store` since pages show who is signed in. */
+/**
+ * Writes an HTML page; `Cache-Control: no-store` since pages show who is signed in. An error page
+ * (4xx, 5xx) names the request's id (`X-Request-Id`, design.md §3.10) for the person to quote.
+ */
 export function sendHtml(
   res: ServerResponse,
   status: number,
-  html: string,
+  page: string,
   headers: Record<string, string | string[]> = {},
 ): void {
+  const requestId = status >= 400 ? res.getHeader('x-request-id') : undefined;
+  const html = typeof requestId === 'string' ? withRequestId(page, requestId) : page;
   res.writeHead(status, {
     ...headers,
     'content-type': 'text/html; charset=utf-8',
@@ -60,4 +66,12 @@ export function sendHtml(
 export function redirect(res: ServerResponse, location: string, headers: Record<string, string | string[]> = {}): void {
   res.writeHead(302, { ...headers, location, 'content-length': 0, 'cache-control': 'no-store' });
   res.end();
+}
+
+/** `page` with a line naming `requestId` at the end of its main content (shared/pages/layout.ts). */
+function withRequestId(page: string, requestId: string): string {
+  const end = page.lastIndexOf('</main>');
+  if (end === -1) return page;
+  const line = String(html`<p class="request-id">Request id <code>${requestId}</code>: quote it when you report this.</p>`);
+  return page.slice(0, end) + line + page.slice(end);
 }
