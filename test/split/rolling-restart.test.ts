@@ -95,7 +95,9 @@ test('SIGTERM under keep-alive load: Connection: close from the signal on, nothi
   // connection. Without the rule every client would get keep-alive answers until the 10 s limit.
   const keptAlive = afterSignal.filter((o) => o.connection !== 'close');
   assert.ok(keptAlive.length <= CLIENTS, `${keptAlive.length} keep-alive answers after the signal`);
-  assert.ok(afterSignal.some((o) => o.connection === 'close'), 'the clients were told to close');
+  // Which of the clients' next requests came before the process handled the signal is the
+  // scheduler's to decide on a busy machine (all of them, at times): the request in flight at the
+  // signal is the one sure to be answered after it, and it must say close.
   assert.equal(long.kind, 'answered');
   assert.deepEqual(long.kind === 'answered' && [long.status, long.connection], [200, 'close'], 'the request in flight at the signal is answered, with close');
   // It waited for its last response (about IN_FLIGHT_MS - 100 ms) and then went, not at the 10 s limit.
