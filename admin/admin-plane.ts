@@ -53,6 +53,8 @@ import { GrantRelease } from './sessions/grant-release.js';
 import { SessionRevocation } from './sessions/session-revocation.js';
 import { AcmeCertificates } from './acme/acme-certificates.js';
 import { createCertificateHandlers } from './acme/certificate-routes.js';
+import type { AdminTracing } from './tracing/admin-tracing.js';
+import { nameRequestSpan, type AdminRequestIdentities, type AdminRequestIdentity } from './tracing/request-identity.js';
 
 /** What the control plane needs from its process. */
 export interface AdminPlaneDeps {
@@ -71,6 +73,10 @@ export interface AdminPlaneDeps {
   /** RATE_LIMIT_TOKEN, keyed by the id of the admin API token a request acts with (design.md §4.8). */
   tokenLimiter: RateLimiter;
   clientIp: (req: IncomingMessage) => string;
+  /** Each request's id and trace (design.md §3.10). */
+  identities: AdminRequestIdentities;
+  /** The spans the plane starts itself (refresh re-validation) and its requests to the identity provider. */
+  tracing: AdminTracing;
   logger: Logger;
 }
 
@@ -114,13 +120,14 @@ export async function createAdminPlane(deps: AdminPlaneDeps): Promise<AdminPlane
   const stopRevalidating = parts.revalidator.start();
   parts.certificates?.start();
   const serve = requestServer(deps, parts.tokens, routers);
-  const serveOn = (req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): void => {
+  const serveOn = (req: IncomingMessage, res: ServerResponse, origin: ServedOrigin, identity: AdminRequestIdentity): void => {
+    const logger = deps.logger.child({ requestId: identity.requestId });
     // A backend that cannot be reached answers 503 on every path (failure-response.ts); the rest is logged.
-    serve(req, res, origin).catch((error: unknown) => answerFailure(req, res, error, (err) => deps.logger.error({ err }, 'admin request failed')));
+    serve(req, res, origin, identity, logger).catch((error: unknown) => answerFailure(req, res, error, (err) => logger.error({ err }, 'admin request failed')));
   };
   return {
-    handle: (req, res) => serveOn(req, res, origins.ofAdminPortRequest(req)),
-    handlePublic: (req, res, serviceHost) => serveOn(req, res, origins.ofHandoff(req, serviceHost)),
+    handle: (req, res) => serveOn(req, res, origins.ofAdminPortRequest(req), deps.identities.ofAdminPort(req, res)),
+    handlePublic: (req, res, serviceHost) => serveOn(req, res, origins.ofHandoff(req, serviceHost), deps.identities.ofInProcess(req, res)),
     certificates: parts.certificates,
     close() {
       stopRevalidating();
@@ -161,13 +168,13 @@ function openParts(deps: AdminPlaneDeps): PlaneParts {
   const assertionKeys = new AssertionKeys(db, audit, bus, config, logger);
   const rollups = new TrafficRollups(db);
   const tokens = new ApiTokens(db, audit);
-  const relyingParty = new RelyingParty(config, logger);
+  const relyingParty = new RelyingParty(config, logger, deps.tracing.spanExport);
   const origins = new ServedOrigins(config);
   const cipher = new TokenCipher(sessionEncryptionKeys(db, { configured: config.sessionEncryptionKeys, sessionTtlMs: config.sessionTtlMs }, logger));
   const checksLogger = logger.child({ component: 'session-checks' });
   const grants = new GrantRelease(relyingParty, cipher, checksLogger);
   const revocation = new SessionRevocation(sessions, audit, grants);
-  const revalidator = new SessionRevalidator({ store: sessions, relyingParty, cipher, revocation, config, logger: checksLogger });
+  const revalidator = new SessionRevalidator({ store: sessions, relyingParty, cipher, revocation, config, tracing: deps.tracing, logger: checksLogger });
   const issuerKeys = config.oidc.issuer ? new IssuerKeys(config.oidc.issuer, logger, 'logout tokens') : undefined;
   const acme = config.tls.acme;
   const certificates = acme && new AcmeCertificates({ settings: acme, publicUrl: config.publicUrl, adminUrl: config.adminUrl, httpPort: config.tls.httpPort, db, cipher, bus, logger: logger.child({ component: 'acme' }) });
@@ -211,12 +218,13 @@ function routeHandlers(deps: AdminPlaneDeps, parts: PlaneParts): RouteHandlers {
 /**
  * How the plane serves a request on one of its origins: the session of the origin's cookie (when
  * the session gate admits it and the origin accepts it), an API token where the admin API is
- * served, the general rate limit (per address) or a live token's own (per token), then the handler `routers` give for the origin, method and path.
+ * served, the general rate limit (per address) or a live token's own (per token), then the handler `routers` give for the origin, method and path
+ * (the request's span named by its route), with the request's `identity` and `logger`.
  * The returned function rejects with a {@link GatewayError} (over the rate limit, a method the
  * path does not take) or with whatever the handler throws.
  */
 function requestServer(deps: AdminPlaneDeps, tokens: ApiTokens, routers: OriginRouters) {
-  return async (req: IncomingMessage, res: ServerResponse, origin: ServedOrigin): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse, origin: ServedOrigin, identity: AdminRequestIdentity, logger: Logger): Promise<void> => {
     const clientIp = deps.clientIp(req);
     const rawUrl = req.url ?? '/';
     const url = new URL(rawUrl.startsWith('/') ? origin.url.origin + rawUrl : origin.url.origin);
@@ -234,11 +242,14 @@ function requestServer(deps: AdminPlaneDeps, tokens: ApiTokens, routers: OriginR
     const match = router.match(req.method ?? 'GET', url.pathname);
     if (!match) return answerUnrouted(req, res, url, origin);
     if ('allow' in match) throw new GatewayError('METHOD_NOT_ALLOWED', { headers: { allow: match.allow.join(', ') } });
+    nameRequestSpan(identity.span, req.method, match.pattern);
     const handler: Handler = match.handler;
     await handler({
       req, res, origin, url, params: match.params, clientIp, session, apiToken,
       sessionId: session ? cookieValue! : null,
       bodyPauseMs: deps.config.upstreamTimeoutMs,
+      logger,
+      span: identity.span,
     });
   };
 }

@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Span } from '@opentelemetry/api';
+import type { Logger } from '../../shared/logger.js';
 import type { Session } from '../../shared/types.js';
 import type { PresentedToken } from '../credentials/bearer-auth.js';
 import type { ServedOrigin } from './served-origin.js';
@@ -28,6 +30,13 @@ export interface RequestContext {
   readonly bodyPauseMs: number;
   /** The cookie's session id (secret: never log it), or null. */
   readonly sessionId: string | null;
+  /** The plane's logger for this request: its lines carry the request's `requestId` (design.md §3.10). */
+  readonly logger: Logger;
+  /**
+   * The request's span while its trace is sampled (tracing/request-identity.ts): what the
+   * handler's own spans (its requests to the identity provider) hang under.
+   */
+  readonly span: Span | undefined;
 }
 
 /** A route handler; a thrown `GatewayError` becomes its JSON error response. */

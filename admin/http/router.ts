@@ -1,8 +1,8 @@
 import type { Handler } from './request-context.js';
 
-/** Result of {@link Router.match}: a handler with its params, or the methods the path allows. */
+/** Result of {@link Router.match}: a handler with its params and the route's pattern, or the methods the path allows. */
 export type RouteMatch =
-  | { handler: Handler; params: Record<string, string> }
+  | { handler: Handler; params: Record<string, string>; pattern: string }
   | { allow: string[] }
   | undefined;
 
@@ -37,7 +37,7 @@ export class Router {
     for (const route of this.#routes) {
       const params = matchSegments(route.segments, segments);
       if (!params) continue;
-      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { handler: route.handler, params };
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { handler: route.handler, params, pattern: route.pattern };
       allow.push(route.method);
     }
     // Two patterns may match one path (`/api/services/export` and `/api/services/:id`): each method once.

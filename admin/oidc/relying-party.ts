@@ -1,8 +1,12 @@
+import type { Span } from '@opentelemetry/api';
 import * as client from 'openid-client';
 import type { Config } from '../../shared/config/config.js';
 import { errorCode } from '../../shared/error-code.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
+import type { SpanExport } from '../../shared/tracing/span-export.js';
+import { tracedFetch } from '../tracing/traced-fetch.js';
+import { withFetch, type ConfigurationSetup } from './configuration-copy.js';
 import type { LoginTransaction } from './login-transactions.js';
 
 /** Discovery and token requests give up after this long, in seconds (openid-client's unit). */
@@ -46,16 +50,20 @@ export class ProviderUnavailable extends Error {}
  * Mode), else `query`. The ID token's signature is checked against the issuer's JWKS
  * (`enableNonRepudiationChecks`), together with `iss`, `aud`, `exp`, `iat` and `nonce`
  * (OIDC Core 1.0 §3.1.3.7). Discovery runs on first use and again after a failure, so the gateway
- * starts while its issuer is down.
+ * starts while its issuer is down. A call given a span (a sampled request's, a refresh's) records
+ * each of its requests to the provider as a client span under it (design.md §3.10).
  */
 export class RelyingParty {
   readonly #config: Config;
   readonly #logger: Logger;
+  readonly #spanExport: SpanExport | undefined;
   #discovery: Promise<client.Configuration> | undefined;
 
-  constructor(config: Config, logger: Logger) {
+  /** `spanExport`: the process's, while tracing is on. */
+  constructor(config: Config, logger: Logger, spanExport: SpanExport | undefined) {
     this.#config = config;
     this.#logger = logger;
+    this.#spanExport = spanExport;
   }
 
   /** The issuer's host, for pages ("Sign in with …"); null when none is configured. */
@@ -93,10 +101,10 @@ export class RelyingParty {
    * and the issuer has a userinfo endpoint, the missing ones are read from it (OIDC Core 1.0 §5.3;
    * its `sub` must match).
    * @param params the callback's parameters (form body for form_post, query otherwise).
+   * @param span the request's span while sampled: the token, JWKS and userinfo requests become its children.
    * @throws openid-client errors on any failed check (state, issuer, signature, claims, token request).
    */
-  async completeLogin(params: URLSearchParams, method: 'GET' | 'POST', transaction: LoginTransaction): Promise<CompletedLogin> {
-    const configuration = await this.#configuration();
+  async completeLogin(params: URLSearchParams, method: 'GET' | 'POST', transaction: LoginTransaction, span?: Span): Promise<CompletedLogin> {
     const response =
       method === 'POST'
         ? new Request(transaction.redirectUri, {
@@ -105,14 +113,16 @@ export class RelyingParty {
             body: params.toString(),
           })
         : new URL(`${transaction.redirectUri}?${params.toString()}`);
-    const tokens = await client.authorizationCodeGrant(configuration, response, {
-      pkceCodeVerifier: transaction.codeVerifier,
-      expectedState: transaction.state,
-      expectedNonce: transaction.nonce,
-      idTokenExpected: true,
+    return this.#call(span, async (configuration) => {
+      const tokens = await client.authorizationCodeGrant(configuration, response, {
+        pkceCodeVerifier: transaction.codeVerifier,
+        expectedState: transaction.state,
+        expectedNonce: transaction.nonce,
+        idTokenExpected: true,
+      });
+      const claims = await this.#completeClaims(configuration, { ...tokens.claims()! }, tokens.access_token);
+      return { idToken: tokens.id_token!, claims, ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
     });
-    const claims = await this.#completeClaims(configuration, { ...tokens.claims()! }, tokens.access_token);
-    return { idToken: tokens.id_token!, claims, ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
   }
 
   /**
@@ -120,26 +130,36 @@ export class RelyingParty {
    * new ID token's (checked as at sign-in, but for the nonce), completed from userinfo as in
    * {@link completeLogin}, or userinfo's alone when no ID token comes back. The subject must be
    * `sub` (OIDC Core 1.0 §12.2). Tried whatever `grant_types_supported` lists.
+   * @param span the refresh's span while sampled: its requests to the provider become its children.
    * @throws {GrantRevoked} when the provider answers `invalid_grant` (or names another subject).
    * @throws {ProviderUnavailable} on anything else: unreachable, 5xx, timeout, another error code.
    */
-  async refresh(refreshToken: string, sub: string): Promise<RefreshedGrant> {
-    let configuration: client.Configuration;
-    let tokens: Awaited<ReturnType<typeof client.refreshTokenGrant>>;
+  async refresh(refreshToken: string, sub: string, span?: Span): Promise<RefreshedGrant> {
     try {
-      configuration = await this.#configuration();
-      tokens = await client.refreshTokenGrant(configuration, refreshToken);
+      return await this.#call(span, (configuration) => this.#refreshed(configuration, refreshToken, sub));
     } catch (error) {
+      if (error instanceof GrantRevoked) throw error;
       throw isInvalidGrant(error) ? new GrantRevoked('the provider refused the refresh token (invalid_grant)') : unavailable(error);
     }
+  }
+
+  async #refreshed(configuration: client.Configuration, refreshToken: string, sub: string): Promise<RefreshedGrant> {
+    const tokens = await client.refreshTokenGrant(configuration, refreshToken);
     const idClaims = tokens.claims();
     if (idClaims !== undefined && idClaims.sub !== sub) throw new GrantRevoked('the refreshed ID token names another subject');
-    try {
-      const claims = await this.#completeClaims(configuration, { ...(idClaims ?? { sub }) }, tokens.access_token);
-      return { claims, ...(tokens.id_token ? { idToken: tokens.id_token } : {}), ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
-    } catch (error) {
-      throw unavailable(error);
-    }
+    const claims = await this.#completeClaims(configuration, { ...(idClaims ?? { sub }) }, tokens.access_token);
+    return { claims, ...(tokens.id_token ? { idToken: tokens.id_token } : {}), ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
+  }
+
+  /**
+   * `use` with the discovered configuration; given `span` (and tracing on), with a copy of it
+   * whose requests are client spans under `span` (configuration-copy.ts).
+   * @throws {GatewayError} IDENTITY_PROVIDER_UNAVAILABLE when discovery fails; what `use` throws.
+   */
+  async #call<T>(span: Span | undefined, use: (configuration: client.Configuration) => Promise<T>): Promise<T> {
+    const shared = await this.#configuration();
+    if (span === undefined || this.#spanExport === undefined) return use(shared);
+    return withFetch(shared, this.#setup(), tracedFetch(this.#spanExport, span), use);
   }
 
   /**
@@ -195,17 +215,21 @@ export class RelyingParty {
   }
 
   async #discover(): Promise<client.Configuration> {
+    const { clientId, clientAuthentication, execute, timeout } = this.#setup();
+    return client.discovery(this.#config.oidc.issuer!, clientId, undefined, clientAuthentication, { execute, timeout });
+  }
+
+  /**
+   * The client and the checks every configuration gets (discovery's, and a traced call's copy).
+   * @throws when OIDC_ISSUER or OIDC_CLIENT_ID is unset.
+   */
+  #setup(): ConfigurationSetup {
     const { issuer, clientId, clientSecret } = this.#config.oidc;
     if (!issuer || !clientId) throw new Error('OIDC_ISSUER and OIDC_CLIENT_ID are not set');
     const execute = [client.enableNonRepudiationChecks];
     if (issuer.protocol === 'http:') execute.push(client.allowInsecureRequests);
-    return client.discovery(
-      issuer,
-      clientId,
-      undefined,
-      clientSecret ? client.ClientSecretBasic(clientSecret) : client.None(),
-      { execute, timeout: IDP_TIMEOUT_SECONDS },
-    );
+    const clientAuthentication = clientSecret ? client.ClientSecretBasic(clientSecret) : client.None();
+    return { clientId, clientAuthentication, execute, timeout: IDP_TIMEOUT_SECONDS };
   }
 }
 

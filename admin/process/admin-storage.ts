@@ -1,3 +1,4 @@
+import type { AccessLogBatch } from '../../shared/backends/access-log-batch.js';
 import type { Backends } from '../../shared/backends/backends.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
 import type { Config } from '../../shared/config/config.js';
@@ -8,6 +9,8 @@ import { accessLogDirOf } from '../access-log/day-files.js';
 import { diskBudgetFor } from '../access-log/writing/disk-budget.js';
 import { openDatabase, type Database } from '../database.js';
 import { closeInOrder } from '../../shared/close-in-order.js';
+import { SpanKind } from '../../shared/tracing/span-export.js';
+import { AdminTracing, withinSpan } from '../tracing/admin-tracing.js';
 
 /**
  * What a process with the admin plane runs on (the embedded gateway, the admin process): the
@@ -37,10 +40,11 @@ export interface AdminStorage {
  * the access-log pipeline has somewhere to go. With Redis it does not wait for Redis to answer:
  * a process manager would restart a process that gave up into a loop, so the backends connect
  * when they can (retrying with backoff, forever) and their readiness checks say not ready until
- * then; the stream consumer waits for Redis by itself.
+ * then; the stream consumer waits for Redis by itself. With `tracing` on, a store call that took a
+ * batch is a root span `access-log store` when the sampler keeps it (design.md §3.10).
  * @throws when the database cannot be opened, or the Redis settings are malformed.
  */
-export async function openAdminStorage(config: Config, logger: Logger): Promise<AdminStorage> {
+export async function openAdminStorage(config: Config, logger: Logger, tracing = AdminTracing.OFF): Promise<AdminStorage> {
   const db = openDatabase(config.databasePath);
   const dir = accessLogDirOf(config.databasePath);
   const budget = diskBudgetFor(dir, config.accessLogMaxBytes);
@@ -49,7 +53,8 @@ export async function openAdminStorage(config: Config, logger: Logger): Promise<
     (notice) => logger[notice.level](notice.fields, notice.message),
   );
   const reads = openAccessLogReads(dir);
-  const backends = await openBackends(config, logger, { db, storeAccessLogs: (batch) => writer.store(batch) }, { startupTimeoutMs: 0 });
+  const storeAccessLogs = (batch: AccessLogBatch) => withinSpan(tracing.startRoot('access-log store', SpanKind.INTERNAL, { 'gatehouse.access_log.records': batch.count }), () => writer.store(batch));
+  const backends = await openBackends(config, logger, { db, storeAccessLogs }, { startupTimeoutMs: 0 });
   return {
     db,
     backends,

@@ -1,6 +1,7 @@
 import { stopOnSignals } from '../../shared/graceful-stop.js';
 import { createLogger } from '../../shared/logger.js';
 import { readProcessConfig } from '../../shared/config/process-config.js';
+import { AdminTracing } from '../tracing/admin-tracing.js';
 import { openAdminStorage } from './admin-storage.js';
 import { startAdminPlane } from './start-admin-plane.js';
 
@@ -12,15 +13,17 @@ import { startAdminPlane } from './start-admin-plane.js';
  * address comes from the proxies' `X-Forwarded-For`, believed from loopback and TRUST_PROXY peers.
  * Started while Redis is unreachable it does not exit: it serves ADMIN_PORT with `/readyz` saying
  * not ready (naming the checks that fail), and publishes and consumes once Redis answers
- * (admin-storage.ts).
+ * (admin-storage.ts). With OTEL_TRACES_EXPORTER=otlp it sends its spans as `gatehouse-admin`
+ * (design.md §3.10).
  * On SIGTERM or SIGINT: finishes in-flight requests (up to 10 s), stops consuming, closes Redis and
- * SQLite, exits 0; within 18 s whatever Redis does (README "Stopping").
+ * SQLite, sends its last spans, exits 0; within 18 s whatever Redis does (README "Stopping").
  */
 async function main(): Promise<void> {
   const config = readProcessConfig('admin', { requireRedis: true, requireOidc: true });
   const logger = createLogger(config.logLevel, 'gatehouse-admin');
-  const storage = await openAdminStorage(config, logger);
-  const admin = await startAdminPlane({ config, storage, publicRequests: 'handed-off', logger });
+  const tracing = AdminTracing.open(config.tracing, 'gatehouse-admin', logger);
+  const storage = await openAdminStorage(config, logger, tracing);
+  const admin = await startAdminPlane({ config, storage, tracing, publicRequests: 'handed-off', logger });
   logger.info({ adminPort: admin.port }, 'gatehouse admin listening');
 
   stopOnSignals({
@@ -28,6 +31,7 @@ async function main(): Promise<void> {
     async stop() {
       await admin.close();
       await storage.close();
+      await tracing.close();
     },
   });
 }

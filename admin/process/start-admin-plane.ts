@@ -15,12 +15,21 @@ import { certificateFetchEndpoint } from '../acme/certificate-fetch-endpoint.js'
 import { registerAcmeMetrics } from '../acme/acme-metrics.js';
 import { createAdminPlane } from '../admin-plane.js';
 import { registerAccessLogMetrics } from '../access-log/access-log-metrics.js';
+import { registerSpanExportMetrics } from '../../shared/tracing/span-export-metrics.js';
+import type { AdminTracing } from '../tracing/admin-tracing.js';
+import { AdminRequestIdentities } from '../tracing/request-identity.js';
 import type { AdminStorage } from './admin-storage.js';
 
 export interface AdminPlaneOptions {
   config: Config;
   /** The database, the access log's threads and the backends (admin-storage.ts). */
   storage: AdminStorage;
+  /**
+   * The process's tracing (design.md §3.10): the admin process's own span export, or the one the
+   * embedded process shares with its data plane. Its counts are served on `/metrics`; its owner
+   * closes it after the plane.
+   */
+  tracing: AdminTracing;
   logger: Logger;
   /**
    * How public requests reach this plane. `in-process`: from the data plane of this process, on
@@ -70,9 +79,13 @@ export async function startAdminPlane(options: AdminPlaneOptions): Promise<Runni
   const acme = relay && challenges && { feed: relay, challenges, ownHost: config.adminUrl!.hostname };
   const tls = config.tls.admin && openListenerTls(config.tls.admin, config.tls.hsts, logger, acme);
   const trusted = handedOff ? new TrustedProxies(['loopback', ...config.trustProxy.entries]) : config.trustProxy;
-  const admin = await createAdminPlane({ ...backends, config, db: storage.db, accessLogs: storage.accessLogReads, clientIp: clientIpResolver(trusted), logger });
+  const { tracing } = options;
+  const clientIp = clientIpResolver(trusted);
+  const identities = new AdminRequestIdentities(trusted, clientIp, tracing, config.tracing.trustIncoming);
+  const admin = await createAdminPlane({ ...backends, config, db: storage.db, accessLogs: storage.accessLogReads, clientIp, identities, tracing, logger });
   const metrics = options.metrics ?? processMetricsRegistry();
   registerAccessLogMetrics(metrics, () => storage.accessLogWriter.totals);
+  if (tracing.spanExport) registerSpanExportMetrics(metrics, tracing.spanExport.counts);
   const certificates = admin.certificates;
   if (certificates) registerAcmeMetrics(metrics, certificates);
   const disconnect = certificates && relay?.connect(certificates);

@@ -67,7 +67,7 @@ export function createBackchannelLogoutHandler(deps: BackchannelLogoutDeps): Han
       return sendJson(ctx.res, 400, { error: 'invalid_request' }, NO_STORE);
     }
     const ended = await deps.revocation.end(await sessionsNamed(outcome, deps.sessions), { userId: null, ipAddress: ctx.clientIp }, 'backchannel-logout');
-    deps.logger.info({ sessions: ended }, 'back-channel logout');
+    ctx.logger.info({ sessions: ended }, 'back-channel logout');
     ctx.res.writeHead(200, NO_STORE).end();
   };
 }

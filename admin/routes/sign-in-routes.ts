@@ -115,7 +115,7 @@ async function callback(deps: SignInDeps, notice: RefreshTokenNotice, ctx: Reque
   let completed;
   try {
     transaction = takeTransaction(deps.transactions, ctx, params);
-    completed = await deps.relyingParty.completeLogin(params, method, transaction);
+    completed = await deps.relyingParty.completeLogin(params, method, transaction, ctx.span);
   } catch (error) {
     await failLogin(deps, ctx, error);
     return;
@@ -188,7 +188,7 @@ function newSession(deps: SignInDeps, ctx: RequestContext, user: SessionUser, co
 async function failLogin(deps: SignInDeps, ctx: RequestContext, error: unknown): Promise<void> {
   if (error instanceof GatewayError && error.code === 'IDENTITY_PROVIDER_UNAVAILABLE') throw error;
   const reason = describeFailure(error);
-  deps.logger.warn({ reason, ip: ctx.clientIp }, 'login failed');
+  ctx.logger.warn({ reason, ip: ctx.clientIp }, 'login failed');
   deps.audit.record({ action: 'LOGIN_FAILED', userId: null, serviceId: null, ipAddress: ctx.clientIp, details: { reason } });
   await countAttempt(deps.authLimiter, ctx);
   sendHtml(ctx.res, 400, loginFailedPage(reason));

@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import type { SessionStore } from '../../shared/backends/session-store.js';
 import { OutageLog } from '../../shared/outage-log.js';
 import type { Config } from '../../shared/config/config.js';
@@ -5,7 +6,9 @@ import { userFromClaims } from '../../shared/identity/identity-claims.js';
 import type { Logger } from '../../shared/logger.js';
 import type { TokenCipher } from '../../shared/identity/token-encryption.js';
 import type { Session } from '../../shared/types.js';
+import { SpanKind } from '../../shared/tracing/span-export.js';
 import { GrantRevoked, ProviderUnavailable, type RelyingParty } from '../oidc/relying-party.js';
+import { markFailed, withinSpan, type AdminTracing } from '../tracing/admin-tracing.js';
 import type { RevocationCause, SessionRevocation } from './session-revocation.js';
 
 /**
@@ -28,6 +31,8 @@ export interface SessionRevalidatorDeps {
   cipher: TokenCipher;
   revocation: SessionRevocation;
   config: Pick<Config, 'sessionChecks' | 'oidc' | 'admins'>;
+  /** Each refresh at the provider is a root span when sampled (design.md §3.10). */
+  tracing: AdminTracing;
   logger: Logger;
 }
 
@@ -44,6 +49,8 @@ export interface SessionRevalidatorDeps {
  * - Down (unreachable, 5xx, timeouts, other errors): the session is marked with when that was first
  *   seen, and ends once SESSION_REVALIDATE_GRACE has passed since (the gate refuses it from then
  *   on, whoever notices first). The outage is logged once, and its end once.
+ * A refresh at the provider is a trace of its own when the sampler keeps it: a root span
+ * `session refresh` (its `gatehouse.session.refresh` says how it ended) over the provider's requests.
  */
 export class SessionRevalidator {
   readonly #deps: SessionRevalidatorDeps;
@@ -98,7 +105,7 @@ export class SessionRevalidator {
   }
 
   async #refresh(session: Session): Promise<void> {
-    const { cipher, relyingParty } = this.#deps;
+    const { cipher } = this.#deps;
     // Past the grace the session is over, even if the provider is back: the gate refuses it already.
     if (this.#graceOver(session)) return this.#end(session, 'provider-unreachable');
     let refreshToken: string;
@@ -111,8 +118,19 @@ export class SessionRevalidator {
       return;
     }
     if (Date.now() < this.#probeAt) return this.#markDown(session);
+    const span = this.#deps.tracing.startRoot('session refresh', SpanKind.INTERNAL, {});
+    await withinSpan(span, async () => {
+      const outcome = await this.#refreshAtProvider(session, refreshToken, span);
+      span?.setAttribute('gatehouse.session.refresh', outcome);
+      if (span !== undefined && outcome === 'provider-unavailable') markFailed(span, outcome);
+    });
+  }
+
+  /** Refreshes `session`'s grant with `refreshToken` (the provider's requests under `span`); what came of it. */
+  async #refreshAtProvider(session: Session, refreshToken: string, span: Span | undefined): Promise<'refreshed' | 'grant-revoked' | 'provider-unavailable'> {
+    const { cipher, relyingParty } = this.#deps;
     try {
-      const refreshed = await relyingParty.refresh(refreshToken, session.user.sub);
+      const refreshed = await relyingParty.refresh(refreshToken, session.user.sub, span);
       this.#outage.succeeded();
       const user = userFromClaims(refreshed.claims, this.#deps.config);
       const sealed = refreshed.refreshToken === undefined ? undefined : cipher.encrypt(refreshed.refreshToken, session.handle);
@@ -120,12 +138,17 @@ export class SessionRevalidator {
         const { providerDownSince: _, ...rest } = current;
         return { ...rest, user, idToken: refreshed.idToken ?? current.idToken, refreshToken: sealed ?? current.refreshToken, checkedAt: Date.now() };
       });
+      return 'refreshed';
     } catch (error) {
-      if (error instanceof GrantRevoked) return void (await this.#end(session, 'grant-revoked'));
+      if (error instanceof GrantRevoked) {
+        await this.#end(session, 'grant-revoked');
+        return 'grant-revoked';
+      }
       if (!(error instanceof ProviderUnavailable)) throw error;
       this.#outage.failed(error);
       this.#probeAt = Date.now() + OUTAGE_PROBE_MS;
       await this.#markDown(session);
+      return 'provider-unavailable';
     }
   }
 
