@@ -41,7 +41,7 @@ export function createLogoutHandler(deps: LogoutDeps): Handler {
     if (session && sessionId) {
       // By handle: on a service host the cookie names a link, and the session it names ends (design.md §4.16).
       await sessions.revoke([session.handle]);
-      deps.grants.release([session]);
+      deps.grants.release([session], ctx.logger);
       audit.record({ action: 'USER_LOGOUT', userId: session.user.sub, serviceId: null, ipAddress: ctx.clientIp, details: {} });
       // Without the provider's logout: this origin's `/`; a service host's goes to the sign-in origin's.
       location = (await relyingParty.endSessionUrl(session.idToken, origin.afterLogoutUrl)) ?? (origin.kind === 'host' ? origin.afterLogoutUrl : '/');

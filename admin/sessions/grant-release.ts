@@ -22,8 +22,11 @@ export class GrantRelease {
     this.#logger = logger;
   }
 
-  /** Revokes each session's refresh token at the provider, in the background. */
-  release(sessions: readonly Session[]): void {
+  /**
+   * Revokes each session's refresh token at the provider, in the background; a failure is logged on
+   * `logger` (a request's, so its line names the request's id), else the plane's.
+   */
+  release(sessions: readonly Session[], logger = this.#logger): void {
     for (const session of sessions) {
       if (session.refreshToken === undefined) continue;
       let token: string;
@@ -33,7 +36,7 @@ export class GrantRelease {
         continue; // sealed under a key no longer configured: nothing the gateway can give back
       }
       this.#relyingParty.revokeRefreshToken(token).catch((error: unknown) => {
-        this.#logger.warn({ code: errorCode(error), name: (error as Error)?.name }, 'revoking a refresh token at the provider failed');
+        logger.warn({ code: errorCode(error), name: (error as Error)?.name }, 'revoking a refresh token at the provider failed');
       });
     }
   }
