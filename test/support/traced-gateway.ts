@@ -48,6 +48,7 @@ export interface TracedGateway {
    * alike (sessions are then the first gateway's alone). Stopped by {@link close}.
    */
   addListener(env: Record<string, string>): Promise<TracedListener>;
+  /** Stops the gateway (its span export sends what it holds), then the receiver and the upstream; a second call waits for the first. */
   close(): Promise<void>;
 }
 
@@ -87,6 +88,7 @@ export async function startTracedGateway(topology: Topology, env: Record<string,
   const registrars: Array<(fields: Record<string, unknown>) => Promise<void>> = [];
   const probes: string[] = [];
   const listeners = [...parts.listeners];
+  let closing: Promise<void> | undefined;
   const routed = (listener: TracedListener, probe: string) =>
     eventually(`${probe} routed on ${listener.origin}`, async () => (await statusOf(listener.origin + probe)) !== 404, 20_000);
   return {
@@ -114,11 +116,21 @@ export async function startTracedGateway(topology: Topology, env: Record<string,
       listeners.push(listener);
       return listener;
     },
-    async close() {
-      await parts.close();
-      await Promise.all([receiver.close(), upstream.close()]);
+    close() {
+      closing ??= (async () => {
+        await parts.close();
+        await Promise.all([receiver.close(), upstream.close()]);
+      })();
+      return closing;
     },
   };
+}
+
+/** A counter's value in `listener`'s `/metrics` (0 when absent: a counter not yet incremented may not be listed). */
+export async function counterOf(listener: TracedListener, name: string): Promise<number> {
+  const text = await (await request(listener.metricsUrl)).body.text();
+  const match = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  return match ? Number(match[1]) : 0;
 }
 
 async function statusOf(url: string): Promise<number> {
