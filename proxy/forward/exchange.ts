@@ -232,7 +232,6 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
     }
     const kind = failureKind(error);
     const code = errorCode(error);
-    attempt.span?.setAttribute('error.type', code ?? kind);
     this.#plan.failed(attempt.destination, code ?? kind, false);
     const failure: AttemptFailure = kind === 'timeout' ? 'timeout' : attempt.started ? 'sent' : 'not-sent';
     if (!this.#res.headersSent && this.#retry(attempt, failure)) return;

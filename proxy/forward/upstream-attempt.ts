@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Destination, ResponseFields } from './attempt-plan.js';
 import type { Span } from '@opentelemetry/api';
+import { errorCode } from '../../shared/error-code.js';
 
 /** What an attempt tells the exchange it belongs to (exchange.ts), and asks it. */
 export interface AttemptOwner<D extends Destination> {
@@ -77,6 +78,7 @@ export class UpstreamAttempt<D extends Destination> implements Dispatcher.Dispat
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.span?.setAttribute('error.type', errorCode(error) ?? error.name); // before its end, in #settle
     this.#settle();
     if (this.#exchange.isCurrent(this)) this.#exchange.failed(this, error);
   }
