@@ -6,7 +6,7 @@
  * OTEL_TRACES_EXPORTER=otlp and OTEL_TRACES_SAMPLER=always_on unless the test's `env` says otherwise.
  */
 import { request } from 'undici';
-import { createService } from './api-client.js';
+import { apiClient, createService, type ApiCall } from './api-client.js';
 import { eventually } from './eventually.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
 import { OtlpTraceReceiver } from './otlp-trace-receiver.js';
@@ -35,6 +35,8 @@ export interface TracedGateway {
   listeners: TracedListener[];
   /** An administrator's session, for the admin API. */
   admin: SignedIn;
+  /** A client of the admin API (the first gateway's, embedded): `call('PATCH', path, { as: admin, json })`. */
+  call: ApiCall;
   /** A session of the public origin (every listener's, split; the first's, embedded). */
   signIn(user?: Parameters<SplitGateway['signIn']>[0]): Promise<SignedIn>;
   /**
@@ -97,6 +99,7 @@ export async function startTracedGateway(topology: Topology, env: Record<string,
     upstream,
     listeners,
     admin: parts.admin,
+    call: apiClient(parts.apiUrl),
     signIn: (user) => parts.signIn(user),
     async createService(fields, probe = `${String(fields.path ?? '/')}/`.replace('//', '/')) {
       const id = await createService(parts.apiUrl, parts.admin, fields);
