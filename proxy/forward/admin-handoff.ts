@@ -48,7 +48,7 @@ export function createAdminHandoff(
       const trace = requestTraceOf(req);
       const identity = { requestId: String(res.getHeader('x-request-id') ?? ''), trace };
       const list = headers.build(req, inbound, undefined, clientIp(req), undefined, undefined, serviceHost, identity);
-      const plan = new AdminProcessAttempt({ origin, path: req.url ?? '/' }, logger);
+      const plan = new AdminProcessAttempt({ origin, path: req.url ?? '/' }, logger, identity.requestId);
       exchange(req, res, plan, { headers: list, mode: inbound.hasBody ? 'body' : 'no-body', trailerNames: undefined, trace }, connections);
     },
     close: () => connections.close(),
@@ -65,10 +65,13 @@ export function createAdminHandoff(
 class AdminProcessAttempt implements AttemptPlan {
   readonly #destination: Destination;
   readonly #logger: Logger;
+  readonly #requestId: string;
 
-  constructor(destination: Destination, logger: Logger) {
+  /** `requestId`: the request's id, named in the failure's log line (design.md §3.10). */
+  constructor(destination: Destination, logger: Logger, requestId: string) {
     this.#destination = destination;
     this.#logger = logger;
+    this.#requestId = requestId;
   }
 
   first(): Destination {
@@ -88,6 +91,6 @@ class AdminProcessAttempt implements AttemptPlan {
   }
 
   report(kind: UpstreamFailureKind, code: string | undefined): void {
-    this.#logger.error({ kind, code }, 'admin process request failed');
+    this.#logger.error({ kind, code, requestId: this.#requestId }, 'admin process request failed');
   }
 }

@@ -106,7 +106,7 @@ export class TargetAttempts implements AttemptPlan<TargetDestination> {
   report(kind: UpstreamFailureKind, code: string | undefined): void {
     const { id } = this.#route.service;
     this.#reporting.failures?.upstreamError(id, kind);
-    this.#reporting.logger.warn({ serviceId: id, code }, 'upstream request failed');
+    this.#reporting.logger.warn({ serviceId: id, code, requestId: this.#extras.record?.requestId }, 'upstream request failed');
   }
 
   /** An attempt to `target`: at its base path, counted in its requests. */

@@ -99,6 +99,8 @@ class GatewayProxyPlane implements ProxyPlane {
   readonly #sessions: SessionCheck;
   readonly #hostSignIn: HostSignIn;
   readonly #identities: RequestIdentities;
+  /** The general limit is counted in Redis (split mode): a traced request's call to it is a span. */
+  readonly #sharedLimit: boolean;
   readonly #assertions: IdentityAssertions;
   readonly #jwks: JwksEndpoint;
   /** Undefined while OIDC_API_AUDIENCES leaves bearer tokens off. */
@@ -125,6 +127,7 @@ class GatewayProxyPlane implements ProxyPlane {
     this.#sessions = new SessionCheck(deps.sessionGate, deps.config.publicUrl, deps.logger);
     this.#hostSignIn = new HostSignIn(deps.config.publicUrl);
     this.#identities = new RequestIdentities(deps.config.trustProxy, deps.config.tracing, deps.spanExport);
+    this.#sharedLimit = deps.config.redis !== undefined;
     this.#assertions = new IdentityAssertions(deps.config.publicUrl, deps.config.assertionTtlMs);
     this.#jwks = new JwksEndpoint(deps.config.assertionTtlMs);
     this.targetHealth = new TargetHealthBook(deps.logger, () => this.#reporter.changed());
@@ -195,7 +198,7 @@ class GatewayProxyPlane implements ProxyPlane {
     if (trace?.span !== undefined) record.trace = { traceId: trace.traceId, spanId: trace.spanId! };
     const limiter = this.#deps.generalLimiter;
     if (limiter.limit !== null) {
-      const span = trace?.child('rate limit', SpanKind.INTERNAL, {});
+      const span = this.#sharedLimit ? trace?.child('rate limit', SpanKind.CLIENT, { 'db.system.name': 'redis' }) : undefined;
       const decision = await limiter.consume(rateLimitKey(clientIp));
       span?.end();
       if (!decision.allowed) {
@@ -210,7 +213,7 @@ class GatewayProxyPlane implements ProxyPlane {
     const { service } = route;
     const required = service.enabled && service.requireAuth;
     // Without a session, a protected service takes a machine client's bearer token (design.md §4.7).
-    const user = (await this.#sessions.user(inbound.cookie, required, serviceHost, trace)) ?? (required ? await this.#bearerTokens?.user(inbound.authorization, trace) : undefined);
+    const user = (await this.#sessions.user(inbound.cookie, required, serviceHost, identity)) ?? (required ? await this.#bearerTokens?.user(inbound.authorization, trace) : undefined);
     if (user !== undefined) record.userId = user.sub;
     if (res.destroyed) return; // the client left while we were deciding
     if (!service.enabled) return sendServiceDisabled(res, service, inbound.accept);
@@ -330,7 +333,7 @@ class GatewayProxyPlane implements ProxyPlane {
 
   /** Answers a failed step as both planes do (failure-response.ts: a 503 is a page for browsers); the unexpected is logged, then 500. */
   #fail(req: IncomingMessage, res: ServerResponse, error: unknown): void {
-    answerFailure(req, res, error, (err) => this.#deps.logger.error({ err, method: req.method }, 'proxy request failed'));
+    answerFailure(req, res, error, (err) => this.#deps.logger.error({ err, method: req.method, requestId: res.getHeader('x-request-id') }, 'proxy request failed'));
   }
 }
 
