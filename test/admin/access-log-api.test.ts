@@ -14,7 +14,7 @@ import { startUpstream, type Upstream } from '../support/upstream.js';
  * from a real request proxied to a real upstream (signed-in users by their session, anonymous
  * callers refused by the gateway itself), stored by the admin's writer thread (in split mode
  * through the Redis stream) and read back through the reader thread. The expectations are what
- * the test sent and what each request got.
+ * the test sent and what each request got, its `X-Request-Id` included (design.md §3.10).
  */
 
 const PREFIX = '/logged';
@@ -31,6 +31,8 @@ interface Sent {
   method: string;
   status_code: number;
   user_id: string | null;
+  /** The `X-Request-Id` of its answer. */
+  request_id: string;
 }
 
 /** A record as the API lists it. */
@@ -82,9 +84,9 @@ function checkAccessLogApi(start: () => Promise<Deployment>): void {
   let all: LogRecord[];
   let call: ReturnType<typeof apiClient>;
   const logs = (query: string) => call('GET', `/api/services/${serviceId}/logs${query}`, { as: admin });
-  const shown = (response: ApiResponse): Sent[] => response.json.logs.map(({ path, method, status_code, user_id }: LogRecord) => ({ path, method, status_code, user_id }));
+  const shown = (response: ApiResponse): Sent[] => response.json.logs.map(sentOf);
   /** The records of `all` that pass `keep`, newest first, as {@link Sent}. */
-  const expected = (keep: (record: LogRecord) => boolean): Sent[] => all.filter(keep).map(({ path, method, status_code, user_id }) => ({ path, method, status_code, user_id }));
+  const expected = (keep: (record: LogRecord) => boolean): Sent[] => all.filter(keep).map(sentOf);
 
   before(async () => {
     upstream = await statusUpstream();
@@ -100,8 +102,9 @@ function checkAccessLogApi(start: () => Promise<Deployment>): void {
       'user-b': await deployment.signIn({ sub: 'user-b', name: 'Bob', email: 'bob@example.com', isAdmin: false }),
     };
     // The route reaches the proxy a moment after it is created (at once in embedded mode).
-    await eventually('the route', async () => (await statusOrRefusal(`${deployment.proxyUrl}${PREFIX}/`, users['user-a'].cookie)) === 200);
-    sent.push({ path: `${PREFIX}/`, method: 'GET', status_code: 200, user_id: 'user-a' });
+    let first: Answer | undefined;
+    await eventually('the route', async () => (first = await answerTo(`${deployment.proxyUrl}${PREFIX}/`, users['user-a'].cookie)).status === 200);
+    sent.push({ path: `${PREFIX}/`, method: 'GET', status_code: 200, user_id: 'user-a', request_id: first!.requestId });
 
     for (let i = 0; i < REQUESTS; i++) {
       const user = i % 4 === 3 ? null : i % 4 === 2 ? 'user-b' : 'user-a';
@@ -115,7 +118,9 @@ function checkAccessLogApi(start: () => Promise<Deployment>): void {
       // Signed in: the upstream's status; anonymous: the gateway's refusal (a record all the same).
       if (user) assert.equal(response.statusCode, UPSTREAM_STATUSES[i % 5], path);
       else assert.ok(response.statusCode === 401 || response.statusCode === 302, `${path}: ${response.statusCode}`);
-      sent.push({ path, method, status_code: response.statusCode, user_id: user });
+      const requestId = String(response.headers['x-request-id']);
+      assert.match(requestId, /^[0-9a-f]{16}$/, 'the gateway names every answer: 8 random bytes in hex (tracing is off)');
+      sent.push({ path, method, status_code: response.statusCode, user_id: user, request_id: requestId });
     }
     // Records are shipped in batches off the request path.
     await eventually(`${sent.length} records stored`, async () => (await logs('')).json.total >= sent.length);
@@ -178,6 +183,11 @@ function checkAccessLogApi(start: () => Promise<Deployment>): void {
     assert.deepEqual(shown(await logs('?path=ITEM')), [], 'case-sensitive');
     assert.deepEqual(shown(await logs('?user=user-b')), expected((record) => record.user_id === 'user-b'));
     assert.deepEqual(shown(await logs('?user=user')), [], 'the subject exactly');
+    for (const record of [all[0]!, all[11]!]) {
+      const byId = await logs(`?requestId=${record.request_id}`);
+      assert.deepEqual([shown(byId), byId.json.total], [[sentOf(record)], 1], 'the request a user quotes');
+    }
+    assert.deepEqual(shown(await logs(`?requestId=${all[0]!.request_id.slice(0, 8)}`)), [], 'the id exactly');
 
     // A time range between two records' times: from inclusive, to exclusive.
     const from = all[15]!.timestamp;
@@ -208,6 +218,7 @@ function checkAccessLogApi(start: () => Promise<Deployment>): void {
       ['?limit=1001', ['limit']],
       ['?offset=-1', ['offset']],
       ['?status=200&limit=abc&offset=1.5', ['limit', 'offset', 'status']],
+      ['?requestId=a%20b', ['requestId']],
     ];
     for (const [query, fields] of cases) {
       const response = await logs(query);
@@ -239,6 +250,7 @@ function checkAccessLogApi(start: () => Promise<Deployment>): void {
       assert.ok(row.includes(`>${record.status_code}</span>`), `row ${i}: ${record.status_code}`);
       assert.ok(row.includes(record.user_id === null ? 'anonymous' : `<code>${record.user_id}</code>`), `row ${i}: ${record.user_id}`);
       assert.ok(row.includes(record.timestamp), `row ${i}: ${record.timestamp}`);
+      assert.ok(row.includes(`<summary title="${record.request_id}"><code>${record.request_id}</code></summary>`), `row ${i}: ${record.request_id}`);
     });
     const filtered = await call('GET', `/dashboard/services/${serviceId}?status=5xx&user=user-a`, { as: admin });
     assert.equal(filtered.status, 200);
@@ -251,11 +263,19 @@ function checkAccessLogApi(start: () => Promise<Deployment>): void {
   });
 }
 
-/** The status of a GET with `cookie`; 0 when the request fails. */
-async function statusOrRefusal(url: string, cookie: string): Promise<number> {
+/** A record's fields that say which request it is (a {@link LogRecord}'s, or an API record's). */
+function sentOf({ path, method, status_code, user_id, request_id }: Sent): Sent {
+  return { path, method, status_code, user_id, request_id };
+}
+
+/** The status and `X-Request-Id` of an answer. */
+type Answer = { status: number; requestId: string };
+
+/** The answer to a GET with `cookie`. */
+async function answerTo(url: string, cookie: string): Promise<Answer> {
   const response = await request(url, { headers: { cookie } });
   await response.body.dump();
-  return response.statusCode;
+  return { status: response.statusCode, requestId: String(response.headers['x-request-id']) };
 }
 
 /** The rows of the console's access-log table, in order. */

@@ -135,8 +135,8 @@ function errorsOf(d: Deployment): string {
 const warnings = (d: Deployment, pattern: RegExp) => d.logs().filter((line) => line.level === 40 && pattern.test(line.msg));
 const UNREACHABLE = /OTLP collector unreachable/;
 
-/** Each attribute the README lists, for an anonymous GET answered 200 by the echo upstream. */
-function assertRecordOf(record: ReceivedLogRecord | undefined, d: Deployment, method: string, path: string, query: string | undefined): void {
+/** Each attribute the README lists, for an anonymous GET answered 200 by the echo upstream with `requestId` as its X-Request-Id. */
+function assertRecordOf(record: ReceivedLogRecord | undefined, d: Deployment, method: string, path: string, query: string | undefined, requestId: string): void {
   assert.ok(record, `a record of ${method} ${path}`);
   const { 'gatehouse.response_time_ms': responseTime, 'log.record.uid': uid, ...attributes } = record.attributes;
   assert.deepEqual(attributes, {
@@ -149,8 +149,10 @@ function assertRecordOf(record: ReceivedLogRecord | undefined, d: Deployment, me
     'gatehouse.service.name': SERVICE_NAME,
     'gatehouse.target': d.targetUrl,
     'gatehouse.count': 1,
+    'gatehouse.request_id': requestId,
   });
   assert.equal('user.id' in record.attributes, false, 'anonymous: no user.id');
+  assert.deepEqual([record.traceId, record.spanId], [undefined, undefined], 'not traced: tracing is off');
   assert.equal(typeof responseTime, 'number');
   assert.match(String(uid), /\S/);
   assert.equal(record.body, `${method} ${path}${query === undefined ? '' : `?${query}`} 200`);
@@ -175,8 +177,9 @@ async function recordsArriveWithAttributes(d: Deployment, receiver: OtlpReceiver
   });
   await receiver.until('the two records', (r) => r.withPathPrefix('/echo/items').length === 1 && r.withPathPrefix('/echo/orders').length === 1);
 
-  assertRecordOf(receiver.withPathPrefix('/echo/items')[0], d, 'GET', '/echo/items', 'id=7&q=a');
-  assertRecordOf(receiver.withPathPrefix('/echo/orders')[0], d, 'POST', '/echo/orders', undefined);
+  const [items, orders] = answers.map((answer) => String(answer.headers['x-request-id']));
+  assertRecordOf(receiver.withPathPrefix('/echo/items')[0], d, 'GET', '/echo/items', 'id=7&q=a', items!);
+  assertRecordOf(receiver.withPathPrefix('/echo/orders')[0], d, 'POST', '/echo/orders', undefined, orders!);
   const ours = receiver.received.filter((r) => /^\/echo\/(items|orders)$/.test(String(r.attributes['url.path'])));
   assert.equal(ours.length, 2, 'one log record per request');
   assert.equal(new Set(ours.map((r) => r.uid)).size, 2);
