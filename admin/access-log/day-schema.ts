@@ -36,8 +36,8 @@ const TRACES_TABLE = 'CREATE TABLE traces (record INTEGER PRIMARY KEY, trace BLO
  *
  * A summary is one record of a client address's requests to a service within one minute and
  * status class: the proxy's for requests its rate limit refused, the writer's for an address over
- * its share of the day's budget (writing/address-shares.ts); its path, method, user, duration and
- * request id are those of the first request.
+ * its share of the day's budget (writing/address-shares.ts); its path, method, user and duration
+ * are those of the first request, and so is the request id of the writer's.
  *
  * A record's API id is `day * 2^32 + records.id`: unique across days and, within a day, in the
  * order of arrival.
