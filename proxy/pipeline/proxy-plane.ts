@@ -198,7 +198,7 @@ class GatewayProxyPlane implements ProxyPlane {
     if (trace?.span !== undefined) record.trace = { traceId: trace.traceId, spanId: trace.spanId! };
     const limiter = this.#deps.generalLimiter;
     if (limiter.limit !== null) {
-      const span = this.#sharedLimit ? trace?.child('rate limit', SpanKind.CLIENT, { 'db.system.name': 'redis' }) : undefined;
+      const span = this.#sharedLimit ? trace?.child('rate limit', SpanKind.INTERNAL, { 'db.system.name': 'redis' }) : undefined;
       const decision = await limiter.consume(rateLimitKey(clientIp));
       span?.end();
       if (!decision.allowed) {
