@@ -207,7 +207,7 @@ function routeHandlers(deps: AdminPlaneDeps, parts: PlaneParts): RouteHandlers {
     sessionPages: createSessionPageHandlers({ sessions, revocation }),
     services: createServiceHandlers({ registry, accessLogs, targetHealth }),
     dashboard: createDashboardHandlers({ registry, audit, rollups }),
-    console: createConsoleHandlers({ registry, audit, accessLogs, rollups, tokens, targetHealth, assets: ConsoleAssets.load() }),
+    console: createConsoleHandlers({ registry, audit, accessLogs, rollups, tokens, targetHealth, assets: ConsoleAssets.load(), traceUiUrl: config.traceUiUrl }),
     assertionKeys: createAssertionKeyHandlers({ keys: parts.assertionKeys }),
     tokens: createTokenHandlers({ tokens }),
     certificates: createCertificateHandlers({ certificates: parts.certificates }),

@@ -39,6 +39,8 @@ export interface ConsoleDeps {
   /** What the proxy processes report of the targets, for a service's page. */
   targetHealth: TargetHealthReports;
   assets: ConsoleAssets;
+  /** TRACE_UI_URL: where a traced access-log record links to its trace (`{traceId}` filled in); undefined: no links. */
+  traceUiUrl?: string | undefined;
 }
 
 /** The console's pages (design.md §4.6); the admin-page guard is wired in route-table.ts. */
@@ -135,7 +137,7 @@ async function renderService(deps: ConsoleDeps, ctx: RequestContext, view: Conso
   }
   const requests = requestsLastHour(deps.rollups).get(service.id) ?? 0;
   const health = deps.targetHealth.of(service);
-  return { status, html: servicePage(view, { service, etag, url: ctx.url, limit, offset, result, requestsLastHour: requests, health, servicesOrigin: ctx.origin.servicesOrigin }) };
+  return { status, html: servicePage(view, { service, etag, url: ctx.url, limit, offset, result, requestsLastHour: requests, health, servicesOrigin: ctx.origin.servicesOrigin, traceUiUrl: deps.traceUiUrl }) };
 }
 
 /** `GET /dashboard/audit`: a page of the audit log, with who acted and on which service. */

@@ -67,6 +67,7 @@ export class AccessRecord {
       method: this.#method,
       target: this.#path,
       host: this.host,
+      requestId: this.requestId,
       ipAddress: this.#ipAddress,
       statusCode,
       timestamp: this.#timestamp,

@@ -31,6 +31,8 @@ export interface RefusedRequest {
   timestamp: number;
   /** From request start to the refusal, in ms. */
   responseTimeMs: number;
+  /** The request's id (design.md §3.10); a summary keeps its first request's. */
+  requestId: string | null;
 }
 
 /**
@@ -121,6 +123,7 @@ function summaryOf(request: RefusedRequest): AccessLogEntry & { count: number } 
     count: 1,
   };
   if (request.host !== null) summary.host = request.host;
+  if (request.requestId !== null) summary.requestId = request.requestId;
   if (path !== request.target) summary.pathTruncated = true;
   return summary;
 }

@@ -13,6 +13,8 @@ export const SPAN_QUEUE_SIZE = 8192;
 const EXPORT_BATCH_SIZE = 512;
 /** How long spans wait to be sent with others, in ms. */
 const EXPORT_DELAY_MS = 2000;
+/** How long one export may take, retries included, in ms: also the longest a stop waits for the collector. */
+const EXPORT_TIMEOUT_MS = 5000;
 
 /** What an exporter's counts look like to `/metrics`. */
 export interface SpanExportCounts {
@@ -34,11 +36,13 @@ export class SpanExport {
   readonly #provider: BasicTracerProvider;
   readonly #tracer: Tracer;
   readonly #ids = new ChosenIds();
+  readonly #logger: Logger;
   /** Spans ended and not yet handed to the exporter (the processor's queue, as counted from outside it). */
   #queued = 0;
 
   constructor(settings: NonNullable<TracingSettings['export']> & { serviceName: string; resourceAttributes: Record<string, string> }, logger: Logger) {
-    const exporter = new CountingExporter(new OTLPTraceExporter({ url: settings.url.href, headers: settings.headers }), this, logger);
+    this.#logger = logger;
+    const exporter = new CountingExporter(new OTLPTraceExporter({ url: settings.url.href, headers: settings.headers, timeoutMillis: EXPORT_TIMEOUT_MS }), this, logger);
     const processor = new BatchSpanProcessor(exporter, { maxQueueSize: SPAN_QUEUE_SIZE, maxExportBatchSize: EXPORT_BATCH_SIZE, scheduledDelayMillis: EXPORT_DELAY_MS });
     const counter = { onStart: () => undefined, onEnd: (span: ReadableSpan) => this.#ended(span, processor), forceFlush: () => processor.forceFlush(), shutdown: () => processor.shutdown() };
     this.#provider = new BasicTracerProvider({
@@ -60,9 +64,17 @@ export class SpanExport {
     return this.#tracer.startSpan(name, { kind, attributes, ...(links && { links }) }, this.#context(parent));
   }
 
-  /** Spans exported meanwhile are sent now; resolves when the collector answered (or gave up). */
-  shutdown(): Promise<void> {
-    return this.#provider.shutdown();
+  /**
+   * Spans ended meanwhile are sent now; resolves when the collector answered or the export timed
+   * out. Never rejects: a collector away at shutdown costs its spans (counted, logged), never the
+   * rest of the stop.
+   */
+  async shutdown(): Promise<void> {
+    try {
+      await this.#provider.shutdown();
+    } catch (error) {
+      this.#logger.warn({ err: (error as Error)?.message }, 'the last spans could not be exported at shutdown');
+    }
   }
 
   /** @internal CountingExporter: `spans` left the queue for the collector. */

@@ -14,14 +14,14 @@ function keepingSink(): AccessLogSink & { records: AccessLogEntry[] } {
 }
 
 function refused(overrides: Partial<RefusedRequest> = {}): RefusedRequest {
-  return { serviceId: 'svc', method: 'GET', target: '/app/x', host: null, ipAddress: '198.18.0.7', statusCode: 429, timestamp: START, responseTimeMs: 1, ...overrides };
+  return { serviceId: 'svc', method: 'GET', target: '/app/x', host: null, ipAddress: '198.18.0.7', statusCode: 429, timestamp: START, responseTimeMs: 1, requestId: null, ...overrides };
 }
 
 describe('refused requests are access-logged as one summary per address, service and minute', () => {
   it('counts a flood from one address into one record carrying the first request and the count', () => {
     const sink = keepingSink();
     const summaries = new RefusedRequests(sink, () => START);
-    summaries.add(refused({ target: '/app/first', method: 'POST' }));
+    summaries.add(refused({ target: '/app/first', method: 'POST', requestId: '0123456789abcdef' }));
     for (let i = 1; i < 1000; i++) summaries.add(refused({ target: `/app/${i}`, timestamp: START + i }));
     assert.equal(sink.records.length, 0, 'nothing written before the minute ends');
     summaries.close();
@@ -33,6 +33,7 @@ describe('refused requests are access-logged as one summary per address, service
     assert.equal(summary!.timestamp, START);
     assert.equal(summary!.statusCode, 429);
     assert.equal(summary!.userId, null);
+    assert.equal(summary!.requestId, '0123456789abcdef', "the first request's id");
   });
 
   it('keeps addresses and services apart, and starts a new summary in the next minute', () => {
