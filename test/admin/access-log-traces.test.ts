@@ -41,6 +41,9 @@ interface Receivers {
   spans: OtlpTraceReceiver;
 }
 
+/** Where the console links a traced record (TRACE_UI_URL). */
+const TRACE_UI = 'https://traces.example/trace/{traceId}';
+
 /**
  * Settings of a gateway that traces every request (spans to `receivers.spans`), exports its
  * access log (to `receivers.logs`) and trusts its loopback peers' `X-Request-Id`.
@@ -52,6 +55,7 @@ function receiversEnv(receivers: Receivers): Record<string, string> {
     OTEL_EXPORTER_OTLP_ENDPOINT: receivers.logs.endpoint,
     ACCESS_LOG_EXPORT: 'otlp',
     TRUST_PROXY: 'loopback',
+    TRACE_UI_URL: TRACE_UI,
   };
 }
 
@@ -110,6 +114,8 @@ function checkTracedRecords(env: EmbeddedAdminSession | SplitAdminSession, recei
       const [exported] = receivers.logs!.withPathPrefix(`/traced/item-${i}`);
       assert.deepEqual([exported!.traceId, exported!.spanId, exported!.flags], [record.trace_id, record.span_id, 1], 'linked to its trace');
       assert.equal(exported!.attributes['gatehouse.request_id'], answer.requestId);
+      const consolePage = await env.call('GET', `/dashboard/services/${echoId}`, { as: env.admin });
+      assert.ok(consolePage.text.includes(TRACE_UI.replace('{traceId}', answer.requestId)), "the console links the record to its trace (TRACE_UI_URL)");
     }
   });
 
