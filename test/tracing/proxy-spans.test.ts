@@ -109,7 +109,7 @@ for (const topology of TOPOLOGIES) {
           'gatehouse.request_id': requestId,
           'error.type': undefined,
         });
-        if (topology === 'split') assert.equal(server.resource['service.name'], 'gatehouse-proxy');
+        assert.equal(server.resource['service.name'], topology === 'split' ? 'gatehouse-proxy' : 'gatehouse');
 
         const lookup = only(spans, 'session lookup', (span) => span.name === 'session lookup');
         assert.deepEqual([lookup.kind, lookup.parentSpanId], ['INTERNAL', server.spanId]);
