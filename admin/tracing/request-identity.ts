@@ -5,6 +5,7 @@ import { newRequestId } from '../../shared/tracing/random-ids.js';
 import { requestTraceOf, type RequestTrace } from '../../shared/tracing/request-trace.js';
 import { parseTraceParent } from '../../shared/tracing/trace-context.js';
 import { markFailed, type AdminTracing } from './admin-tracing.js';
+import { REQUEST_ID_FIELD, requestIdOf } from '../../shared/http/request-id.js';
 
 /** A request's id and place in a trace as the admin plane serves it (design.md §3.10). */
 export interface AdminRequestIdentity {
@@ -61,7 +62,10 @@ export class AdminRequestIdentities {
 
   /** The identity this process's data plane gave a request it hands over (its `X-Request-Id` set on `res`, its trace on `req`). */
   ofInProcess(req: IncomingMessage, res: ServerResponse): AdminRequestIdentity {
-    return { requestId: String(res.getHeader('x-request-id')), span: requestTraceOf(req)?.span };
+    // The data plane gave `res` its id without a field (shared/http/request-id.ts): the admin's own answers carry it as one.
+    const requestId = requestIdOf(res) ?? newRequestId();
+    res.setHeader(REQUEST_ID_FIELD, requestId);
+    return { requestId, span: requestTraceOf(req)?.span };
   }
 
   #trace(req: IncomingMessage, trustedPeer: boolean): RequestTrace {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AssertionKeySet } from '../../shared/identity/assertion-key-set.js';
 import { GatewayError } from '../../shared/errors.js';
 import { sendError } from '../../shared/http/http-response.js';
+import { withRequestId } from '../../shared/http/request-id.js';
 
 /** The share of ASSERTION_TTL a verifier (or a cache between) may keep the key set, as `max-age`. */
 const MAX_AGE_SHARE_OF_TTL = 5;
@@ -36,12 +37,15 @@ export class JwksEndpoint {
     }
     const document = this.#document;
     if (document === undefined) return sendError(res, new GatewayError('SERVICE_UNAVAILABLE'));
-    res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': document.length,
-      'cache-control': this.#cacheControl,
-      'x-content-type-options': 'nosniff',
-    });
+    res.writeHead(
+      200,
+      withRequestId(res, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': document.length,
+        'cache-control': this.#cacheControl,
+        'x-content-type-options': 'nosniff',
+      }),
+    );
     res.end(method === 'HEAD' ? undefined : document);
   }
 }

@@ -9,6 +9,7 @@ import type { UpstreamFailureKind } from './upstream-errors.js';
 import { readInboundHeaders } from '../headers/inbound-headers.js';
 import { RequestHeaderBuilder } from '../headers/request-headers.js';
 import { requestTraceOf } from '../../shared/tracing/request-trace.js';
+import { requestIdOf } from '../../shared/http/request-id.js';
 
 /** The split-mode hand-off of gateway-owned paths to the admin process. */
 export interface AdminHandoff {
@@ -46,10 +47,10 @@ export function createAdminHandoff(
       const inbound = readInboundHeaders(req.rawHeaders);
       // The request's id and trace, as the data plane gave them (design.md §3.10): the admin process continues both.
       const trace = requestTraceOf(req);
-      const identity = { requestId: String(res.getHeader('x-request-id') ?? ''), trace };
+      const identity = { requestId: requestIdOf(res) ?? '', trace };
       const list = headers.build(req, inbound, undefined, clientIp(req), undefined, undefined, serviceHost, identity);
       const plan = new AdminProcessAttempt({ origin, path: req.url ?? '/' }, logger, identity.requestId);
-      exchange(req, res, plan, { headers: list, mode: inbound.hasBody ? 'body' : 'no-body', trailerNames: undefined, trace }, connections);
+      exchange(req, res, plan, { headers: list, mode: inbound.hasBody ? 'body' : 'no-body', trailerNames: undefined, trace, spanName: 'admin hand-off' }, connections);
     },
     close: () => connections.close(),
   };

@@ -14,6 +14,7 @@ import { failureKind, upstreamError } from './upstream-errors.js';
 import type { Attributes } from '@opentelemetry/api';
 import type { RequestTrace } from '../../shared/tracing/request-trace.js';
 import { SpanKind } from '../../shared/tracing/span-export.js';
+import { REQUEST_ID_FIELD, requestIdOf } from '../../shared/http/request-id.js';
 
 /**
  * A reason phrase relayed as the target sent it: HTAB, SP and visible ASCII. RFC 9112 §4 also
@@ -34,6 +35,8 @@ export interface ExchangeRequest {
   readonly trailerNames: string[] | undefined;
   /** The request's trace while sampled: each attempt is a client span, named in its `traceparent` (design.md §3.10). */
   readonly trace?: RequestTrace | undefined;
+  /** The attempts' span name; undefined: the method (a target's request, as the conventions name a client span). */
+  readonly spanName?: string;
 }
 
 /**
@@ -128,7 +131,7 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
     const attempt = new UpstreamAttempt(this, destination);
     this.#attempt = attempt;
     let headers = this.#request.headers;
-    attempt.span = trace?.span && trace.child(this.#req.method ?? 'GET', SpanKind.CLIENT, clientSpanAttributes(this.#req.method, destination, retryOf));
+    attempt.span = trace?.span && trace.child(this.#request.spanName ?? this.#req.method ?? 'GET', SpanKind.CLIENT, clientSpanAttributes(this.#req.method, destination, retryOf));
     if (attempt.span !== undefined) headers = [...headers, 'traceparent', trace!.traceParent(attempt.span), ...(trace!.traceState ? ['tracestate', trace!.traceState] : [])];
     const options: Dispatcher.DispatchOptions = {
       path: destination.path,
@@ -175,6 +178,7 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
     }
     this.#answer();
     const mapped = this.#plan.responseFields(attempt.destination, fields);
+    pushRequestId(this.#res, mapped);
     // The target answered before the client's body had all come (an early 413, 401, 429): undici
     // then drops the request stream, and the rest of the body would sit unread on a connection
     // that keeps nothing else moving. The connection ends after this response (RFC 9112 §9.6).
@@ -200,6 +204,7 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
       return;
     }
     const mapped = this.#plan.responseFields(attempt.destination, fields);
+    pushRequestId(this.#res, mapped);
     mapped.push('connection', 'Upgrade', 'upgrade', fields.upgrade ?? 'websocket');
     this.#res.writeHead(statusCode, mapped);
     this.#res.end();
@@ -303,4 +308,10 @@ function clientSpanAttributes(method: string | undefined, destination: Destinati
   };
   if (retryOf !== undefined) attributes['gatehouse.retry.reason'] = retryOf;
   return attributes;
+}
+
+/** The request's id (design.md §3.10) as a field of the client's response head; the target's own was dropped (response-headers.ts). */
+function pushRequestId(res: ServerResponse, mapped: (string | string[])[]): void {
+  const requestId = requestIdOf(res);
+  if (requestId !== undefined) mapped.push(REQUEST_ID_FIELD, requestId);
 }

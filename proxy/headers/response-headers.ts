@@ -25,7 +25,7 @@ export function mapResponseHeaders(headers: IncomingHttpHeaders, route?: TargetM
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined || HOP_BY_HOP.has(name) || (options !== undefined && options.includes(name))) continue;
-    if (name === 'x-request-id') continue; // the gateway's own stands (proxy-plane.ts set it first): one id per request, design.md §3.10
+    if (name === 'x-request-id') continue; // the gateway's own goes instead (exchange.ts): one id per request, design.md §3.10
     if (route === undefined) {
       out.push(name, value);
     } else if (name === 'location') {

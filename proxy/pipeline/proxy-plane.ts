@@ -44,6 +44,7 @@ import { TargetHealthBook } from '../pool/target-health-book.js';
 import { TargetHealthReporter } from '../pool/target-health-reporter.js';
 import { isWebSocketHandshake } from './upgrade.js';
 import type { UpstreamFailureCounter } from '../forward/upstream-errors.js';
+import { requestIdOf } from '../../shared/http/request-id.js';
 
 export interface ProxyPlaneDeps {
   config: Config;
@@ -333,7 +334,7 @@ class GatewayProxyPlane implements ProxyPlane {
 
   /** Answers a failed step as both planes do (failure-response.ts: a 503 is a page for browsers); the unexpected is logged, then 500. */
   #fail(req: IncomingMessage, res: ServerResponse, error: unknown): void {
-    answerFailure(req, res, error, (err) => this.#deps.logger.error({ err, method: req.method, requestId: res.getHeader('x-request-id') }, 'proxy request failed'));
+    answerFailure(req, res, error, (err) => this.#deps.logger.error({ err, method: req.method, requestId: requestIdOf(res) }, 'proxy request failed'));
   }
 }
 

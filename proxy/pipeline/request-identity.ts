@@ -8,6 +8,7 @@ import { createSampler, type Sampler } from '../../shared/tracing/sampler.js';
 import type { SpanExport } from '../../shared/tracing/span-export.js';
 import { parseTraceParent, parseTraceState } from '../../shared/tracing/trace-context.js';
 import type { InboundHeaders } from '../headers/inbound-headers.js';
+import { setRequestId } from '../../shared/http/request-id.js';
 
 /** A request's id and, while tracing is on, its trace (design.md §3.10). */
 export interface RequestIdentity {
@@ -51,7 +52,7 @@ export class RequestIdentities {
     const trace = this.#sampler && this.#trace(req, inbound, path, clientIp, trustedPeer);
     const given = trustedPeer && inbound.requestId !== undefined && REQUEST_ID.test(inbound.requestId) ? inbound.requestId : undefined;
     const requestId = given ?? (trace?.sampled ? trace.traceId : newRequestId());
-    res.setHeader('x-request-id', requestId);
+    setRequestId(res, requestId);
     if (trace !== undefined) {
       attachRequestTrace(req, trace);
       if (trace.span !== undefined) res.once('close', () => endServerSpan(trace, res, requestId));

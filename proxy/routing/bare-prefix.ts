@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { serviceEntryPath } from '../../shared/services/service-entry.js';
 import type { Route } from './route-table.js';
+import { withRequestId } from '../../shared/http/request-id.js';
 
 /**
  * A request for exactly a service's prefix, such as `GET /spa` (design.md §5 "bare prefix"), that
@@ -26,10 +27,13 @@ export function isBarePrefix(method: string | undefined, key: string, route: Rou
  * must not remember the redirect after the service moves or goes.
  */
 export function redirectToEntry(res: ServerResponse, route: Route, query: string): void {
-  res.writeHead(308, {
-    location: serviceEntryPath(route.service.path) + query,
-    'content-length': 0,
-    'cache-control': 'no-store',
-  });
+  res.writeHead(
+    308,
+    withRequestId(res, {
+      location: serviceEntryPath(route.service.path) + query,
+      'content-length': 0,
+      'cache-control': 'no-store',
+    }),
+  );
   res.end();
 }

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
 import { html } from '../pages/html.js';
+import { requestIdOf, withRequestId } from './request-id.js';
 
 /**
  * Writes `body` as a JSON response with `status`. Adds `Cache-Control: no-store` because every
@@ -14,7 +15,7 @@ export function sendJson(
 ): void {
   const payload = JSON.stringify(body);
   res.writeHead(status, {
-    ...headers,
+    ...withRequestId(res, headers),
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(payload),
     'cache-control': 'no-store',
@@ -48,10 +49,10 @@ export function sendHtml(
   page: string,
   headers: Record<string, string | string[]> = {},
 ): void {
-  const requestId = status >= 400 ? res.getHeader('x-request-id') : undefined;
-  const html = typeof requestId === 'string' ? withRequestId(page, requestId) : page;
+  const requestId = status >= 400 ? requestIdOf(res) : undefined;
+  const html = requestId !== undefined ? withRequestIdLine(page, requestId) : page;
   res.writeHead(status, {
-    ...headers,
+    ...withRequestId(res, headers),
     'content-type': 'text/html; charset=utf-8',
     'content-length': Buffer.byteLength(html),
     'cache-control': 'no-store',
@@ -64,12 +65,12 @@ export function sendHtml(
 
 /** Sends a 302 to `location` (interface.md §4.1 uses 302 for every redirect). */
 export function redirect(res: ServerResponse, location: string, headers: Record<string, string | string[]> = {}): void {
-  res.writeHead(302, { ...headers, location, 'content-length': 0, 'cache-control': 'no-store' });
+  res.writeHead(302, { ...withRequestId(res, headers), location, 'content-length': 0, 'cache-control': 'no-store' });
   res.end();
 }
 
 /** `page` with a line naming `requestId` at the end of its main content (shared/pages/layout.ts). */
-function withRequestId(page: string, requestId: string): string {
+function withRequestIdLine(page: string, requestId: string): string {
   const end = page.lastIndexOf('</main>');
   if (end === -1) return page;
   const line = String(html`<p class="request-id">Request id <code>${requestId}</code>: quote it when you report this.</p>`);
