@@ -9,6 +9,13 @@ import { openSpanExport, type SpanExport, type SpanKind } from '../../shared/tra
 import type { TraceParent } from '../../shared/tracing/trace-context.js';
 
 /**
+ * How long a close waits for the last spans to reach the collector, in ms: a process's stop is
+ * bounded (README "Stopping"), and a collector that does not answer would hold it for the
+ * exporter's 10 s timeout.
+ */
+const CLOSE_WAIT_MS = 2_000;
+
+/**
  * The admin process's side of tracing (design.md §3.10): its span export (the process's own, or in
  * the embedded process the one both planes share) and the sampler (OTEL_TRACES_SAMPLER) that decides,
  * before any span exists, which traces the admin starts or continues are recorded. While
@@ -66,9 +73,17 @@ export class AdminTracing {
     return new RequestTrace(this.spanExport, traceId, sampled, context, name, sampled ? attributes() : {});
   }
 
-  /** Ends the span export once its last spans are sent (or the collector gave up): call after everything that makes spans has stopped. */
+  /**
+   * Ends the span export once its last spans are sent, or after {@link CLOSE_WAIT_MS} without the
+   * collector's answer; never rejects (a failed export is counted and logged by the span export).
+   * Call after everything that makes spans has stopped.
+   */
   async close(): Promise<void> {
-    await this.spanExport?.shutdown();
+    if (this.spanExport === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS).unref()));
+    await Promise.race([this.spanExport.shutdown().catch(() => undefined), waited]);
+    clearTimeout(timer);
   }
 }
 
