@@ -8,7 +8,8 @@ import type { TokenCipher } from '../../shared/identity/token-encryption.js';
 import type { Session } from '../../shared/types.js';
 import { SpanKind } from '../../shared/tracing/span-export.js';
 import { GrantRevoked, ProviderUnavailable, type RelyingParty } from '../oidc/relying-party.js';
-import { markFailed, withinSpan, type AdminTracing } from '../tracing/admin-tracing.js';
+import { withinSpan, type AdminTracing } from '../tracing/admin-tracing.js';
+import { markFailed } from '../../shared/tracing/server-span.js';
 import type { RevocationCause, SessionRevocation } from './session-revocation.js';
 
 /**

@@ -1,4 +1,4 @@
-import { SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
+import type { Attributes, Span } from '@opentelemetry/api';
 import type { TracingSettings } from '../../shared/config/tracing-settings.js';
 import { describeError, errorCode } from '../../shared/error-code.js';
 import type { Logger } from '../../shared/logger.js';
@@ -7,6 +7,7 @@ import { RequestTrace } from '../../shared/tracing/request-trace.js';
 import { createSampler, type Sampler } from '../../shared/tracing/sampler.js';
 import { openSpanExport, type SpanExport, type SpanKind } from '../../shared/tracing/span-export.js';
 import type { TraceParent } from '../../shared/tracing/trace-context.js';
+import { markFailed } from '../../shared/tracing/server-span.js';
 
 /**
  * How long a close waits for the last spans to reach the collector, in ms: a process's stop is
@@ -102,10 +103,4 @@ export async function withinSpan<T>(span: Span | undefined, work: () => Promise<
   } finally {
     span.end();
   }
-}
-
-/** Marks `span` as failed with `error.type` `type` (OpenTelemetry semantic conventions, "Recording errors"). */
-export function markFailed(span: Span, type: string): void {
-  span.setAttribute('error.type', type);
-  span.setStatus({ code: SpanStatusCode.ERROR });
 }

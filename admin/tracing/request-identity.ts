@@ -4,8 +4,9 @@ import type { TrustedProxies } from '../../shared/http/trusted-proxies.js';
 import { newRequestId } from '../../shared/tracing/random-ids.js';
 import { requestTraceOf, type RequestTrace } from '../../shared/tracing/request-trace.js';
 import { parseTraceParent } from '../../shared/tracing/trace-context.js';
-import { markFailed, type AdminTracing } from './admin-tracing.js';
+import type { AdminTracing } from './admin-tracing.js';
 import { REQUEST_ID_FIELD, requestIdOf } from '../../shared/http/request-id.js';
+import { endServerSpan, isRequestId } from '../../shared/tracing/server-span.js';
 
 /** A request's id and place in a trace as the admin plane serves it (design.md §3.10). */
 export interface AdminRequestIdentity {
@@ -19,7 +20,6 @@ export interface AdminRequestIdentity {
 }
 
 /** What a trusted peer's `X-Request-Id` may be: 1–128 visible ASCII characters. */
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
 /**
  * Gives each request the admin plane serves its id and its trace. A request on ADMIN_PORT from a
@@ -53,7 +53,7 @@ export class AdminRequestIdentities {
     const trustedPeer = this.#trusted.trusts(req.socket.remoteAddress ?? '');
     const trace = this.#tracing.on ? this.#trace(req, trustedPeer) : undefined;
     const given = req.headers['x-request-id'];
-    const requestId = trustedPeer && typeof given === 'string' && REQUEST_ID.test(given) ? given : trace?.sampled ? trace.traceId : newRequestId();
+    const requestId = trustedPeer && typeof given === 'string' && isRequestId(given) ? given : trace?.sampled ? trace.traceId : newRequestId();
     res.setHeader('x-request-id', requestId);
     const span = trace?.span;
     if (span !== undefined) res.once('close', () => endServerSpan(span, res, requestId));
@@ -109,9 +109,3 @@ export function nameRequestSpan(span: Span | undefined, method: string | undefin
   span?.updateName(`${method ?? 'GET'} ${route}`).setAttribute('http.route', route);
 }
 
-function endServerSpan(span: Span, res: ServerResponse, requestId: string): void {
-  const status = res.headersSent ? res.statusCode : 499;
-  span.setAttributes({ 'http.response.status_code': status, 'gatehouse.request_id': requestId });
-  if (status >= 500) markFailed(span, String(status));
-  span.end();
-}

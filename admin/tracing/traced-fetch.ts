@@ -2,7 +2,8 @@ import type { Span } from '@opentelemetry/api';
 import type { CustomFetch } from 'openid-client';
 import { formatTraceParent } from '../../shared/tracing/trace-context.js';
 import { SpanKind, type SpanExport } from '../../shared/tracing/span-export.js';
-import { markFailed, withinSpan } from './admin-tracing.js';
+import { withinSpan } from './admin-tracing.js';
+import { markFailed } from '../../shared/tracing/server-span.js';
 
 /**
  * A fetch for openid-client (its `customFetch`) that records each request to the identity provider

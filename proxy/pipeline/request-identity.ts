@@ -9,6 +9,7 @@ import type { SpanExport } from '../../shared/tracing/span-export.js';
 import { parseTraceParent, parseTraceState } from '../../shared/tracing/trace-context.js';
 import type { InboundHeaders } from '../headers/inbound-headers.js';
 import { setRequestId } from '../../shared/http/request-id.js';
+import { endServerSpan, isRequestId } from '../../shared/tracing/server-span.js';
 
 /** A request's id and, while tracing is on, its trace (design.md §3.10). */
 export interface RequestIdentity {
@@ -16,9 +17,6 @@ export interface RequestIdentity {
   readonly requestId: string;
   readonly trace: RequestTrace | undefined;
 }
-
-/** What a trusted proxy's `X-Request-Id` may be: 1–128 visible ASCII characters. */
-const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
 /**
  * Gives every request of the data plane its id and its trace (design.md §3.10). The id is sent
@@ -50,12 +48,12 @@ export class RequestIdentities {
   begin(req: IncomingMessage, res: ServerResponse, inbound: InboundHeaders, path: string, clientIp: string): RequestIdentity {
     const trustedPeer = inbound.requestId !== undefined || inbound.traceparent !== undefined ? this.#trusted.trusts(req.socket.remoteAddress ?? '') : false;
     const trace = this.#sampler && this.#trace(req, inbound, path, clientIp, trustedPeer);
-    const given = trustedPeer && inbound.requestId !== undefined && REQUEST_ID.test(inbound.requestId) ? inbound.requestId : undefined;
+    const given = trustedPeer && isRequestId(inbound.requestId) ? inbound.requestId : undefined;
     const requestId = given ?? (trace?.sampled ? trace.traceId : newRequestId());
     setRequestId(res, requestId);
     if (trace !== undefined) {
       attachRequestTrace(req, trace);
-      if (trace.span !== undefined) res.once('close', () => endServerSpan(trace, res, requestId));
+      if (trace.span !== undefined) res.once('close', () => endServerSpan(trace.span!, res, requestId));
     }
     return { requestId, trace };
   }
@@ -98,17 +96,6 @@ export function nameServerSpan(trace: RequestTrace | undefined, method: string |
   if (span === undefined) return;
   span.updateName(`${method ?? 'GET'} ${route}`);
   span.setAttributes({ 'http.route': route, 'gatehouse.service.id': serviceId });
-}
-
-function endServerSpan(trace: RequestTrace, res: ServerResponse, requestId: string): void {
-  const span = trace.span!;
-  const status = res.headersSent ? res.statusCode : 499;
-  span.setAttributes({ 'http.response.status_code': status, 'gatehouse.request_id': requestId });
-  if (status >= 500) {
-    span.setAttribute('error.type', String(status));
-    span.setStatus({ code: 2 }); // SpanStatusCode.ERROR: a server span's 5xx (semantic conventions)
-  }
-  span.end();
 }
 
 /** A query's keys alone, `a=&b=` (values may hold secrets: TRACE_QUERY shows them). */
