@@ -6,6 +6,9 @@ import { ChannelSubscriptions } from './channel-subscriptions.js';
 import { describeError } from '../../../error-code.js';
 import { SentinelSwitchWatch } from './sentinel-switch-watch.js';
 
+/** The first reconnection's delay, in ms; each next one doubles it up to `maxReconnectDelayMs`. */
+const FIRST_RECONNECT_DELAY_MS = 100;
+
 /** How the connections behave when Redis is slow or away. Every field is optional. */
 export interface RedisConnectionOptions {
   /** Give up one connection attempt after this long, in ms (default 2,000). */
@@ -216,21 +219,22 @@ export class RedisConnections {
   /**
    * Starts `client` again when it ended without {@link close}: ioredis gives a client up for good
    * when its connector fails (a Sentinel connection interrupted mid-connect, say), which would leave
-   * this process failing closed until restarted.
+   * this process failing closed until restarted. Soon (the first reconnection delay), not after the
+   * longest: the link may be back already, and each attempt is bounded by the connect timeout anyway.
    */
   #keepOpen(client: RedisClient): void {
     client.on('end', () => {
       if (this.#closed) return;
       setTimeout(() => {
         if (!this.#closed && client.status === 'end') client.connect().catch(() => undefined);
-      }, this.#options.maxReconnectDelayMs).unref();
+      }, Math.min(FIRST_RECONNECT_DELAY_MS, this.#options.maxReconnectDelayMs)).unref();
     });
   }
 
   #open(role: string, overrides: RedisOptions): RedisClient {
     const client = openRedisClient(this.#target, {
       connectTimeout: this.#options.connectTimeoutMs,
-      retryStrategy: (attempt) => Math.min(100 * 2 ** (attempt - 1), this.#options.maxReconnectDelayMs),
+      retryStrategy: (attempt) => Math.min(FIRST_RECONNECT_DELAY_MS * 2 ** (attempt - 1), this.#options.maxReconnectDelayMs),
       connectionName: `${this.#options.name}:${role}`,
       keepAlive: 10_000,
       disconnectTimeout: DISCONNECT_TIMEOUT_MS,
