@@ -66,6 +66,10 @@ export class RedisConnections {
   readonly #heartbeat: NodeJS.Timeout;
   readonly #switchWatch: SentinelSwitchWatch | undefined;
   #closed = false;
+  /** When the command connection was found down (lost, or a heartbeat PING unanswered), until it recovers; epoch ms. */
+  #commandDownSince: number | undefined;
+  /** When the subscriber connection last became ready; epoch ms. */
+  #subscriberReadyAt = 0;
 
   /**
    * Starts connecting at once to `target` (a URL: a single node); never throws for an unreachable
@@ -94,6 +98,7 @@ export class RedisConnections {
     this.#subscriber = this.#open('subscriber', { maxRetriesPerRequest: null, socketTimeout: silentMs });
     this.subscriptions = new ChannelSubscriptions(this.#subscriber, this.#logger);
     for (const client of [this.command, this.#subscriber]) this.#keepOpen(client);
+    this.#watchCommandHealth();
     this.#heartbeat = setInterval(() => this.#beat(), this.#options.commandTimeoutMs).unref();
     if (this.#target.kind === 'sentinel') {
       this.#switchWatch = new SentinelSwitchWatch(this.#target, () => this.#reconnectAll(), this.#logger, this.#options.commandTimeoutMs);
@@ -197,15 +202,54 @@ export class RedisConnections {
   }
 
   /**
-   * PING on the subscriber connection, which otherwise sends nothing after its SUBSCRIBEs: with the
+   * PING on both connections. The subscriber otherwise sends nothing after its SUBSCRIBEs: with the
    * socket timeout, a subscriber whose Redis vanished without a word (its host cut off) is dropped
    * and made again within about two command timeouts (to the new primary after a failover),
    * instead of listening to a dead socket until TCP gives up, many minutes later. A Cluster client
-   * picks and replaces its subscriber node itself.
+   * picks and replaces its subscriber node itself. The command connection's PING tells an outage
+   * from a quiet moment even when it is idle (see {@link #watchCommandHealth}).
    */
   #beat(): void {
+    if (this.command.status === 'ready') {
+      this.command.ping().then(() => this.#commandRecovered(), () => this.#commandDown());
+    }
     if (this.#subscriber instanceof Cluster || this.#subscriber.status !== 'ready') return;
     this.#subscriber.ping().catch(() => undefined);
+  }
+
+  /**
+   * A subscriber that outlived an outage of the command connection cannot be trusted: a partition
+   * shorter than its socket timeout leaves it open, and the messages Redis published meanwhile
+   * arrive only when TCP's retransmission backoff next tries (a second or more after the link
+   * returns), or never. So once the command connection answers again, a subscriber not made since
+   * the outage began is made again, and its re-subscription runs the reconnect handlers (re-read
+   * snapshots, drop cached sessions): the process catches up within about one reconnection.
+   */
+  #watchCommandHealth(): void {
+    let connected = false;
+    this.command.on('close', () => {
+      if (connected) this.#commandDown();
+      connected = false;
+    });
+    this.command.on('ready', () => {
+      connected = true;
+      this.#commandRecovered();
+    });
+    this.#subscriber.on('ready', () => (this.#subscriberReadyAt = Date.now()));
+  }
+
+  #commandDown(): void {
+    this.#commandDownSince ??= Date.now();
+  }
+
+  #commandRecovered(): void {
+    const downSince = this.#commandDownSince;
+    if (downSince === undefined || this.#closed) return;
+    this.#commandDownSince = undefined;
+    if (this.#subscriberReadyAt < downSince && this.#subscriber.status === 'ready') {
+      this.#logger.debug('subscriber outlived a Redis outage; reconnecting it to catch up');
+      this.#subscriber.disconnect(true);
+    }
   }
 
   /**
