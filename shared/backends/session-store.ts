@@ -20,6 +20,19 @@ export interface SessionLink {
   csrfToken: string;
 }
 
+/**
+ * Runs a read that goes past a store's local cache to where the store keeps its sessions (SQLite,
+ * Redis) and returns what it returns: the data plane times those reads alone as its `session lookup`
+ * span (design.md §3.10), not the cache hits nearly every request is.
+ */
+export type StoreReadWatch = <T>(read: () => Promise<T>) => Promise<T>;
+
+/** What a session read may ask: `fresh` skips the local cache; `watch` runs the read when it goes past it. */
+export interface SessionReadOptions {
+  fresh?: boolean;
+  watch?: StoreReadWatch;
+}
+
 /** Sessions that one event ends together: a user's (sign out everywhere) or a provider session's. */
 export type SessionSelector = { sub: string } | { sid: string };
 
@@ -42,14 +55,14 @@ export interface SessionStore {
    */
   link(handle: string, host: string, csrfToken: string): Promise<string | null>;
   /** The link a host session id names (live or not: its session decides), or null. Reads may be cached: a link never changes. */
-  getLink(linkId: string): Promise<SessionLink | null>;
+  getLink(linkId: string, watch?: StoreReadWatch): Promise<SessionLink | null>;
   /** {@link get} by the session's storage key ({@link sessionKey} of its id), as a link names it. */
-  getByKey(key: string, options?: { fresh?: boolean }): Promise<Session | null>;
+  getByKey(key: string, options?: SessionReadOptions): Promise<Session | null>;
   /**
    * The live session for a cookie value, or null when unknown, expired or ended. Reads may be
    * served from a local cache that every change evicts; `fresh` skips it.
    */
-  get(sessionId: string, options?: { fresh?: boolean }): Promise<Session | null>;
+  get(sessionId: string, options?: SessionReadOptions): Promise<Session | null>;
   /** Ends the session everywhere, at once (logout). Unknown ids are ignored. */
   destroy(sessionId: string): Promise<void>;
   /**

@@ -1,7 +1,7 @@
 import type { Config } from '../config/config.js';
 import { ExpiringCache } from '../expiring-cache.js';
 import type { Logger } from '../logger.js';
-import { sessionKey, type SessionLink, type SessionStore } from '../backends/session-store.js';
+import { sessionKey, type SessionLink, type SessionStore, type StoreReadWatch } from '../backends/session-store.js';
 import type { Session } from '../types.js';
 import { isWellFormedSecret } from './secrets.js';
 
@@ -53,12 +53,13 @@ export class SessionGate {
   /**
    * The session of a cookie value when it may serve a request now, else null; records the use.
    * A session that looks idle from this process's cache is read once more from the store, since
-   * another process may have recorded a later use.
+   * another process may have recorded a later use. `watch` runs each read that goes past the
+   * store's cache (the data plane's `session lookup` span).
    * @throws what {@link SessionStore.get} throws (the store unreachable).
    */
-  admit(sessionId: string): Promise<Session | null> {
+  admit(sessionId: string, watch?: StoreReadWatch): Promise<Session | null> {
     // A malformed cookie never costs a store read.
-    return isWellFormedSecret(sessionId) ? this.#admitKey(sessionKey(sessionId)) : Promise.resolve(null);
+    return isWellFormedSecret(sessionId) ? this.#admitKey(sessionKey(sessionId), watch) : Promise.resolve(null);
   }
 
   /**
@@ -66,17 +67,17 @@ export class SessionGate {
    * by {@link admit}, when the link was made for `host` (the request's, in normal form); else null.
    * @throws what {@link SessionStore.getLink} and {@link SessionStore.getByKey} throw.
    */
-  async admitLink(linkId: string, host: string): Promise<{ session: Session; link: SessionLink } | null> {
-    const link = await this.#store.getLink(linkId);
+  async admitLink(linkId: string, host: string, watch?: StoreReadWatch): Promise<{ session: Session; link: SessionLink } | null> {
+    const link = await this.#store.getLink(linkId, watch);
     if (link === null || link.host !== host) return null;
-    const session = await this.#admitKey(link.sessionKey);
+    const session = await this.#admitKey(link.sessionKey, watch);
     return session === null ? null : { session, link };
   }
 
-  async #admitKey(key: string): Promise<Session | null> {
+  async #admitKey(key: string, watch?: StoreReadWatch): Promise<Session | null> {
     const now = Date.now();
-    let session = await this.#store.getByKey(key);
-    if (session !== null && this.#idle(session, now)) session = await this.#store.getByKey(key, { fresh: true });
+    let session = await this.#store.getByKey(key, { watch });
+    if (session !== null && this.#idle(session, now)) session = await this.#store.getByKey(key, { fresh: true, watch });
     if (session === null) return null;
     // Asked first: a session refused for its provider's outage is then ended (and audited) by the admin plane.
     this.#askForCheck(session, now);

@@ -3,8 +3,9 @@
  * mode through each of its two proxy processes, exported over OTLP/HTTP to a real receiver
  * (test/support/otlp-trace-receiver.ts) with every request sampled:
  * - one protected request yields a server span `GET /app` with the HTTP semantic conventions'
- *   attributes (the query's keys only), its `session lookup` child, in split mode its `rate limit`
- *   child (the limit is in Redis there), and a CLIENT span for the upstream attempt; the target
+ *   attributes (the query's keys only), its `session lookup` child (the store read: a second
+ *   request, a cache hit, has none), in split mode its `rate limit` child (the limit is in Redis
+ *   there), and a CLIENT span for the upstream attempt; the target
  *   receives a `traceparent` of that trace naming the client span, and the request's id is the
  *   trace id, both to the target and to the client;
  * - a request to a pool whose first target is dead has two client spans: the refused one (its
@@ -130,6 +131,15 @@ for (const topology of TOPOLOGIES) {
           'gatehouse.retry.reason': undefined,
         });
         assert.equal(received.spanId, client.spanId, "the target's traceparent names the client span");
+
+        // The session is in this process's cache now: the next request reads no store, and has no lookup span.
+        const again = await request(`${listener.origin}/app/items/43`, { headers: { cookie: user.cookie } });
+        assert.equal(again.statusCode, 200);
+        await again.body.dump();
+        const againId = String(again.headers['x-request-id']);
+        const cached = expected.filter((name) => name !== 'session lookup');
+        const againSpans = await g.receiver.waitForTrace(againId, cached.join(', '), (all) => cached.every((name) => all.some((span) => span.name === name)));
+        assert.deepEqual(againSpans.map((span) => span.name).sort(), [...cached].sort(), 'a cache hit makes no session lookup span');
       }
     });
 

@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { ExpiringCache } from '../../expiring-cache.js';
 import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../identity/secrets.js';
-import { emailKey, keepIdentity, sessionKey, type SessionLink, type SessionQuery, type SessionSelector, type SessionStore } from '../session-store.js';
+import { emailKey, keepIdentity, sessionKey, type SessionLink, type SessionQuery, type SessionReadOptions, type StoreReadWatch, type SessionSelector, type SessionStore } from '../session-store.js';
 import type { Session } from '../../types.js';
 
 const PURGE_INTERVAL_MS = 60_000;
@@ -79,28 +79,30 @@ export class SqliteSessionStore implements SessionStore {
     return id;
   }
 
-  async getLink(linkId: string): Promise<SessionLink | null> {
+  async getLink(linkId: string, watch?: StoreReadWatch): Promise<SessionLink | null> {
     if (!isWellFormedSecret(linkId)) return null;
     const key = sessionKey(linkId);
     const now = Date.now();
     const cached = this.#links.get(key, now);
     if (cached !== undefined) return cached;
-    const row = this.#statements.linkByKey.get({ key, now });
+    const read = async () => this.#statements.linkByKey.get({ key, now });
+    const row = await (watch ? watch(read) : read());
     if (!row) return null;
     const link: SessionLink = { sessionKey: row.session_key, host: row.host, csrfToken: row.csrf_token };
     this.#links.set(key, link, row.expires_at);
     return link;
   }
 
-  async get(sessionId: string, options: { fresh?: boolean } = {}): Promise<Session | null> {
+  async get(sessionId: string, options: SessionReadOptions = {}): Promise<Session | null> {
     return isWellFormedSecret(sessionId) ? this.getByKey(sessionKey(sessionId), options) : null;
   }
 
-  async getByKey(key: string, options: { fresh?: boolean } = {}): Promise<Session | null> {
+  async getByKey(key: string, options: SessionReadOptions = {}): Promise<Session | null> {
     const now = Date.now();
     const cached = options.fresh ? undefined : this.#cache.get(key, now);
     if (cached !== undefined) return cached.expiresAt > now ? cached : null;
-    const row = this.#statements.byKey.get({ key, now });
+    const read = async () => this.#statements.byKey.get({ key, now });
+    const row = await (options.watch ? options.watch(read) : read());
     if (!row) return null;
     const session = sessionOf(row);
     this.#cache.set(key, session, now + CACHE_TTL_MS);

@@ -2,7 +2,7 @@ import type { RedisClient } from '../connection/redis-client-options.js';
 import { ReplicaConfirmation } from '../connection/replica-confirmation.js';
 import { createLogger, type Logger } from '../../../logger.js';
 import { isWellFormedHandle, isWellFormedSecret, newSessionId } from '../../../identity/secrets.js';
-import { emailKey, keepIdentity, liveSession, sessionKey, type SessionLink, type SessionQuery, type SessionSelector, type SessionStore } from '../../session-store.js';
+import { emailKey, keepIdentity, liveSession, sessionKey, type SessionLink, type SessionQuery, type SessionReadOptions, type StoreReadWatch, type SessionSelector, type SessionStore } from '../../session-store.js';
 import type { Session } from '../../../types.js';
 import { RedisUnavailableError } from '../connection/redis-errors.js';
 import type { RedisConnections } from '../connection/redis-connections.js';
@@ -115,16 +115,16 @@ export class RedisSessionStore implements SessionStore {
    * Redis (HMGET).
    * @throws {RedisUnavailableError} when it has to ask Redis and Redis does not answer.
    */
-  get(sessionId: string, options: { fresh?: boolean } = {}): Promise<Session | null> {
+  get(sessionId: string, options: SessionReadOptions = {}): Promise<Session | null> {
     return isWellFormedSecret(sessionId) ? this.getByKey(sessionKey(sessionId), options) : Promise.resolve(null);
   }
 
   /** See {@link get}. @throws {RedisUnavailableError} when it has to ask Redis and Redis does not answer. */
-  getByKey(key: string, options: { fresh?: boolean } = {}): Promise<Session | null> {
+  getByKey(key: string, options: SessionReadOptions = {}): Promise<Session | null> {
     const cached = options.fresh ? undefined : this.#cache.get(key, Date.now());
     // A cache hit (nearly every request) settles without an async frame of its own.
     if (cached !== undefined) return Promise.resolve(liveSession(cached));
-    return this.#readThrough(key);
+    return options.watch ? options.watch(() => this.#readThrough(key)) : this.#readThrough(key);
   }
 
   /** A cache miss: read Redis, then cache what it said unless an eviction raced with the read. */
@@ -170,8 +170,8 @@ export class RedisSessionStore implements SessionStore {
   }
 
   /** @throws {RedisUnavailableError} when Redis does not answer (and the link was not read before). */
-  getLink(linkId: string): Promise<SessionLink | null> {
-    return isWellFormedSecret(linkId) ? this.#links.read(linkId) : Promise.resolve(null);
+  getLink(linkId: string, watch?: StoreReadWatch): Promise<SessionLink | null> {
+    return isWellFormedSecret(linkId) ? this.#links.read(linkId, watch) : Promise.resolve(null);
   }
 
   /** @throws {RedisUnavailableError} when Redis does not answer. */

@@ -2,7 +2,7 @@ import type { RedisClient } from '../connection/redis-client-options.js';
 import { RedisUnavailableError } from '../connection/redis-errors.js';
 import { ExpiringCache } from '../../../expiring-cache.js';
 import { newSessionId } from '../../../identity/secrets.js';
-import { sessionKey, type SessionLink } from '../../session-store.js';
+import { sessionKey, type SessionLink, type StoreReadWatch } from '../../session-store.js';
 import { sessionLinkKey, sessionRedisKey } from '../redis-keys.js';
 
 /** Links kept in each process's memory (each a hundred bytes or so). */
@@ -49,14 +49,19 @@ export class RedisSessionLinks {
   }
 
   /**
-   * The link of a host session id, from this process's memory when read before.
+   * The link of a host session id, from this process's memory when read before, else from Redis
+   * (through `watch`, when given).
    * @throws {RedisUnavailableError} when Redis does not answer.
    */
-  async read(linkId: string): Promise<SessionLink | null> {
+  async read(linkId: string, watch?: StoreReadWatch): Promise<SessionLink | null> {
     const key = sessionKey(linkId);
-    const now = Date.now();
-    const cached = this.#cache.get(key, now);
+    const cached = this.#cache.get(key, Date.now());
     if (cached !== undefined) return cached;
+    return watch ? watch(() => this.#fetch(key)) : this.#fetch(key);
+  }
+
+  async #fetch(key: string): Promise<SessionLink | null> {
+    const now = Date.now();
     let replies: [Error | null, unknown][] | null;
     try {
       replies = await this.#redis.multi().hmget(sessionLinkKey(key), 'session', 'host', 'csrf').pttl(sessionLinkKey(key)).exec();
