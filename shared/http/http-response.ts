@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
 import { html } from '../pages/html.js';
 import { requestIdOf, withRequestId } from './request-id.js';
+import { isGrpcRequest, sendGrpcFailure } from './grpc-failure.js';
 
 /**
  * Writes `body` as a JSON response with `status`. Adds `Cache-Control: no-store` because every
@@ -23,9 +24,15 @@ export function sendJson(
   res.end(payload);
 }
 
-/** Writes a {@link GatewayError} as `{ "error": message }` (interface.md §2.6) with its status and headers. */
+/**
+ * Writes a {@link GatewayError} as `{ "error": message }` (interface.md §2.6) with its status and
+ * headers; to a gRPC or gRPC-Web call (by its request's `Content-Type`) as a gRPC status instead
+ * (grpc-failure.ts), which is all its client can read.
+ */
 export function sendError(res: ServerResponse, error: GatewayError): void {
-  sendJson(res, error.status, error.toJSON(), error.headers);
+  const contentType = res.req?.headers['content-type'];
+  if (isGrpcRequest(contentType)) sendGrpcFailure(res, error, contentType!);
+  else sendJson(res, error.status, error.toJSON(), error.headers);
 }
 
 /** `text/html` in an `Accept` value, in any case (RFC 9110 §12.5.1); compiled once. */
