@@ -64,7 +64,7 @@ export function serviceFormPage(view: ConsoleView, tagged?: TaggedService): stri
     required: true,
     multiline: true,
     placeholder: 'http://10.0.0.5:3000\nhttp://10.0.0.6:3000 2',
-    hint: `Where requests are forwarded, one target per line: an http: or https: URL, optionally with a base path, then optionally a space and its weight, 1 to ${MAX_WEIGHT} (default 1): its share of the requests. Up to ${MAX_TARGETS} targets; the first is the service’s target URL.`,
+    hint: `Where requests are forwarded, one target per line: an http: or https: URL (h2c: for a gRPC target in cleartext HTTP/2), optionally with a base path, then optionally a space and its weight, 1 to ${MAX_WEIGHT} (default 1): its share of the requests. Up to ${MAX_TARGETS} targets; the first is the service’s target URL.`,
   })}
   ${field({ name: 'description', label: 'Description', value: service?.description, multiline: true, prose: true, hint: `Optional; at most ${MAX_DESCRIPTION_LENGTH} characters.` })}
   <div class="field checkbox">

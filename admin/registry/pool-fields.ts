@@ -39,9 +39,12 @@ export const OUTLIER_DETECTION_RANGES: Readonly<Record<keyof OutlierDetection, r
 
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f]/;
 
-/** `http://host…` or `https://host…` in the plain form (no backslashes) that parses as a URL. */
-function isAbsoluteHttpUrl(text: string): boolean {
-  if (!/^https?:\/\/[^/?#]/i.test(text) || text.includes('\\')) return false;
+/**
+ * `http://host…`, `https://host…` or `h2c://host…` (cleartext HTTP/2 with prior knowledge, for gRPC
+ * targets: design.md §4.13) in the plain form (no backslashes) that parses as a URL.
+ */
+function isAbsoluteTargetUrl(text: string): boolean {
+  if (!/^(?:https?|h2c):\/\/[^/?#]/i.test(text) || text.includes('\\')) return false;
   try {
     return new URL(text).hostname !== '';
   } catch {
@@ -50,9 +53,9 @@ function isAbsoluteHttpUrl(text: string): boolean {
 }
 
 /** The authority (`user@host:port`) of an absolute URL, as written. */
-const authorityOf = (url: string): string => url.replace(/^[a-z]+:\/\//i, '').split(/[/?#]/)[0] ?? '';
+const authorityOf = (url: string): string => url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[/?#]/)[0] ?? '';
 
-const TARGET_URL_RULES = 'An absolute http: or https: URL with a host, without user info, query or fragment; may carry a base path';
+const TARGET_URL_RULES = 'An absolute http:, https: or h2c: (cleartext HTTP/2, for gRPC) URL with a host, without user info, query or fragment; may carry a base path';
 
 /**
  * The rules of a target's URL (design.md §5). `targetUrl` gives a broken rule's reason as it is; a
@@ -66,7 +69,7 @@ function targetUrlRules(inList: boolean) {
     ...atMostChars(MAX_TARGET_URL_LENGTH, `${inList ? 'url ' : ''}must be at most ${MAX_TARGET_URL_LENGTH} characters`),
     v.description(TARGET_URL_RULES),
     v.check((url) => !WHITESPACE_OR_CONTROL.test(url), reason('must not contain whitespace or control characters')),
-    v.check(isAbsoluteHttpUrl, reason('must be an absolute http: or https: URL with a host')),
+    v.check(isAbsoluteTargetUrl, reason('must be an absolute http:, https: or h2c: URL with a host')),
     v.check((url) => !authorityOf(url).includes('@'), reason('must not contain user info')),
     v.check((url) => !url.includes('?'), reason('must not contain a query')),
     v.check((url) => !url.includes('#'), reason('must not contain a fragment')),

@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
+import { isH2cOrigin } from './http2-targets.js';
+import { Http2Dispatcher } from './http2-dispatch.js';
 import { TrailerDispatcher } from './trailer-dispatch.js';
 
 /** Most connections kept to one target origin; further requests queue in the pool. */
@@ -9,8 +11,9 @@ const MAX_CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * The connections a forwarder keeps to its targets: one keep-alive undici `Pool` per origin
- * (pipelining off), and node:http agents for the rare request that sends a trailer section
- * (trailer-dispatch.ts). Each attempt of an exchange is dispatched through it.
+ * (HTTP/1.1, pipelining off), and node:http agents for the rare request that sends a trailer
+ * section (trailer-dispatch.ts). HTTP/2 to an `h2c://` target (cleartext, prior knowledge) goes
+ * through http2-dispatch.ts. Each attempt of an exchange is dispatched through it.
  */
 export class UpstreamConnections {
   /**
@@ -20,6 +23,7 @@ export class UpstreamConnections {
    */
   readonly headersTimeoutMs: number;
   readonly #pools = new Map<string, Pool>();
+  #http2: Http2Dispatcher | undefined;
   #trailerDispatcher: TrailerDispatcher | undefined;
 
   constructor(headersTimeoutMs: number) {
@@ -27,12 +31,16 @@ export class UpstreamConnections {
   }
 
   /**
-   * Sends one attempt of a request to `origin` (`http(s)://host:port`): through the origin's
-   * pool, or, when its body goes with `trailerNames` (announced trailer fields that may be
-   * relayed), through trailer-dispatch.ts, since undici cannot send a trailer section.
+   * Sends one attempt of a request to `origin` (`http(s)://host:port`, `h2c://host:port`): over
+   * HTTP/2 to an `h2c://` origin; else through the origin's pool, or, when its body goes with
+   * `trailerNames` (announced trailer fields that may be relayed), through trailer-dispatch.ts,
+   * since undici cannot send a trailer section.
    */
   dispatch(origin: string, options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, trailerNames: string[] | undefined): void {
-    if (options.body !== null && trailerNames !== undefined) {
+    if (isH2cOrigin(origin)) {
+      this.#http2 ??= new Http2Dispatcher(this.#connectTimeoutMs(), this.headersTimeoutMs);
+      this.#http2.dispatch(origin, options, handler);
+    } else if (options.body !== null && trailerNames !== undefined) {
       const body = options.body as IncomingMessage;
       this.#trailerDispatcher ??= new TrailerDispatcher(CONNECTIONS_PER_ORIGIN, this.#connectTimeoutMs());
       this.#trailerDispatcher.dispatch({ origin, method: options.method, path: options.path, headers: options.headers as string[], body, trailerNames }, handler);
@@ -48,12 +56,14 @@ export class UpstreamConnections {
       this.#pools.delete(origin);
       void pool.close().catch(() => {});
     }
+    this.#http2?.retain(origins);
   }
 
   /** Closes every pool once its in-flight requests are done. */
   async close(): Promise<void> {
     const pools = [...this.#pools.values()];
     this.#pools.clear();
+    await this.#http2?.close();
     this.#trailerDispatcher?.close();
     await Promise.all(pools.map((pool) => pool.close()));
   }

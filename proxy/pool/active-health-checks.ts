@@ -2,6 +2,7 @@ import { Agent, request } from 'undici';
 import { errorCode } from '../../shared/error-code.js';
 import type { HealthCheck } from '../../shared/types.js';
 import { joinPath } from '../routing/path-mapping.js';
+import { dialledOrigin, http2Connector, isH2cOrigin } from '../forward/http2-targets.js';
 import type { Route } from '../routing/route-table.js';
 import type { RouteTarget } from './route-target.js';
 
@@ -21,6 +22,8 @@ export class ActiveHealthChecks {
   /** Running probes by service id, target url and check settings. */
   readonly #probes = new Map<string, Probe>();
   readonly #agent = new Agent({ connections: PROBE_CONNECTIONS, pipelining: 1 });
+  /** For `h2c://` targets: cleartext HTTP/2 (http2-targets.ts). */
+  readonly #h2cAgent = new Agent({ connections: PROBE_CONNECTIONS, allowH2: true, connect: http2Connector(true) });
 
   /** Runs the probes `routes` call for, keeps those already running, stops the rest. */
   update(routes: Iterable<Route>): void {
@@ -31,7 +34,7 @@ export class ActiveHealthChecks {
       for (const target of route.pool.targets) {
         const key = `${route.service.id} ${target.url} ${JSON.stringify(check)}`;
         wanted.add(key);
-        if (!this.#probes.has(key)) this.#probes.set(key, new Probe(target, check, this.#agent));
+        if (!this.#probes.has(key)) this.#probes.set(key, new Probe(target, check, isH2cOrigin(target.origin) ? this.#h2cAgent : this.#agent));
       }
     }
     for (const [key, probe] of this.#probes) {
@@ -45,7 +48,7 @@ export class ActiveHealthChecks {
   async close(): Promise<void> {
     for (const probe of this.#probes.values()) probe.stop();
     this.#probes.clear();
-    await this.#agent.destroy();
+    await Promise.all([this.#agent.destroy(), this.#h2cAgent.destroy()]);
   }
 }
 
@@ -62,7 +65,7 @@ class Probe {
     this.#target = target;
     this.#check = check;
     this.#agent = agent;
-    this.#url = target.origin + joinPath(target.basePath, check.path);
+    this.#url = dialledOrigin(target.origin) + joinPath(target.basePath, check.path);
     this.#schedule(Math.random() * check.intervalSeconds * 1000);
   }
 

@@ -152,7 +152,7 @@ export function toRoute(service: Service, onInvalid: InvalidTargetListener, cont
       const parsed = new URL(url);
       return {
         prefix,
-        origin: parsed.origin,
+        origin: targetOrigin(parsed),
         basePath: withoutTrailingSlash(parsed.pathname),
         url,
         weight,
@@ -185,4 +185,13 @@ function withoutTrailingSlash(path: string): string {
   let end = path.length;
   while (end > 0 && path.charCodeAt(end - 1) === SLASH) end--;
   return path.slice(0, end);
+}
+
+/**
+ * A target url's origin, the connection pool's key: WHATWG URL's serialisation for `http:` and
+ * `https:`; for `h2c:` (a non-special scheme, whose `origin` URL reads as `null`) the scheme and
+ * host (http2-targets.ts dials it as `http:`).
+ */
+function targetOrigin(url: URL): string {
+  return url.protocol === 'h2c:' ? `h2c://${url.host}` : url.origin;
 }

@@ -148,11 +148,11 @@ export function checkRegistryApi(start: () => Promise<RegistryTarget>): void {
         assertError(
           refused,
           400,
-          "Invalid registry document: services[1].path must start with /; services[1].targetUrl must be an absolute http: or https: URL with a host; services[2].access.emails must be an email address (got \"nobody\")",
+          "Invalid registry document: services[1].path must start with /; services[1].targetUrl must be an absolute http:, https: or h2c: URL with a host; services[2].access.emails must be an email address (got \"nobody\")",
         );
         assert.deepEqual(refused.json.fields, {
           'services[1].path': 'must start with /',
-          'services[1].targetUrl': 'must be an absolute http: or https: URL with a host',
+          'services[1].targetUrl': 'must be an absolute http:, https: or h2c: URL with a host',
           'services[2].access.emails': 'must be an email address (got "nobody")',
         });
       }

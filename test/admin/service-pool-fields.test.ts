@@ -89,7 +89,7 @@ describe('targets and targetUrl on create', () => {
 
   it('each url by targetUrl\'s rules, named and quoted', () => {
     const cases: [unknown, string][] = [
-      ['ftp://orders', 'must be an absolute http: or https: URL with a host'],
+      ['ftp://orders', 'must be an absolute http:, https: or h2c: URL with a host'],
       ['http://user:pw@orders', 'must not contain user info'],
       ['http://orders/?a=1', 'must not contain a query'],
       ['http://orders/#top', 'must not contain a fragment'],
@@ -117,7 +117,7 @@ describe('targets and targetUrl on create', () => {
   });
 
   it('an invalid targetUrl beside targets is its own field\'s reason, before any agreement', () => {
-    assert.deepEqual(createFields({ targetUrl: 'orders', targets: ordersPool }), { targetUrl: 'must be an absolute http: or https: URL with a host' });
+    assert.deepEqual(createFields({ targetUrl: 'orders', targets: ordersPool }), { targetUrl: 'must be an absolute http:, https: or h2c: URL with a host' });
   });
 });
 

@@ -107,12 +107,12 @@ describe('parseServiceCreate: body shape and required fields', () => {
     expect400(() => parseServiceCreate({ name: '', path: 'orders', targetUrl: 'ftp://x', requireAuth: 'yes', extra: 1 }), {
       message:
         'Invalid service: name must not be empty; path must start with /; ' +
-        'targetUrl must be an absolute http: or https: URL with a host; requireAuth must be a boolean. ' +
+        'targetUrl must be an absolute http:, https: or h2c: URL with a host; requireAuth must be a boolean. ' +
         'Unknown fields: extra',
       fields: {
         name: 'must not be empty',
         path: 'must start with /',
-        targetUrl: 'must be an absolute http: or https: URL with a host',
+        targetUrl: 'must be an absolute http:, https: or h2c: URL with a host',
         requireAuth: 'must be a boolean',
         extra: 'unknown field',
       },
@@ -195,7 +195,7 @@ describe('parseServiceCreate: targetUrl (design.md §5)', () => {
     });
   }
 
-  const notAbsolute = 'must be an absolute http: or https: URL with a host';
+  const notAbsolute = 'must be an absolute http:, https: or h2c: URL with a host';
   const rejected: [unknown, string][] = [
     ['ftp://example.com', notAbsolute],
     ['file:///etc/passwd', notAbsolute],

@@ -88,7 +88,7 @@ describe('POST /api/services', () => {
     assert.deepEqual(response.json.fields, {
       name: 'must not be empty',
       path: 'must start with /',
-      targetUrl: 'must be an absolute http: or https: URL with a host',
+      targetUrl: 'must be an absolute http:, https: or h2c: URL with a host',
       requireAuth: 'must be a boolean',
       description: 'must be a string',
     });
@@ -107,7 +107,7 @@ describe('POST /api/services', () => {
     ['targetUrl', 'http://user:pw@example.com', 'must not contain user info'],
     ['targetUrl', 'http://example.com/?q=1', 'must not contain a query'],
     ['targetUrl', 'http://example.com/#f', 'must not contain a fragment'],
-    ['targetUrl', 'example.com', 'must be an absolute http: or https: URL with a host'],
+    ['targetUrl', 'example.com', 'must be an absolute http:, https: or h2c: URL with a host'],
     ['name', 'n'.repeat(101), 'must be at most 100 characters'],
     ['description', 'd'.repeat(1001), 'must be at most 1000 characters'],
   ];
