@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../../shared/errors.js';
 import type { RequestContext } from './request-context.js';
+import { closingFields } from '../../shared/http/connection-close.js';
 
 /** Largest JSON body the admin API reads (design.md §5), in bytes. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
@@ -70,7 +71,7 @@ function readBody(ctx: RequestContext, maxBytes: number): Promise<Buffer> {
     };
     const arm = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => settle(new GatewayError('REQUEST_TIMEOUT', { headers: { connection: 'close' } })), bodyPauseMs);
+      timer = setTimeout(() => settle(new GatewayError('REQUEST_TIMEOUT', { headers: { ...closingFields(req) } })), bodyPauseMs);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;

@@ -95,7 +95,7 @@ export async function startAdminPlane(options: AdminPlaneOptions): Promise<Runni
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
   });
   const maxHeaderFields = handedOff ? HANDED_OFF_HEADER_FIELDS : MAX_HEADER_FIELDS;
-  const server = createGatewayServer((req, res) => internal(req, res) || fetchCertificates(req, res) || admin.handle(req, res), maxHeaderFields, tls);
+  const server = createGatewayServer((req, res) => internal(req, res) || fetchCertificates(req, res) || admin.handle(req, res), maxHeaderFields, { tls });
   const port = await listen(server, config.adminPort, config.adminHost).catch((error: unknown) => {
     tls?.close();
     challenges?.close();

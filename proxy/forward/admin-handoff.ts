@@ -6,7 +6,7 @@ import type { AttemptPlan, Destination, ResponseFields } from './attempt-plan.js
 import { exchange } from './exchange.js';
 import { UpstreamConnections } from './upstream-connections.js';
 import type { UpstreamFailureKind } from './upstream-errors.js';
-import { readInboundHeaders } from '../headers/inbound-headers.js';
+import { readRequestHeaders } from '../headers/inbound-headers.js';
 import { RequestHeaderBuilder } from '../headers/request-headers.js';
 import { requestTraceOf } from '../../shared/tracing/request-trace.js';
 import { requestIdOf } from '../../shared/http/request-id.js';
@@ -44,7 +44,7 @@ export function createAdminHandoff(
   const origin = config.adminInternalUrl.origin;
   return {
     handle(req, res, serviceHost) {
-      const inbound = readInboundHeaders(req.rawHeaders);
+      const inbound = readRequestHeaders(req);
       // The request's id and trace, as the data plane gave them (design.md §3.10): the admin process continues both.
       const trace = requestTraceOf(req);
       const identity = { requestId: requestIdOf(res) ?? '', trace };

@@ -8,13 +8,15 @@ import { isGatewayFailure, type AttemptFailure } from '../pool/retry-policy.js';
 import type { AttemptPlan, Destination, ForwardMode, ResponseFields } from './attempt-plan.js';
 import { ClientClosedError, RetriedError, UpstreamAttempt, type AttemptOwner } from './upstream-attempt.js';
 import type { UpstreamConnections } from './upstream-connections.js';
-import { relayableTrailers, trailerToAnnounce } from './trailers.js';
+import { carriesTrailers, relayableTrailers, trailerToAnnounce } from './trailers.js';
 import { tunnel } from './tunnel.js';
 import { failureKind, upstreamError } from './upstream-errors.js';
 import type { Attributes } from '@opentelemetry/api';
 import type { RequestTrace } from '../../shared/tracing/request-trace.js';
 import { SpanKind } from '../../shared/tracing/span-export.js';
 import { REQUEST_ID_FIELD, requestIdOf } from '../../shared/http/request-id.js';
+import { closingFields } from '../../shared/http/connection-close.js';
+import { isClientGone, wasReset } from '../../shared/http/response-state.js';
 
 /**
  * A reason phrase relayed as the target sent it: HTAB, SP and visible ASCII. RFC 9112 §4 also
@@ -167,7 +169,7 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
   responseStart(attempt: UpstreamAttempt<D>, statusCode: number, fields: ResponseFields, statusMessage: string | undefined): void {
     if (statusCode < 200) return; // 1xx interim responses are not relayed
     attempt.span?.setAttribute('http.response.status_code', statusCode);
-    if (this.#res.destroyed) {
+    if (isClientGone(this.#res)) {
       this.#answer();
       attempt.abort(new ClientClosedError());
       return;
@@ -182,13 +184,13 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
     // The target answered before the client's body had all come (an early 413, 401, 429): undici
     // then drops the request stream, and the rest of the body would sit unread on a connection
     // that keeps nothing else moving. The connection ends after this response (RFC 9112 §9.6).
-    if (!this.#req.complete) mapped.push('connection', 'close');
+    if (!this.#req.complete && this.#req.httpVersionMajor !== 2) mapped.push('connection', 'close'); // over HTTP/2 the stream alone ends
     const trailer = trailerToAnnounce(this.#res, statusCode, fields);
     if (trailer !== undefined) mapped.push('trailer', trailer);
-    // A reason phrase of its own is relayed when it can be; otherwise Node writes the standard one.
-    // A status Node cannot write (outside 100–999) throws, and undici then reports the error to
-    // onResponseError: 502.
-    if (hasOwnReason(statusCode, statusMessage)) this.#res.writeHead(statusCode, statusMessage, mapped);
+    // A reason phrase of its own is relayed when it can be (HTTP/2 has none, RFC 9113 §8.3.2);
+    // otherwise Node writes the standard one. A status Node cannot write (outside 100–999; over
+    // HTTP/2 outside 200–599) throws, and undici then reports the error to onResponseError: 502.
+    if (this.#req.httpVersionMajor !== 2 && hasOwnReason(statusCode, statusMessage)) this.#res.writeHead(statusCode, statusMessage, mapped);
     else this.#res.writeHead(statusCode, mapped);
   }
 
@@ -218,10 +220,10 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
 
   /**
    * The target's response is complete: its trailer fields (RFC 9110 §6.5) go to the client at the
-   * end of the chunked body Node writes, when it writes one (see trailers.ts).
+   * end of the chunked body Node writes, when it writes one, or in HTTP/2's trailing HEADERS (see trailers.ts).
    */
   end(trailers: IncomingHttpHeaders): void {
-    const relayed = this.#res.chunkedEncoding ? relayableTrailers(trailers) : undefined;
+    const relayed = carriesTrailers(this.#req, this.#res) ? relayableTrailers(trailers) : undefined;
     if (relayed !== undefined) this.#res.addTrailers(relayed);
     this.#res.end();
   }
@@ -231,7 +233,7 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
    * sent elsewhere when the plan allows, else counted, logged and answered.
    */
   failed(attempt: UpstreamAttempt<D>, error: Error): void {
-    if (this.#clientGone || this.#res.destroyed) {
+    if (this.#clientGone || isClientGone(this.#res)) {
       this.#answer();
       return;
     }
@@ -251,7 +253,7 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
   /** The client's response closed: if it had not finished, the client left, so stop upstream. */
   clientClosed(): void {
     clearTimeout(this.#responseTimer);
-    if (this.#res.writableFinished) return;
+    if (this.#res.writableFinished && !wasReset(this.#res)) return;
     this.#clientGone = true;
     this.#attempt?.abort(new ClientClosedError());
   }
@@ -263,12 +265,12 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
 
   /** The client stopped sending its body: give up on the target, answer 408 and close. */
   #uploadStalled(): void {
-    if (this.#answered || this.#res.destroyed) return;
+    if (this.#answered || isClientGone(this.#res)) return;
     this.#answered = true;
     this.#clientGone = true; // what undici reports for the aborted request is not the client's answer
     this.#attempt?.abort(new ClientClosedError());
     if (this.#res.headersSent) this.#res.destroy();
-    else sendError(this.#res, new GatewayError('REQUEST_TIMEOUT', { headers: { connection: 'close' } }));
+    else sendError(this.#res, new GatewayError('REQUEST_TIMEOUT', { headers: { ...closingFields(this.#req) } }));
   }
 
   /** The response has started or failed: stop timing. */

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { HOP_BY_HOP } from '../headers/hop-by-hop.js';
 
 /**
@@ -24,9 +24,18 @@ export function trailerToAnnounce(res: ServerResponse, statusCode: number, heade
 }
 
 /**
+ * Whether trailer fields given to `res` (`addTrailers`) reach the client of `req`: over HTTP/1.1
+ * when Node chunks the body (`res.chunkedEncoding`), over HTTP/2 always (a HEADERS frame after
+ * the data, RFC 9113 §8.1), with or without a `Trailer` field announcing them.
+ */
+export function carriesTrailers(req: IncomingMessage, res: ServerResponse): boolean {
+  return res.chunkedEncoding || req.httpVersionMajor === 2;
+}
+
+/**
  * The trailer fields of a target's response to relay to the client (undici's parsed form:
  * lowercased names), without those in {@link NOT_RELAYED}; undefined when none is left. Only
- * meaningful when the client's response is chunked (`res.chunkedEncoding`).
+ * meaningful when the client's response carries trailers ({@link carriesTrailers}).
  */
 export function relayableTrailers(trailers: IncomingHttpHeaders): OutgoingHttpHeaders | undefined {
   let relayed: OutgoingHttpHeaders | undefined;

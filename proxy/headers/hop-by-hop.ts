@@ -5,10 +5,14 @@
  * and `Proxy-Authenticate` (RFC 9110 §11.7) are consumed by the proxy they address. `Trailer` is
  * end-to-end (RFC 9110 §6.6.2) but announces fields of a chunked body, and each hop frames its
  * body itself: it is removed here and sent again only where the trailer fields go along
- * (trailers.ts for responses, trailer-dispatch.ts for requests).
+ * (trailers.ts for responses, trailer-dispatch.ts for requests). `HTTP2-Settings` belongs to the
+ * connection it asked to upgrade (RFC 7540 §3.2.1). Together these are HTTP/2's connection-specific
+ * fields too (RFC 9113 §8.2.2), which node:http2 refuses to send: an HTTP/2 client's response
+ * never carries one.
  */
 export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'connection',
+  'http2-settings',
   'keep-alive',
   'proxy-connection',
   'te',

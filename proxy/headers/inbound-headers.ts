@@ -1,3 +1,6 @@
+import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
+
 /**
  * One pass over a request's raw header list (`req.rawHeaders`: name, value, name, value, …) that
  * picks out what the pipeline decides on, so Node's lazily built `req.headers` object is never
@@ -20,7 +23,7 @@ export interface InboundHeaders {
   connection: string | undefined;
   /** The first `Upgrade` field (RFC 9110 §7.8). */
   upgrade: string | undefined;
-  /** True when the request has a body to stream (RFC 9112 §6.3: chunked, or Content-Length > 0). */
+  /** True when the request has a body to stream (RFC 9112 §6.3: chunked, or Content-Length > 0; HTTP/2: see {@link readRequestHeaders}). */
   hasBody: boolean;
   /**
    * True when the body is chunked (a `Transfer-Encoding` field; Node refuses one beside
@@ -35,6 +38,21 @@ export interface InboundHeaders {
   tracestate: string | undefined;
   /** Every `X-Request-Id` field joined with `, ` (two make none: a space is no id character). */
   requestId: string | undefined;
+}
+
+/**
+ * Reads the {@link InboundHeaders} of `req`, over HTTP/1.1 from its raw header list alone; over
+ * HTTP/2 (the compatibility API's request) its body is known by its frames instead (RFC 9113
+ * §8.1): a HEADERS frame that ends the stream has none, and without `Content-Length` one that does
+ * not has a body of unknown length, forwarded chunked, which may end in trailer fields.
+ */
+export function readRequestHeaders(req: IncomingMessage): InboundHeaders {
+  const inbound = readInboundHeaders(req.rawHeaders);
+  if (req.httpVersionMajor === 2 && !inbound.names.includes('content-length')) {
+    inbound.hasBody = (req as unknown as Http2ServerRequest).stream.endAfterHeaders === false;
+    inbound.chunked = inbound.hasBody;
+  }
+  return inbound;
 }
 
 /** Reads the fields of {@link InboundHeaders} from `raw` (`req.rawHeaders`). */

@@ -33,11 +33,18 @@ export const ASSERTION_HEADER = 'x-gatehouse-assertion';
  * - identity and forwarding fields a client could spoof: the proxy sets its own (the identity
  *   assertion, design.md §4.7, too). Every `x-forwarded-*` is removed as well (see {@link isRemoved});
  * - path overrides some frameworks believe (`X-Original-URL`, `X-Rewrite-URL`): the upstream must
- *   see exactly the path that was routed and authorised (design.md §3.1).
+ *   see exactly the path that was routed and authorised (design.md §3.1);
+ * - HTTP/2's pseudo-header fields (RFC 9113 §8.3): the request line's parts, which the forwarded
+ *   request carries in its own (`:authority` as `Host`, above).
  */
 const REMOVED = [
   ...HOP_BY_HOP,
   'host',
+  ':method',
+  ':scheme',
+  ':authority',
+  ':path',
+  ':protocol',
   'expect',
   'forwarded',
   'x-real-ip',
@@ -174,7 +181,7 @@ export class RequestHeaderBuilder {
       if (user.email) out.push('x-forwarded-email', fieldValue(user.email));
       if (assertion !== undefined) out.push(ASSERTION_HEADER, assertion);
     }
-    this.#copyAllowed(req.rawHeaders, inbound, out, route !== undefined && this.#withholdsBearerFrom(route));
+    this.#copyAllowed(req.rawHeaders, inbound, out, route !== undefined && this.#withholdsBearerFrom(route), req.httpVersionMajor === 2);
     return out;
   }
 
@@ -208,14 +215,24 @@ export class RequestHeaderBuilder {
   /**
    * Appends to `out` the client's fields that may be forwarded; a service's without the gateway's
    * cookies and admin API tokens, and without any `Authorization: Bearer` when `withoutBearer`.
+   * With `joinCookies` (an HTTP/2 request, whose client may split its cookies into several fields),
+   * they go as one `Cookie` field where the first was, as RFC 9113 §8.2.3 asks of a request
+   * forwarded over HTTP/1.1.
    */
-  #copyAllowed(raw: readonly string[], inbound: InboundHeaders, out: string[], withoutBearer: boolean): void {
+  #copyAllowed(raw: readonly string[], inbound: InboundHeaders, out: string[], withoutBearer: boolean, joinCookies: boolean): void {
     const options = connectionOptions(inbound.connection);
+    let cookieSent = false;
     for (let i = 0; i < raw.length; i += 2) {
       const name = inbound.names[i >> 1]!;
       if (isRemoved(name, this.#removed, options)) continue;
       if (name === 'authorization' && !this.#forAdmin && isWithheldAuthorization(raw[i + 1]!, withoutBearer)) continue;
-      const value = name === 'cookie' && !this.#forAdmin ? withoutGatewayCookies(raw[i + 1]!) : raw[i + 1]!;
+      let value = raw[i + 1]!;
+      if (name === 'cookie') {
+        if (joinCookies && cookieSent) continue;
+        cookieSent = true;
+        if (joinCookies) value = inbound.cookie!;
+        if (!this.#forAdmin) value = withoutGatewayCookies(value);
+      }
       if (value !== '') out.push(raw[i]!, value);
     }
   }

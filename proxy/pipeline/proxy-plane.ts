@@ -26,7 +26,7 @@ import type { ForwardMode } from '../forward/attempt-plan.js';
 import { ServiceForwarder } from '../forward/service-forwarder.js';
 import type { ForwardExtras } from '../forward/target-attempts.js';
 import { IdentityAssertions } from '../auth/identity-assertion.js';
-import { readInboundHeaders, type InboundHeaders } from '../headers/inbound-headers.js';
+import { readRequestHeaders, type InboundHeaders } from '../headers/inbound-headers.js';
 import { JwksEndpoint } from '../auth/jwks-endpoint.js';
 import { sendNotAuthenticated } from './login-required.js';
 import { RequestHeaderBuilder } from '../headers/request-headers.js';
@@ -45,6 +45,7 @@ import { TargetHealthReporter } from '../pool/target-health-reporter.js';
 import { isWebSocketHandshake } from './upgrade.js';
 import type { UpstreamFailureCounter } from '../forward/upstream-errors.js';
 import { requestIdOf } from '../../shared/http/request-id.js';
+import { isClientGone } from '../../shared/http/response-state.js';
 
 export interface ProxyPlaneDeps {
   config: Config;
@@ -170,7 +171,7 @@ class GatewayProxyPlane implements ProxyPlane {
     const target = req.url ?? '';
     const pathEnd = pathLength(target);
     // §3.10 every answer names its request: an id, and while tracing is on a trace
-    const inbound = readInboundHeaders(req.rawHeaders);
+    const inbound = readRequestHeaders(req);
     const clientIp = this.#deps.clientIp(req);
     const identity = this.#identities.begin(req, res, inbound, target.slice(0, pathEnd), clientIp);
     if (!isCanonicalPath(target, pathEnd)) throw new GatewayError('BAD_REQUEST');
@@ -216,7 +217,7 @@ class GatewayProxyPlane implements ProxyPlane {
     // Without a session, a protected service takes a machine client's bearer token (design.md §4.7).
     const user = (await this.#sessions.user(inbound.cookie, required, serviceHost, identity)) ?? (required ? await this.#bearerTokens?.user(inbound.authorization, trace) : undefined);
     if (user !== undefined) record.userId = user.sub;
-    if (res.destroyed) return; // the client left while we were deciding
+    if (isClientGone(res)) return; // the client left while we were deciding
     if (!service.enabled) return sendServiceDisabled(res, service, inbound.accept);
     if (user === undefined && service.requireAuth) return this.#askToSignIn(req, res, target, inbound, serviceHost);
     if (user !== undefined && route.access?.allows(user) === false) return sendAccessDenied(res, service, user, inbound.accept);

@@ -75,11 +75,12 @@ export class RequestIdentities {
       'url.path': path,
       'url.scheme': (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
       'client.address': clientIp,
-      'network.protocol.version': req.httpVersion,
+      // '2' for HTTP/2 (the conventions' value), where Node says '2.0'
+      'network.protocol.version': req.httpVersionMajor === 2 ? '2' : req.httpVersion,
     };
     const query = (req.url ?? '').slice(path.length + 1);
     if (query !== '') attributes['url.query'] = this.#recordQuery ? query : queryKeys(query);
-    const host = req.headers.host;
+    const host = req.headers.host ?? (req.headers[':authority'] as string | undefined);
     if (host !== undefined) attributes['server.address'] = host.replace(/:\d+$/, '');
     const userAgent = req.headers['user-agent'];
     if (userAgent !== undefined) attributes['user_agent.original'] = userAgent;

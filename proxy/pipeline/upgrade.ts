@@ -1,8 +1,9 @@
-import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { sendError } from '../../shared/http/http-response.js';
+import type { GatewayServer } from '../../shared/http/http-server.js';
 import { requestHeadError } from '../../shared/http/request-head.js';
 import { readInboundHeaders } from '../headers/inbound-headers.js';
 
@@ -48,7 +49,7 @@ export function isWebSocketHandshake(method: string | undefined, upgrade: string
  * The request-head checks of every listener apply first (request-head.ts: 431, or 400 for two
  * `Host` fields; the connection then closes).
  */
-export function createUpgradeHandler(handle: (req: IncomingMessage, res: ServerResponse) => void, server: Server): UpgradeHandler {
+export function createUpgradeHandler(handle: (req: IncomingMessage, res: ServerResponse) => void, server: GatewayServer): UpgradeHandler {
   const open = new Set<Duplex>();
   const serve = (req: IncomingMessage, socket: Socket, head: Buffer): void => {
     const refused = requestHeadError(req);
@@ -86,7 +87,7 @@ export function createUpgradeHandler(handle: (req: IncomingMessage, res: ServerR
  * finishes, and Node assigns a connection to one response at a time. If the earlier response
  * closes the connection (`Connection: close`), nothing follows it.
  */
-function whenEarlierResponseDone(server: Server, socket: Socket, next: () => void): void {
+function whenEarlierResponseDone(server: GatewayServer, socket: Socket, next: () => void): void {
   const earlier = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (!earlier) {
     next();
@@ -104,15 +105,15 @@ function whenEarlierResponseDone(server: Server, socket: Socket, next: () => voi
  * is written again without `Upgrade` and `HTTP2-Settings` (so Node's parser, which decides on
  * `Upgrade` with `Connection: upgrade`, reads it as a plain request), put back in front of the
  * bytes that followed it (its body, further pipelined requests), and the socket goes through the
- * server's connection handling anew (a node:http server's 'connection'; over TLS, node:https's
- * 'secureConnection', as 'connection' there would begin a TLS handshake on the decrypted socket). Node then reads the body, answers, and keeps the connection
+ * server's connection handling anew (a node:http server's 'connection'; over TLS, node:https's or
+ * node:http2's 'secureConnection', the latter reading the socket's ALPN `http/1.1`, as 'connection' there would begin a TLS handshake on the decrypted socket). Node then reads the body, answers, and keeps the connection
  * alive as for any request. `Connection` keeps its other options, which the forwarded request
  * drops as hop-by-hop.
  *
  * The head is rewritten from `req.rawHeaders` (Node refuses obs-fold, so no value spans lines) as
  * `name:value` lines, never longer than the client's own, so it passes the same size limit.
  */
-function serveWithoutUpgrade(server: Server, req: IncomingMessage, socket: Socket, head: Buffer): void {
+function serveWithoutUpgrade(server: GatewayServer, req: IncomingMessage, socket: Socket, head: Buffer): void {
   const lines = [`${req.method} ${req.url} HTTP/${req.httpVersion}`];
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {

@@ -1,8 +1,8 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Backends } from '../../shared/backends/backends.js';
 import { clientIpResolver } from '../../shared/http/client-ip.js';
 import type { Config } from '../../shared/config/config.js';
-import { drain, listen } from '../../shared/http/http-server.js';
+import { drain, listen, type GatewayServer } from '../../shared/http/http-server.js';
 import { createHttpsRedirectServer } from '../../shared/tls/https-redirect.js';
 import { openListenerTls, type ListenerAcme } from '../../shared/tls/listener-tls.js';
 import type { CertificateFeed } from '../../shared/tls/certificate-feed.js';
@@ -87,7 +87,7 @@ export async function startProxyPlane(options: ProxyPlaneOptions): Promise<Runni
     spanExport,
   });
   metrics.trackTargets(plane.targetHealth);
-  const server = createPublicServer(acme ? answeringHttp01(plane, acme.challenges) : plane, tls);
+  const server = createPublicServer(acme ? answeringHttp01(plane, acme.challenges) : plane, tls, config.h2c);
   const redirect = tlsSettings.httpPort === undefined ? undefined : createHttpsRedirectServer([config.publicUrl, ...(config.adminUrl ? [config.adminUrl] : [])], acme?.challenges);
   const redirecting = redirect && { close: () => drain(redirect) };
   try {
@@ -122,7 +122,7 @@ function answeringHttp01(plane: ProxyPlane, challenges: ChallengeResponder): Pro
 }
 
 /** {@link listen}, its error naming the variable of the port. */
-function listenNamed(server: Server, port: number, variable: string): Promise<number> {
+function listenNamed(server: GatewayServer, port: number, variable: string): Promise<number> {
   return listen(server, port).catch((error: Error) => {
     throw new Error(`${variable} ${port}: ${error.message}`, { cause: error });
   });

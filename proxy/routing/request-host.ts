@@ -5,22 +5,26 @@
  * lower-case A-labels, no port, no trailing dot).
  *
  * An absolute-form request-target never gets this far (canonical-path.ts refuses anything but
- * origin-form with 400), so a `Host` can never disagree with a target's authority.
+ * origin-form with 400), so a `Host` can never disagree with a target's authority; over HTTP/2,
+ * `:authority` is the `Host` (RFC 9113 §8.3.1).
  */
 
 const OPEN_BRACKET = 0x5b;
+/** HTTP/2's pseudo-header field naming the target's authority; node:http2 hands its names lowercased. */
+const AUTHORITY = ':authority';
 const DOT = 0x2e;
 const UPPERCASE = /[A-Z]/;
 const UPPERCASE_RUNS = /[A-Z]+/g;
 
 /**
- * The value of the first `Host` field in `raw` (`req.rawHeaders`: name, value, …), or undefined
- * when there is none (an HTTP/1.0 request may send none).
+ * The value of the first `Host` field in `raw` (`req.rawHeaders`: name, value, …), or of HTTP/2's
+ * `:authority` (RFC 9113 §8.3.1, which comes first and which a `Host` may not contradict:
+ * http2-request-head.ts), or undefined when there is none (an HTTP/1.0 request may send none).
  */
 export function hostField(raw: readonly string[]): string | undefined {
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
-    if (name.length === 4 && name.toLowerCase() === 'host') return raw[i + 1];
+    if ((name.length === 4 && name.toLowerCase() === 'host') || name === AUTHORITY) return raw[i + 1];
   }
   return undefined;
 }

@@ -30,6 +30,11 @@ export interface Config {
   adminHost: string;
   /** TLS on PORT and ADMIN_PORT, HTTP_PORT's redirect and HSTS (shared/config/tls-settings.ts). */
   tls: TlsSettings;
+  /**
+   * H2C=true: plain PORT also takes HTTP/2 with prior knowledge (RFC 9113 §3.3), for a TLS
+   * terminator in front that speaks h2c (design.md §4.17). PORT over TLS offers h2 by ALPN either way.
+   */
+  h2c: boolean;
   databasePath: string;
   /** REDIS_URL (single-node mode); see {@link redis} for every mode. */
   redisUrl: string | undefined;
@@ -123,6 +128,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'ADMIN_TLS_KEY_FILE', default: undefined, meaning: 'PEM private key of ADMIN_TLS_CERT_FILE.' },
   { name: 'HTTP_PORT', default: undefined, meaning: 'Plain-HTTP listener (`80`) that answers every request with 308 to the same path on https (PUBLIC_URL\'s or ADMIN_URL\'s origin, by `Host`; any other `Host` goes to PUBLIC_URL). Needs an https PUBLIC_URL.' },
   { name: 'HSTS', default: 'max-age=31536000', meaning: '`Strict-Transport-Security` on every answer of a listener that speaks HTTPS (RFC 6797), unless a proxied service sends its own; `0` or `off`: not sent. Never sent on plain HTTP.' },
+  { name: 'H2C', default: 'false', meaning: '`true`: a plain-HTTP `PORT` also takes HTTP/2 with prior knowledge (h2c, RFC 9113 §3.3), for a TLS terminator in front that speaks it to the gateway. `PORT` over TLS offers HTTP/2 by ALPN whatever this says (see HTTP/2).' },
   { name: 'ACME_EMAIL', default: undefined, meaning: 'Turns on certificates by ACME (RFC 8555): the admin process keeps an account with this contact at ACME_DIRECTORY_URL and obtains and renews a certificate for PUBLIC_URL\'s host, ADMIN_URL\'s and every service host but wildcards; `PORT` speaks HTTPS (PUBLIC_URL must be `https:`). Set it on every process (see Certificates by ACME).' },
   { name: 'ACME_DIRECTORY_URL', default: 'https://acme-v02.api.letsencrypt.org/directory', meaning: 'The ACME server\'s directory (Let\'s Encrypt\'s production one by default; `https://acme-staging-v02.api.letsencrypt.org/directory` to try things out).' },
   { name: 'ACME_CA_FILE', default: undefined, meaning: 'PEM file of CA certificates trusted for ACME_DIRECTORY_URL\'s own TLS besides the system\'s: a private ACME server (step-ca, a test\'s pebble).' },
@@ -262,6 +268,7 @@ const schema = v.object({
   ADMIN_TLS_KEY_FILE: v.optional(nonEmpty),
   HTTP_PORT: v.optional(port),
   HSTS: nonEmpty,
+  H2C: v.picklist(['true', 'false'], 'must be true or false'),
   ACME_EMAIL: v.optional(nonEmpty),
   ACME_DIRECTORY_URL: nonEmpty,
   ACME_CA_FILE: v.optional(nonEmpty),
@@ -361,6 +368,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adminUrl: out.ADMIN_URL,
     adminHost: out.ADMIN_HOST,
     tls,
+    h2c: out.H2C === 'true',
     databasePath: out.DATABASE_PATH,
     redisUrl: out.REDIS_URL,
     redis,

@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
 import { GatewayError } from '../errors.js';
 import { sendError } from './http-response.js';
+import { http2HeadError } from './http2-request-head.js';
 
 /**
  * Most header fields a client's request may carry (Apache's `LimitRequestFields` default). Node's
@@ -27,11 +28,13 @@ const CLOSE = { headers: { connection: 'close' } };
  *   sent, so the server must have `maxHeadersCount` above `maxFields` (see http-server.ts);
  * - more than one `Host` field → 400 `Bad request` (RFC 9112 §3.2: a server MUST answer 400), so
  *   no two parts of a deployment can disagree on which host a request named.
- * Both answers close the connection: what follows such a head is not worth reading.
+ * Both answers close the connection: what follows such a head is not worth reading. An HTTP/2
+ * request has checks of its own (http2-request-head.ts).
  * @returns the error to answer with, or undefined when the head is acceptable.
  */
 export function requestHeadError(req: IncomingMessage, maxFields = MAX_HEADER_FIELDS): GatewayError | undefined {
   const raw = req.rawHeaders;
+  if (req.httpVersionMajor === 2) return http2HeadError(raw, maxFields);
   if (raw.length > 2 * maxFields) return new GatewayError('HEADER_FIELDS_TOO_LARGE', CLOSE);
   let hosts = 0;
   for (let i = 0; i < raw.length; i += 2) {

@@ -14,8 +14,14 @@ import { TLS_POLICY } from './tls-policy.js';
  */
 export interface ListenerTls {
   readonly store: CertificateStore;
-  /** For `https.createServer` (or a later HTTP/2 server): the policy, the default pair, SNI selection. */
-  readonly serverOptions: TlsOptions;
+  /**
+   * For `https.createServer` or `http2.createSecureServer`: the policy, the default pair, SNI
+   * selection, and, with ACME, an ALPN callback choosing among `protocols` (the server's
+   * application protocols in its order of preference: `['http/1.1']` for node:https, `['h2',
+   * 'http/1.1']` for an HTTP/2 server that allows HTTP/1.1) unless the client offers `acme-tls/1`.
+   * Without ACME the server offers its own protocols (node:https and node:http2 set `ALPNProtocols`).
+   */
+  serverOptions(protocols: readonly string[]): TlsOptions;
   /** `Strict-Transport-Security` of every answer (RFC 6797 §7.1); undefined: not sent. */
   readonly hsts: string | undefined;
   /**
@@ -40,9 +46,6 @@ export interface ListenerAcme {
 /** Sockets whose client offered `acme-tls/1`, marked by the ALPN callback and read by the SNI callback, which runs after it. */
 const offersAcmeTls = new WeakSet<TLSSocket>();
 
-/** The application protocols the listeners speak, in the server's order of preference. */
-const PROTOCOLS = ['http/1.1'];
-
 /**
  * Loads `certificates` and watches them ({@link CertificateFileSource}).
  *
@@ -65,7 +68,7 @@ export function openListenerTls(certificates: ListenerCertificates, hsts: string
   const managed = acme && new ManagedCertificateSource(acme.feed, store, { ownHost: certificates.defaultPair === undefined ? acme.ownHost : undefined, logger });
   if (store.default === undefined && store.named.size === 0 && !acme) logger.warn({ directory: certificates.directory }, 'TLS_CERTS_DIR holds no certificate yet: every handshake is refused until one arrives');
   const initial = store.default?.pair;
-  const serverOptions: TlsOptions = {
+  const serverOptions = (served: readonly string[]): TlsOptions => ({
     ...TLS_POLICY,
     ...(initial && { cert: initial.cert, key: initial.key }),
     // A name without a certificate of its own gets the default, or, without one, no handshake:
@@ -82,10 +85,10 @@ export function openListenerTls(certificates: ListenerCertificates, hsts: string
           if (this) offersAcmeTls.add(this);
           return ACME_TLS_PROTOCOL;
         }
-        return PROTOCOLS.find((protocol) => protocols.includes(protocol));
+        return served.find((protocol) => protocols.includes(protocol));
       },
     }),
-  };
+  });
   let detach: (() => void) | undefined;
   return {
     store,

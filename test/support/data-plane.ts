@@ -20,6 +20,7 @@ import { recordsOf, type AccessLogBatch } from '../../shared/backends/access-log
 import { openEmbeddedBackends } from '../../shared/backends/embedded/embedded-backends.js';
 import { loadConfig, type Config } from '../../shared/config/config.js';
 import { createLogger } from '../../shared/logger.js';
+import { closeAllConnections } from '../../shared/http/http-server.js';
 import type { AccessLogEntry, Service, SessionUser } from '../../shared/types.js';
 
 export interface DataPlaneOptions {
@@ -142,7 +143,7 @@ export async function startDataPlane(options: DataPlaneOptions = {}): Promise<Te
     fetch: (target, clientOptions) => send(agent, origin, target, clientOptions),
     close: () => (closing ??= (async () => {
       await agent.close();
-      plane.server.server.closeAllConnections(); // a test's unfinished requests are not waited for
+      closeAllConnections(plane.server.server); // a test's unfinished requests are not waited for
       await plane.close();
       assertionKeys.close();
       await backends.close();
