@@ -10,6 +10,9 @@ import { ClientClosedError, RetriedError, UpstreamAttempt, type AttemptOwner } f
 import type { UpstreamConnections } from './upstream-connections.js';
 import { carriesTrailers, relayableTrailers, trailerToAnnounce } from './trailers.js';
 import { tunnel } from './tunnel.js';
+import { grpcTimeoutMs, isGrpcCall } from './grpc-call.js';
+import { respondTrailersOnly } from '../../shared/http/grpc-failure.js';
+import { fieldObject } from '../headers/field-list.js';
 import { failureKind, upstreamError } from './upstream-errors.js';
 import type { Attributes } from '@opentelemetry/api';
 import type { RequestTrace } from '../../shared/tracing/request-trace.js';
@@ -93,12 +96,18 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
   readonly #request: ExchangeRequest;
   readonly #connections: UpstreamConnections;
   readonly #startedAt = Date.now();
+  /** A gRPC call (grpc-call.ts): HTTP/2 to its target, no upload-idle cut, its deadline honoured. */
+  readonly #grpc: boolean;
+  /** UPSTREAM_TIMEOUT, or a gRPC call's `grpc-timeout` when shorter, in ms. */
+  readonly #timeoutMs: number;
   /** The attempt whose answer counts; earlier ones are aborted and their events ignored. */
   #attempt: UpstreamAttempt<D> | undefined;
   #clientGone = false;
   /** Set once the response (or its failure) has begun: no timeout applies any more. */
   #answered = false;
   #responseTimer: NodeJS.Timeout | undefined;
+  /** A gRPC target's trailers-only answer to an HTTP/2 client, held until its end ({@link end}). */
+  #heldHead: { statusCode: number; fields: (string | string[])[] } | undefined;
 
   constructor(req: IncomingMessage, res: ServerResponse, plan: AttemptPlan<D>, request: ExchangeRequest, connections: UpstreamConnections) {
     this.#req = req;
@@ -106,17 +115,21 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
     this.#plan = plan;
     this.#request = request;
     this.#connections = connections;
+    this.#grpc = isGrpcCall(req.headers['content-type']);
+    const deadlineMs = this.#grpc ? grpcTimeoutMs(req.headers['grpc-timeout']) : undefined;
+    this.#timeoutMs = Math.min(connections.headersTimeoutMs, deadlineMs ?? Infinity);
   }
 
   /**
    * Times a request with a body: while it arrives, an idle client socket for UPSTREAM_TIMEOUT is
-   * a stalled upload (408); once it has arrived whole, the target has UPSTREAM_TIMEOUT to start
-   * its response (504, as undici's headers timeout would give).
+   * a stalled upload (408); once it has arrived whole, the target has UPSTREAM_TIMEOUT (or a gRPC
+   * call's shorter deadline) to start its response (504, as undici's headers timeout would give).
+   * A gRPC call's request stream may rest as long as its deadline allows: no upload-idle cut.
    */
   timeUpload(): void {
     const req = this.#req;
-    const timeoutMs = this.#connections.headersTimeoutMs;
-    req.setTimeout(timeoutMs, () => this.#uploadStalled());
+    const timeoutMs = this.#timeoutMs;
+    if (!this.#grpc) req.setTimeout(timeoutMs, () => this.#uploadStalled());
     req.once('end', () => {
       req.setTimeout(0);
       if (this.#answered) return;
@@ -144,7 +157,7 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
       // 0: off, the exchange times the response itself (timeUpload); a retry gets what is left
       headersTimeout: withBody ? 0 : (headersTimeoutMs ?? null),
     };
-    this.#connections.dispatch(destination.origin, options, attempt, withBody ? trailerNames : undefined);
+    this.#connections.dispatch(destination.origin, options, attempt, withBody ? trailerNames : undefined, this.#grpc);
   }
 
   /** Whether `attempt`'s events still count. */
@@ -185,6 +198,12 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
     // then drops the request stream, and the rest of the body would sit unread on a connection
     // that keeps nothing else moving. The connection ends after this response (RFC 9112 §9.6).
     if (!this.#req.complete && this.#req.httpVersionMajor !== 2) mapped.push('connection', 'close'); // over HTTP/2 the stream alone ends
+    // A gRPC status in the head is a trailers-only answer (PROTOCOL-HTTP2.md "Responses"): to an
+    // HTTP/2 client its one HEADERS frame must end the stream, so it waits for the target's end.
+    if (this.#grpc && this.#req.httpVersionMajor === 2 && fields['grpc-status'] !== undefined) {
+      this.#heldHead = { statusCode, fields: mapped };
+      return;
+    }
     const trailer = trailerToAnnounce(this.#res, statusCode, fields);
     if (trailer !== undefined) mapped.push('trailer', trailer);
     // A reason phrase of its own is relayed when it can be (HTTP/2 has none, RFC 9113 §8.3.2);
@@ -215,6 +234,7 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
 
   /** A chunk of the answering response; false when the client's socket is full (pause). */
   write(chunk: Buffer): boolean {
+    if (this.#heldHead !== undefined) this.#releaseHead(); // a body after all: not trailers-only
     return this.#res.write(chunk);
   }
 
@@ -223,6 +243,8 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
    * end of the chunked body Node writes, when it writes one, or in HTTP/2's trailing HEADERS (see trailers.ts).
    */
   end(trailers: IncomingHttpHeaders): void {
+    const held = this.#heldHead;
+    if (held !== undefined && respondTrailersOnly(this.#res, held.statusCode, fieldObject(held.fields))) return;
     const relayed = carriesTrailers(this.#req, this.#res) ? relayableTrailers(trailers) : undefined;
     if (relayed !== undefined) this.#res.addTrailers(relayed);
     this.#res.end();
@@ -273,6 +295,13 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
     else sendError(this.#res, new GatewayError('REQUEST_TIMEOUT', { headers: { ...closingFields(this.#req) } }));
   }
 
+  /** Writes the held head as any other (its trailers then follow the body). */
+  #releaseHead(): void {
+    const { statusCode, fields } = this.#heldHead!;
+    this.#heldHead = undefined;
+    this.#res.writeHead(statusCode, fields);
+  }
+
   /** The response has started or failed: stop timing. */
   #answer(): void {
     this.#answered = true;
@@ -285,7 +314,7 @@ export class UpstreamExchange<D extends Destination> implements AttemptOwner<D> 
    */
   #retry(attempt: UpstreamAttempt<D>, failure: AttemptFailure): boolean {
     if (this.#answered) return false;
-    const remainingMs = this.#connections.headersTimeoutMs - (Date.now() - this.#startedAt);
+    const remainingMs = this.#timeoutMs - (Date.now() - this.#startedAt);
     const next = this.#plan.next(attempt.destination, failure, remainingMs);
     if (next === undefined) return false;
     this.#attempt = undefined; // first, so that what the abort reports is dropped

@@ -2,6 +2,7 @@ import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, ty
 import type { IncomingMessage } from 'node:http';
 import { errors, type Dispatcher } from 'undici';
 import { dialledOrigin, isH2cOrigin } from './http2-targets.js';
+import { fieldObject } from '../headers/field-list.js';
 
 /**
  * Request fields HTTP/2 forbids (RFC 9113 §8.2.2): connection-specific ones; `TE` is sent as
@@ -92,18 +93,15 @@ export class Http2Dispatcher {
 /** undici's dispatch options as an HTTP/2 request head: pseudo-header fields, then the fields HTTP/2 allows. */
 function requestHeaders(options: Dispatcher.DispatchOptions, scheme: 'http' | 'https'): OutgoingHttpHeaders {
   const flat = options.headers as string[];
-  const headers: OutgoingHttpHeaders = { ':method': options.method, ':path': options.path, ':scheme': scheme, te: 'trailers' };
-  for (let i = 0; i < flat.length; i += 2) {
-    const name = flat[i]!.toLowerCase();
-    const value = flat[i + 1]!;
-    if (name === 'host') headers[':authority'] = value;
-    if (NOT_SENT.has(name)) continue;
-    const seen = headers[name];
-    if (seen === undefined) headers[name] = value;
-    else if (Array.isArray(seen)) seen.push(value);
-    else headers[name] = [String(seen), value];
-  }
-  return headers;
+  const host = flat.findIndex((name, i) => i % 2 === 0 && name.toLowerCase() === 'host');
+  return {
+    ':method': options.method,
+    ':path': options.path,
+    ':scheme': scheme,
+    ...(host >= 0 ? { ':authority': flat[host + 1] } : {}),
+    ...fieldObject(flat, (name) => NOT_SENT.has(name)),
+    te: 'trailers',
+  };
 }
 
 /** A response head or trailer section in undici's parsed form: pseudo-header fields left out. */

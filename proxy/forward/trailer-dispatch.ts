@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { errors, type Dispatcher } from 'undici';
+import { fieldObject } from '../headers/field-list.js';
 
 /** What a request sent by {@link TrailerDispatcher} consists of. */
 export interface TrailerRequest {
@@ -41,7 +42,7 @@ export class TrailerDispatcher {
   dispatch(request: TrailerRequest, handler: Dispatcher.DispatchHandler): void {
     const url = new URL(request.origin);
     const secure = url.protocol === 'https:';
-    const headers = headerObject(request.headers);
+    const headers = fieldObject(request.headers);
     headers['transfer-encoding'] = 'chunked';
     headers.trailer = request.trailerNames.join(', ');
     const outgoing = (secure ? httpsRequest : httpRequest)({
@@ -89,23 +90,9 @@ function sendBody(body: IncomingMessage, outgoing: ClientRequest, names: string[
   });
 }
 
-/** A flat `[name, value, …]` list as node:http's header object; repeated names become arrays. */
-function headerObject(flat: readonly string[]): OutgoingHttpHeaders {
-  const headers: Record<string, string | string[]> = {};
-  for (let i = 0; i < flat.length; i += 2) {
-    const name = flat[i]!.toLowerCase();
-    const value = flat[i + 1]!;
-    const seen = headers[name];
-    if (seen === undefined) headers[name] = value;
-    else if (Array.isArray(seen)) seen.push(value);
-    else headers[name] = [seen, value];
-  }
-  return headers;
-}
-
 /** A response's raw header list in undici's parsed form: lowercased names, arrays for repeats. */
 function parsedHeaders(raw: readonly string[]): IncomingHttpHeaders {
-  return headerObject(raw) as IncomingHttpHeaders;
+  return fieldObject(raw) as IncomingHttpHeaders;
 }
 
 /** One node:http request seen through undici's dispatch controller. */

@@ -12,8 +12,9 @@ const MAX_CONNECT_TIMEOUT_MS = 10_000;
 /**
  * The connections a forwarder keeps to its targets: one keep-alive undici `Pool` per origin
  * (HTTP/1.1, pipelining off), and node:http agents for the rare request that sends a trailer
- * section (trailer-dispatch.ts). HTTP/2 to an `h2c://` target (cleartext, prior knowledge) goes
- * through http2-dispatch.ts. Each attempt of an exchange is dispatched through it.
+ * section (trailer-dispatch.ts). HTTP/2 goes through http2-dispatch.ts: to an `h2c://` target
+ * always (cleartext, prior knowledge), and to an `https://` one for a request that needs it (a
+ * gRPC call), by ALPN. Each attempt of an exchange is dispatched through it.
  */
 export class UpstreamConnections {
   /**
@@ -32,12 +33,12 @@ export class UpstreamConnections {
 
   /**
    * Sends one attempt of a request to `origin` (`http(s)://host:port`, `h2c://host:port`): over
-   * HTTP/2 to an `h2c://` origin; else through the origin's pool, or, when its body goes with
-   * `trailerNames` (announced trailer fields that may be relayed), through trailer-dispatch.ts,
-   * since undici cannot send a trailer section.
+   * HTTP/2 to an `h2c://` origin, or with `http2` (a gRPC call) to an `https://` one; else through
+   * the origin's pool, or, when its body goes with `trailerNames` (announced trailer fields that may
+   * be relayed), through trailer-dispatch.ts, since undici cannot send a trailer section.
    */
-  dispatch(origin: string, options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, trailerNames: string[] | undefined): void {
-    if (isH2cOrigin(origin)) {
+  dispatch(origin: string, options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, trailerNames: string[] | undefined, http2 = false): void {
+    if (isH2cOrigin(origin) || (http2 && origin.startsWith('https:'))) {
       this.#http2 ??= new Http2Dispatcher(this.#connectTimeoutMs(), this.headersTimeoutMs);
       this.#http2.dispatch(origin, options, handler);
     } else if (options.body !== null && trailerNames !== undefined) {

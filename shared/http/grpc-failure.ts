@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { ServerHttp2Stream } from 'node:http2';
 import type { ErrorCode, GatewayError } from '../errors.js';
 import { withRequestId } from './request-id.js';
@@ -96,13 +96,25 @@ export function sendGrpcFailure(res: ServerResponse, error: GatewayError, conten
     'grpc-message': encodeGrpcMessage(error.message),
     'cache-control': 'no-store',
   });
-  const stream = (res as ServerResponse & { stream?: ServerHttp2Stream }).stream;
-  if (stream !== undefined) {
-    // `Connection: close` (a 408's) is HTTP/1.1's alone: HTTP/2 forbids it (RFC 9113 §8.2.2).
-    delete (fields as Record<string, unknown>).connection;
-    stream.respond({ ':status': 200, ...fields }, { endStream: true });
-    return;
-  }
+  // `Connection: close` (a 408's) is HTTP/1.1's alone: HTTP/2 forbids it (RFC 9113 §8.2.2).
+  if (respondTrailersOnly(res, 200, { ...fields, connection: undefined })) return;
   res.writeHead(200, fields);
   res.end();
+}
+
+/**
+ * Over HTTP/2, answers `res` with one HEADERS frame (`statusCode`, `fields`; an undefined field is
+ * left out) that ends the stream: a gRPC trailers-only answer (PROTOCOL-HTTP2.md "Responses"),
+ * which the compat response's `writeHead` and `end` cannot make (they send HEADERS, then an empty
+ * end of stream, which gRPC clients read as a call ended without a status).
+ * @returns false, having written nothing, when `res` is not an HTTP/2 response.
+ */
+export function respondTrailersOnly(res: ServerResponse, statusCode: number, fields: OutgoingHttpHeaders): boolean {
+  const stream = (res as ServerResponse & { stream?: ServerHttp2Stream }).stream;
+  if (stream === undefined) return false;
+  const head: OutgoingHttpHeaders = { ':status': statusCode };
+  for (const name in fields) if (fields[name] !== undefined) head[name] = fields[name];
+  // A client gone meanwhile (the stream reset or closed) is answered by nobody.
+  if (!stream.destroyed && !stream.closed && !stream.headersSent) stream.respond(head, { endStream: true });
+  return true;
 }

@@ -11,26 +11,7 @@ import { after, describe, it } from 'node:test';
 import { request } from 'undici';
 import { useAdminSession } from '../support/admin-session.js';
 import { freePort } from '../support/free-port.js';
-import { grpc, startGrpcTarget, type GrpcTarget } from '../support/grpc-service.js';
-
-/** A gRPC message frame (PROTOCOL-HTTP2.md "Length-Prefixed-Message") holding `value` as JSON. */
-function frame(value: unknown): Buffer {
-  const message = Buffer.from(JSON.stringify(value));
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(message.length, 1);
-  return Buffer.concat([head, message]);
-}
-
-/** The messages of a gRPC response body, parsed from JSON. */
-function messages(body: Buffer): unknown[] {
-  const found: unknown[] = [];
-  for (let offset = 0; offset + 5 <= body.length; ) {
-    const length = body.readUInt32BE(offset + 1);
-    found.push(JSON.parse(body.subarray(offset + 5, offset + 5 + length).toString('utf8')));
-    offset += 5 + length;
-  }
-  return found;
-}
+import { grpc, grpcFrame as frame, grpcMessages as messages, startGrpcTarget, type GrpcTarget } from '../support/grpc-service.js';
 
 let target: GrpcTarget;
 

@@ -54,9 +54,9 @@ const json = {
   deserialize: (bytes: Buffer) => JSON.parse(bytes.toString('utf8')) as unknown,
 };
 
-function method(name: string, requestStream: boolean, responseStream: boolean): grpc.MethodDefinition<unknown, unknown> {
+function method(prefix: string, name: string, requestStream: boolean, responseStream: boolean): grpc.MethodDefinition<unknown, unknown> {
   return {
-    path: `/gatehouse.test.Echo/${name}`,
+    path: `${prefix}/gatehouse.test.Echo/${name}`,
     requestStream,
     responseStream,
     requestSerialize: json.serialize,
@@ -67,19 +67,22 @@ function method(name: string, requestStream: boolean, responseStream: boolean): 
   };
 }
 
-/** The service's definition, for a server and for {@link EchoClient}. */
-export const ECHO_SERVICE: grpc.ServiceDefinition = {
-  Unary: method('Unary', false, false),
-  Fail: method('Fail', false, false),
-  Slow: method('Slow', false, false),
-  Count: method('Count', false, true),
-  Sum: method('Sum', true, false),
-  Chat: method('Chat', true, true),
-};
+/**
+ * The service's definition, for a server (no `prefix`) and for {@link EchoClient}: a client of
+ * the service as a gateway serves it under a path prefix (`/rpc`) calls `/rpc/gatehouse.test.Echo/…`.
+ */
+function echoService(prefix = ''): grpc.ServiceDefinition {
+  return {
+    Unary: method(prefix, 'Unary', false, false),
+    Fail: method(prefix, 'Fail', false, false),
+    Slow: method(prefix, 'Slow', false, false),
+    Count: method(prefix, 'Count', false, true),
+    Sum: method(prefix, 'Sum', true, false),
+    Chat: method(prefix, 'Chat', true, true),
+  };
+}
 
-const EchoClientClass = grpc.makeGenericClientConstructor(ECHO_SERVICE, 'Echo');
-
-/** A client of {@link ECHO_SERVICE}: its streaming methods as grpc-js makes them (unary ones through {@link unary}). */
+/** A client of the Echo service: its streaming methods as grpc-js makes them (unary ones through {@link unary}). */
 export interface EchoClient extends grpc.Client {
   Count(request: CountRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<Chunk>;
   Sum(metadata: grpc.Metadata, callback: grpc.requestCallback<SumReply>): grpc.ClientWritableStream<Chunk>;
@@ -103,7 +106,7 @@ export async function startGrpcTarget(tls?: { cert: string; key: string }): Prom
   const server = new grpc.Server();
   const calls = new Map<string, number>();
   const count = (name: string) => calls.set(name, (calls.get(name) ?? 0) + 1);
-  server.addService(ECHO_SERVICE, implementation(count));
+  server.addService(echoService(), implementation(count));
   const credentials = tls ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: readFileSync(tls.cert), private_key: readFileSync(tls.key) }]) : grpc.ServerCredentials.createInsecure();
   const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', credentials, (error, bound) => (error ? reject(error) : resolve(bound))));
   return {
@@ -169,14 +172,15 @@ async function writeChunks(call: grpc.ServerWritableStream<CountRequest, Chunk>,
 }
 
 /**
- * A client of the Echo service at `address` (`host:port`): cleartext (prior-knowledge HTTP/2)
- * without `ca`, TLS trusting `ca` (a PEM file) otherwise, `serverName` the name it checks and sends
- * as `:authority`. A bearer token rides as call metadata (`authorization`): grpc-js refuses call
+ * A client of the Echo service at `address` (`host:port`), under `prefix` when given (a
+ * gateway's service path): cleartext (prior-knowledge HTTP/2) without `ca`, TLS trusting `ca` (a
+ * PEM file) otherwise, `serverName` the name it checks and sends as `:authority`. A bearer token rides as call metadata (`authorization`): grpc-js refuses call
  * credentials on a cleartext channel, and a gateway on an h2c listener still needs it.
  */
-export function echoClient(address: string, options: { ca?: string; serverName?: string } = {}): EchoClient {
+export function echoClient(address: string, options: { ca?: string; serverName?: string; prefix?: string } = {}): EchoClient {
   const channel = options.ca ? grpc.credentials.createSsl(readFileSync(options.ca)) : grpc.credentials.createInsecure();
   const channelOptions = options.serverName ? { 'grpc.ssl_target_name_override': options.serverName, 'grpc.default_authority': options.serverName } : {};
+  const EchoClientClass = grpc.makeGenericClientConstructor(echoService(options.prefix), 'Echo');
   return new EchoClientClass(address, channel, channelOptions) as unknown as EchoClient;
 }
 
@@ -185,6 +189,25 @@ export function metadataOf(fields: Record<string, string> = {}): grpc.Metadata {
   const metadata = new grpc.Metadata();
   for (const [key, value] of Object.entries(fields)) metadata.set(key, value);
   return metadata;
+}
+
+/** A gRPC message frame (PROTOCOL-HTTP2.md "Length-Prefixed-Message", uncompressed) of `value` as JSON: a request body for raw HTTP clients. */
+export function grpcFrame(value: unknown): Buffer {
+  const message = Buffer.from(JSON.stringify(value));
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(message.length, 1);
+  return Buffer.concat([head, message]);
+}
+
+/** The messages of a gRPC response body read by a raw HTTP client, parsed from JSON. */
+export function grpcMessages(body: Buffer): unknown[] {
+  const found: unknown[] = [];
+  for (let offset = 0; offset + 5 <= body.length; ) {
+    const length = body.readUInt32BE(offset + 1);
+    found.push(JSON.parse(body.subarray(offset + 5, offset + 5 + length).toString('utf8')));
+    offset += 5 + length;
+  }
+  return found;
 }
 
 /** Promise form of a unary call: resolves with the reply, rejects with the grpc-js ServiceError. */
