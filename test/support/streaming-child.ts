@@ -1,8 +1,10 @@
 /**
- * Child process for streaming.test.ts: a gateway alone in its process, so its resident memory can
- * be measured without the test's client and upstream in it. Started with
- * GATEHOUSE_STREAMING_CHILD=1 and UPSTREAM_ORIGIN; does nothing otherwise (the test runner may
- * load every file under test/).
+ * Child process for streaming.test.ts and grpc-large-stream.test.ts: a gateway alone in its
+ * process, so its resident memory can be measured without the test's client and upstream in it,
+ * serving `/big` from UPSTREAM_ORIGIN (a target url: `http://…`, `h2c://…`). Started with
+ * GATEHOUSE_STREAMING_CHILD=1, UPSTREAM_ORIGIN and optionally GATEHOUSE_CHILD_ENV (JSON: more
+ * settings, such as `{"H2C":"true"}`); does nothing otherwise (the test runner may load every file
+ * under test/).
  *
  * Messages in: `'rss'` and `'reset'`, each answered with `{ rss, peak }` in bytes (the peak since
  * the last reset; `'reset'` then starts a new one); `'close'`. Message out at start: `{ port }`.
@@ -19,8 +21,8 @@ const SAMPLE_MS = 10;
  */
 const collectYoungGarbage = (globalThis as { gc?: (options: { type: 'minor' | 'major' }) => void }).gc;
 
-async function main(upstreamOrigin: string, send: (message: unknown) => void): Promise<void> {
-  const gateway = await startDataPlane({ services: [service({ path: '/big', targetUrl: upstreamOrigin })] });
+async function main(upstreamOrigin: string, env: Record<string, string>, send: (message: unknown) => void): Promise<void> {
+  const gateway = await startDataPlane({ env, services: [service({ path: '/big', targetUrl: upstreamOrigin })] });
   let peak = process.memoryUsage().rss;
   const sampler = setInterval(() => {
     collectYoungGarbage?.({ type: 'minor' });
@@ -40,5 +42,6 @@ async function main(upstreamOrigin: string, send: (message: unknown) => void): P
 
 if (process.env.GATEHOUSE_STREAMING_CHILD === '1' && process.send && process.env.UPSTREAM_ORIGIN) {
   const send = process.send.bind(process);
-  await main(process.env.UPSTREAM_ORIGIN, (message) => send(message));
+  const env = JSON.parse(process.env.GATEHOUSE_CHILD_ENV ?? '{}') as Record<string, string>;
+  await main(process.env.UPSTREAM_ORIGIN, env, (message) => send(message));
 }
