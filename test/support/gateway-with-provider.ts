@@ -25,6 +25,7 @@ export type ProviderSetup = Partial<IdentityProviderOptions> & {
  * Starts oidc-provider on a free port with a client whose redirect URI is the gateway's
  * `/auth/callback`, then the gateway with `ADMIN_EMAILS=admin@example.com` (overridable in `env`).
  * With `env.ADMIN_URL`, that origin's callback and post-logout URIs are registered too.
+ * `env.PORT` and `env.PUBLIC_URL` are kept when given (an https:// gateway); otherwise
  * `gatewayHost` names the gateway in PUBLIC_URL (default 127.0.0.1, the provider's own host;
  * `localhost` makes the provider's form_post cross-site, as with a real identity provider); `onLog`
  * reads the gateway's log lines (at `env.LOG_LEVEL`, silent unless set).
@@ -36,8 +37,9 @@ export async function startGatewayWithProvider(
   onLog?: (line: string) => void,
 ): Promise<GatewayWithProvider> {
   const { backchannelLogout, ...providerOptions } = providerSetup;
-  const port = await freePort();
-  const origin = `http://${gatewayHost}:${port}`;
+  // A gateway on its own PORT and PUBLIC_URL (an https:// one, say) is registered as such.
+  const port = env.PORT ?? String(await freePort());
+  const origin = env.PUBLIC_URL ?? `http://${gatewayHost}:${port}`;
   const origins = env.ADMIN_URL ? [origin, env.ADMIN_URL] : [origin];
   const idp = await startIdentityProvider({
     clients: [
@@ -54,7 +56,7 @@ export async function startGatewayWithProvider(
   // A gateway that fails to start (a port taken meanwhile) must not leave the provider running,
   // which would keep the test file, and the whole run, from ending.
   const gw = await startTestGateway({
-    PORT: String(port),
+    PORT: port,
     PUBLIC_URL: origin,
     OIDC_ISSUER: idp.issuer,
     OIDC_CLIENT_ID: CLIENT_ID,
