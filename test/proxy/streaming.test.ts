@@ -7,6 +7,8 @@ import { pipeline } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
+import type { OutgoingHttpHeaders } from 'node:http2';
+import { openSession } from '../support/http2-client.js';
 import { startUpstream, type Upstream } from '../support/upstream.js';
 
 const MiB = 1024 * 1024;
@@ -57,67 +59,115 @@ async function ask<T>(child: ChildProcess, message: string): Promise<T> {
   return (await reply)[0] as T;
 }
 
-describe('streaming: 100 MB each way without buffering', () => {
-  let upstream: Upstream;
-  let child: ChildProcess;
-  let origin: string;
+/** How a client moves a body through the gateway: over HTTP/1.1 (undici) or HTTP/2 with prior knowledge (node:http2, H2C=true). */
+interface BulkClient {
+  upload(bytes: number): Promise<number>;
+  download(bytes: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+function http1Client(origin: string): BulkClient {
   const agent = new Agent();
+  return {
+    async upload(bytes) {
+      const response = await agent.request({
+        origin,
+        path: '/big/upload',
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream', 'content-length': String(bytes) },
+        body: generated(bytes),
+      });
+      assert.equal(response.statusCode, 200);
+      return ((await response.body.json()) as { bytes: number }).bytes;
+    },
+    async download(bytes) {
+      const response = await agent.request({ origin, path: `/big/download?bytes=${bytes}`, method: 'GET' });
+      assert.equal(response.statusCode, 200);
+      assert.equal(response.headers['content-length'], String(bytes));
+      let received = 0;
+      for await (const chunk of response.body) received += (chunk as Buffer).length;
+      return received;
+    },
+    close: () => agent.close(),
+  };
+}
 
-  before(async () => {
-    upstream = await startUpstream(bulk);
-    child = fork(fileURLToPath(new URL('../support/streaming-child.js', import.meta.url)), {
-      env: { ...process.env, GATEHOUSE_STREAMING_CHILD: '1', UPSTREAM_ORIGIN: upstream.origin },
-      execArgv: ['--expose-gc'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+async function http2Client(origin: string): Promise<BulkClient> {
+  const session = await openSession(origin);
+  /** One stream's response head and the bytes of its body, counted as they come. */
+  const exchange = (headers: OutgoingHttpHeaders, body?: Readable) =>
+    new Promise<{ status: number; bytes: number; text: string }>((resolve, reject) => {
+      const stream = session.request(headers, { endStream: body === undefined });
+      let status = 0;
+      let bytes = 0;
+      let text = '';
+      stream.on('response', (head) => (status = Number(head[':status'])));
+      stream.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (text.length < 1_000) text += chunk.toString();
+      });
+      stream.on('error', reject);
+      stream.on('end', () => resolve({ status, bytes, text }));
+      body?.pipe(stream);
     });
-    const [{ port }] = (await once(child, 'message')) as [{ port: number }];
-    origin = `http://127.0.0.1:${port}`;
-  });
-  after(async () => {
-    await agent.close();
-    if (child.connected) {
-      const exited = once(child, 'exit');
-      child.send('close');
-      await exited;
-    }
-    await upstream.close();
-  });
+  return {
+    async upload(bytes) {
+      const answer = await exchange({ ':method': 'POST', ':path': '/big/upload', 'content-type': 'application/octet-stream' }, generated(bytes));
+      assert.equal(answer.status, 200);
+      return (JSON.parse(answer.text) as { bytes: number }).bytes;
+    },
+    async download(bytes) {
+      const answer = await exchange({ ':method': 'GET', ':path': `/big/download?bytes=${bytes}` });
+      assert.equal(answer.status, 200);
+      return answer.bytes;
+    },
+    close: async () => void session.close(),
+  };
+}
 
-  async function upload(bytes: number): Promise<number> {
-    const response = await agent.request({
-      origin,
-      path: '/big/upload',
-      method: 'POST',
-      headers: { 'content-type': 'application/octet-stream', 'content-length': String(bytes) },
-      body: generated(bytes),
+for (const protocol of ['http/1.1', 'h2'] as const) {
+  describe(`streaming over ${protocol}: 100 MB each way without buffering`, () => {
+    let upstream: Upstream;
+    let child: ChildProcess;
+    let client: BulkClient;
+
+    before(async () => {
+      upstream = await startUpstream(bulk);
+      const settings = protocol === 'h2' ? { H2C: 'true' } : {};
+      child = fork(fileURLToPath(new URL('../support/streaming-child.js', import.meta.url)), {
+        env: { ...process.env, GATEHOUSE_STREAMING_CHILD: '1', UPSTREAM_ORIGIN: upstream.origin, GATEHOUSE_CHILD_ENV: JSON.stringify(settings) },
+        execArgv: ['--expose-gc'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+      const [{ port }] = (await once(child, 'message')) as [{ port: number }];
+      const origin = `http://127.0.0.1:${port}`;
+      client = protocol === 'h2' ? await http2Client(origin) : http1Client(origin);
     });
-    assert.equal(response.statusCode, 200);
-    return ((await response.body.json()) as { bytes: number }).bytes;
-  }
+    after(async () => {
+      await client?.close();
+      if (child.connected) {
+        const exited = once(child, 'exit');
+        child.send('close');
+        await exited;
+      }
+      await upstream.close();
+    });
 
-  async function download(bytes: number): Promise<number> {
-    const response = await agent.request({ origin, path: `/big/download?bytes=${bytes}`, method: 'GET' });
-    assert.equal(response.statusCode, 200);
-    assert.equal(response.headers['content-length'], String(bytes));
-    let received = 0;
-    for await (const chunk of response.body) received += (chunk as Buffer).length;
-    return received;
-  }
+    it('streams the upload and the download while the gateway RSS grows less than 50 MB', async (t) => {
+      // Warm-up of 10 MB each way: pools, JIT, allocator and socket buffers reach their steady
+      // state, and the peak RSS of a gateway moving data is the baseline.
+      await ask(child, 'reset');
+      assert.equal(await client.upload(10 * MiB), 10 * MiB);
+      assert.equal(await client.download(10 * MiB), 10 * MiB);
+      const { peak: baseline } = await ask<Memory>(child, 'reset');
 
-  it('streams the upload and the download while the gateway RSS grows less than 50 MB', async (t) => {
-    // Warm-up of 10 MB each way: pools, JIT, allocator and socket buffers reach their steady
-    // state, and the peak RSS of a gateway moving data is the baseline.
-    await ask(child, 'reset');
-    assert.equal(await upload(10 * MiB), 10 * MiB);
-    assert.equal(await download(10 * MiB), 10 * MiB);
-    const { peak: baseline } = await ask<Memory>(child, 'reset');
+      assert.equal(await client.upload(100 * MiB), 100 * MiB);
+      assert.equal(await client.download(100 * MiB), 100 * MiB);
 
-    assert.equal(await upload(100 * MiB), 100 * MiB);
-    assert.equal(await download(100 * MiB), 100 * MiB);
-
-    const { peak } = await ask<Memory>(child, 'rss');
-    const growth = peak - baseline;
-    t.diagnostic(`gateway peak RSS: ${(baseline / MiB).toFixed(1)} MiB at 10 MB, ${(peak / MiB).toFixed(1)} MiB at 100 MB`);
-    assert.ok(growth < MAX_GROWTH, `gateway peak RSS grew ${(growth / MiB).toFixed(1)} MiB`);
+      const { peak } = await ask<Memory>(child, 'rss');
+      const growth = peak - baseline;
+      t.diagnostic(`gateway peak RSS: ${(baseline / MiB).toFixed(1)} MiB at 10 MB, ${(peak / MiB).toFixed(1)} MiB at 100 MB`);
+      assert.ok(growth < MAX_GROWTH, `gateway peak RSS grew ${(growth / MiB).toFixed(1)} MiB`);
+    });
   });
-});
+}
