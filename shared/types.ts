@@ -213,6 +213,11 @@ export interface AccessLogEntry {
    */
   host?: string | null;
   /**
+   * The protocol the client spoke (design.md §4.17): `h2` for HTTP/2, over TLS or h2c (Envoy and
+   * Caddy log both so); absent for HTTP/1.1 (and 1.0), so the common record of old carries nothing more.
+   */
+  protocol?: 'h2';
+  /**
    * How many requests this record stands for: absent (or 1) for one request; more for a summary of
    * one client address's requests to one service within one minute (refused by the rate limit, or
    * over the address's share of a day's access-log budget: design.md §3.9).

@@ -93,6 +93,7 @@ const accessLogRecord = v.strictObject({
   timestamp,
   target: v.pipe(v.nullable(v.string()), v.description("The url of the service's target that answered (the last tried); null when none did: the gateway answered itself")),
   host: v.pipe(v.nullable(v.string()), v.description('The service host the request was routed by (lower case, no port; for a wildcard service the name it matched); null when routed by path alone')),
+  protocol: v.pipe(v.picklist(['http/1.1', 'h2']), v.description('The protocol the client spoke: `h2` for HTTP/2 (over TLS, or h2c with H2C), `http/1.1` for HTTP/1.x and for records stored before HTTP/2')),
   count: v.pipe(v.number(), v.integer(), v.minValue(1), v.description("Requests the record stands for: 1, or more for a summary of one client address's requests to the service within one minute and status class (refused by the rate limit, or past the address's share of the day's access-log budget); its other fields are the first request's")),
   path_truncated: v.pipe(v.boolean(), v.description('True when `path` was cut to 2,048 bytes and ends with `…`')),
   request_id: v.pipe(v.nullable(v.string()), v.description("The request's id, as its answer's X-Request-Id carried it: 16 lowercase hex characters, a traced request's trace id (32), or a trusted proxy's own (1–128 visible ASCII characters); null for records stored before request ids")),

@@ -30,6 +30,8 @@ export class AccessRecord {
   host: string | null = null;
   /** The request's id (design.md §3.10), once known. */
   requestId: string | null = null;
+  /** True when the client spoke HTTP/2 (design.md §4.17). */
+  http2 = false;
   /** The trace and server span of a traced (sampled) request; null while untraced. */
   trace: { traceId: string; spanId: string } | null = null;
   readonly #sink: AccessLogSink;
@@ -67,6 +69,7 @@ export class AccessRecord {
       method: this.#method,
       target: this.#path,
       host: this.host,
+      http2: this.http2,
       requestId: this.requestId,
       ipAddress: this.#ipAddress,
       statusCode,
@@ -77,8 +80,9 @@ export class AccessRecord {
 
   /**
    * Writes the record: status as sent (499 if none was), time from start to now in whole ms, the
-   * path cut to its stored maximum (logged-path.ts), `pathTruncated` then set, and `host` only
-   * when the request was routed by one (a host-less service's records travel without the field).
+   * path cut to its stored maximum (logged-path.ts), `pathTruncated` then set, `host` only
+   * when the request was routed by one (a host-less service's records travel without the field),
+   * and `protocol` only for HTTP/2.
    */
   finish(res: ServerResponse): void {
     const path = loggedPath(this.#path);
@@ -95,6 +99,7 @@ export class AccessRecord {
       target: this.target,
     };
     if (this.host !== null) record.host = this.host;
+    if (this.http2) record.protocol = 'h2';
     if (this.requestId !== null) record.requestId = this.requestId;
     if (this.trace !== null) {
       record.traceId = this.trace.traceId;

@@ -196,6 +196,7 @@ class GatewayProxyPlane implements ProxyPlane {
     // the rate limit (§3.3) one summary per address, service and minute
     const record = new AccessRecord(this.#deps.accessLog, res, route.service.id, req.method ?? '', target, clientIp);
     if (site !== undefined) record.host = site.host;
+    record.http2 = req.httpVersionMajor === 2;
     record.requestId = identity.requestId;
     if (trace?.span !== undefined) record.trace = { traceId: trace.traceId, spanId: trace.spanId! };
     const limiter = this.#deps.generalLimiter;

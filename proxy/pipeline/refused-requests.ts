@@ -25,6 +25,8 @@ export interface RefusedRequest {
   target: string;
   /** The service host the request was routed by (AccessLogEntry `host`); null when routed by path alone. */
   host: string | null;
+  /** True when the client spoke HTTP/2 (AccessLogEntry `protocol`); a summary keeps its first request's. */
+  http2?: boolean;
   ipAddress: string;
   statusCode: number;
   /** Epoch ms at request start. */
@@ -123,6 +125,7 @@ function summaryOf(request: RefusedRequest): AccessLogEntry & { count: number } 
     count: 1,
   };
   if (request.host !== null) summary.host = request.host;
+  if (request.http2 === true) summary.protocol = 'h2';
   if (request.requestId !== null) summary.requestId = request.requestId;
   if (path !== request.target) summary.pathTruncated = true;
   return summary;

@@ -72,6 +72,7 @@ function isAccessLogEntry(value: unknown): value is AccessLogEntry {
     Number.isFinite(r.timestamp) &&
     isOptionalText(r.target) &&
     isOptionalText(r.host) &&
+    (r.protocol === undefined || r.protocol === 'h2') &&
     (r.count === undefined || (Number.isSafeInteger(r.count) && (r.count as number) >= 1)) &&
     (r.pathTruncated === undefined || typeof r.pathTruncated === 'boolean') &&
     isOptionalMatch(r.requestId, REQUEST_ID) &&

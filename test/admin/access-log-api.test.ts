@@ -22,7 +22,7 @@ const PREFIX = '/logged';
 const REQUESTS = 24;
 const METHODS = ['GET', 'POST', 'DELETE'] as const;
 const UPSTREAM_STATUSES = [200, 201, 302, 404, 503] as const;
-const RECORD_KEYS = ['count', 'host', 'id', 'ip_address', 'method', 'path', 'path_truncated', 'request_id', 'response_time_ms', 'service_id', 'span_id', 'status_code', 'target', 'timestamp', 'trace_id', 'user_id'];
+const RECORD_KEYS = ['count', 'host', 'id', 'ip_address', 'method', 'path', 'path_truncated', 'protocol', 'request_id', 'response_time_ms', 'service_id', 'span_id', 'status_code', 'target', 'timestamp', 'trace_id', 'user_id'];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** One request as the test sent it and the status it got: what its record must say. */

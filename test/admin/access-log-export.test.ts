@@ -145,6 +145,7 @@ function assertRecordOf(record: ReceivedLogRecord | undefined, d: Deployment, me
     ...(query === undefined ? {} : { 'url.query': query }),
     'http.response.status_code': 200,
     'client.address': '127.0.0.1',
+    'network.protocol.version': '1.1',
     'gatehouse.service.id': d.serviceId,
     'gatehouse.service.name': SERVICE_NAME,
     'gatehouse.target': d.targetUrl,

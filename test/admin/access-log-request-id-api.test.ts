@@ -120,7 +120,7 @@ describe('TRACE_UI_URL', () => {
   const untraced = { path: '/ids/2', request_id: PROXY_ID, trace_id: null, span_id: null };
   /** The access-log section of a page of the two records above. */
   const section = (traceUiUrl: string | undefined) => {
-    const base = { id: 1, service_id: 'svc', user_id: null, method: 'GET', status_code: 200, response_time_ms: 1, ip_address: '192.0.2.7', timestamp: new Date(T0).toISOString(), target: null, host: null, count: 1, path_truncated: false };
+    const base = { id: 1, service_id: 'svc', user_id: null, method: 'GET', status_code: 200, response_time_ms: 1, ip_address: '192.0.2.7', timestamp: new Date(T0).toISOString(), target: null, host: null, protocol: 'http/1.1' as const, count: 1, path_truncated: false };
     const result = { logs: [{ ...base, ...traced }, { ...base, ...untraced }], total: 2 };
     return accessLogSection({ service: sampleService(1), url: new URL('http://gw/dashboard/services/x'), limit: 50, offset: 0, result, servicesOrigin: '', traceUiUrl }).value;
   };

@@ -109,6 +109,7 @@ describe('AccessLogStore', () => {
         timestamp: '2025-01-02T03:04:06.678Z',
         target: null,
         host: null,
+        protocol: 'http/1.1',
         count: 1,
         path_truncated: false,
         request_id: null,

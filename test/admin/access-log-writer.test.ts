@@ -172,6 +172,7 @@ test('at start, moves the old access_logs table into day files, without counting
         timestamp: new Date(r.timestamp).toISOString(),
         target: null,
         host: null,
+        protocol: 'http/1.1',
         count: 1,
         path_truncated: false,
         request_id: null,

@@ -119,6 +119,7 @@ test('records arrive as OTLP log records: HTTP attributes (the service host as s
     'http.response.status_code': 200,
     'client.address': '198.51.100.7',
     'server.address': 'app.example.com',
+    'network.protocol.version': '1.1',
     'user.id': 'user-1',
     'gatehouse.service.id': 'svc-1',
     'gatehouse.service.name': 'Echo',

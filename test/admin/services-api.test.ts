@@ -375,7 +375,7 @@ describe('GET /api/services/:id/logs', () => {
     assert.equal(all.json.total, 3);
     assert.deepEqual(all.json.logs.map((l: { path: string }) => l.path), [3, 2, 1].map((n) => `${service.path}/item-${n}?q=${n}`));
     const [newest] = all.json.logs;
-    assert.deepEqual(Object.keys(newest).sort(), ['count', 'host', 'id', 'ip_address', 'method', 'path', 'path_truncated', 'request_id', 'response_time_ms', 'service_id', 'span_id', 'status_code', 'target', 'timestamp', 'trace_id', 'user_id']);
+    assert.deepEqual(Object.keys(newest).sort(), ['count', 'host', 'id', 'ip_address', 'method', 'path', 'path_truncated', 'protocol', 'request_id', 'response_time_ms', 'service_id', 'span_id', 'status_code', 'target', 'timestamp', 'trace_id', 'user_id']);
     assert.equal(newest.count, 1, 'one request');
     assert.equal(newest.path_truncated, false);
     assert.equal(typeof newest.id, 'number');

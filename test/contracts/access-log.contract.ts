@@ -64,6 +64,7 @@ export function accessLogContract(name: string, factory: (database: TempDatabase
           timestamp: new Date(entry.timestamp).toISOString(),
           target: entry.target ?? null,
           host: entry.host ?? null,
+          protocol: entry.protocol ?? 'http/1.1',
           count: entry.count ?? 1,
           path_truncated: entry.pathTruncated ?? false,
           request_id: entry.requestId ?? null,

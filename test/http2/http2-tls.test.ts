@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ClientHttp2Session } from 'node:http2';
 import { Agent, request } from 'undici';
-import { createService } from '../support/api-client.js';
+import { apiClient, createService } from '../support/api-client.js';
+import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/free-port.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn, type SignedIn } from '../support/sessions.js';
@@ -29,6 +30,8 @@ let echo: EchoUpstream;
 let origin: string;
 let user: SignedIn;
 let session: ClientHttp2Session;
+let admin: SignedIn;
+let echoId: string;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gatehouse-h2-'));
@@ -40,8 +43,8 @@ before(async () => {
   const port = await freePort();
   origin = `https://localhost:${port}`;
   gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: origin, TLS_CERT_FILE: pair.cert, TLS_KEY_FILE: pair.key, ADMIN_EMAILS: 'admin@example.com' });
-  const admin = await signIn(gw);
-  await createService(gw.adminUrl, admin, { name: 'Echo', path: '/echo', targetUrl: echo.origin, requireAuth: true });
+  admin = await signIn(gw);
+  echoId = await createService(gw.adminUrl, admin, { name: 'Echo', path: '/echo', targetUrl: echo.origin, requireAuth: true });
   await createService(gw.adminUrl, admin, { name: 'App host', path: '/', hosts: ['app.localhost'], targetUrl: `${echo.origin}/on-host`, requireAuth: false });
   user = await signIn(gw, { sub: 'h2-user', email: 'h2@example.com', isAdmin: false });
   session = await openSession(origin, { ca: caPem });
@@ -136,5 +139,24 @@ describe('HTTP/1.1 on the same port', () => {
     } finally {
       await agent.close();
     }
+  });
+});
+
+describe('the access log', () => {
+  test('records say which protocol the client spoke: h2 or http/1.1', async () => {
+    const overH2 = await http2Request(session, { ':path': '/echo/logged-h2', cookie: user.cookie });
+    const agent = new Agent({ connect: { ca: caPem } });
+    const overH1 = await request(`${origin}/echo/logged-h1`, { headers: { cookie: user.cookie }, dispatcher: agent });
+    await overH1.body.dump();
+    await agent.close();
+    const api = apiClient(gw.adminUrl);
+    const wanted = new Map([[String(overH2.headers['x-request-id']), 'h2'], [String(overH1.headers['x-request-id']), 'http/1.1']]);
+    let seen = new Map<string, string>();
+    await eventually('both records stored', async () => {
+      const page = await api('GET', `/api/services/${echoId}/logs?limit=1000`, { as: admin });
+      seen = new Map((page.json.logs as { request_id: string; protocol: string }[]).map((log) => [log.request_id, log.protocol]));
+      return [...wanted.keys()].every((id) => seen.has(id));
+    });
+    for (const [id, protocol] of wanted) assert.equal(seen.get(id), protocol, id);
   });
 });

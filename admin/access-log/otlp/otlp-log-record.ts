@@ -38,7 +38,8 @@ const ERROR = [SeverityNumber.ERROR, 'ERROR'] as const;
  * `"<METHOD> <path with query> <status>"`; attributes `http.request.method`, `url.path`, `url.query`
  * (when the path has a `?`), `http.response.status_code`, `client.address`, `server.address` (the
  * service host the request was routed by, when it was: the HTTP server conventions' name of the
- * server as the request's `Host` named it), `user.id` (signed-in requests), `gatehouse.service.id`,
+ * server as the request's `Host` named it), `network.protocol.version` (`2` for HTTP/2, else
+ * `1.1`: the conventions' value, design.md §4.17), `user.id` (signed-in requests), `gatehouse.service.id`,
  * `gatehouse.service.name` (when `serviceName` is known), `gatehouse.response_time_ms`,
  * `gatehouse.target` (the url of the pool's target that answered, when one did), `gatehouse.count`
  * (how many requests the record stands for: 1, or more for a summary; an int, always there so
@@ -67,6 +68,7 @@ export function toOtlpLogRecord(entry: AccessLogEntry, resource: Resource, servi
   if (!known) attributes['http.request.method_original'] = entry.method;
   if (query !== -1) attributes['url.query'] = entry.path.slice(query + 1);
   if (entry.host) attributes['server.address'] = entry.host;
+  attributes['network.protocol.version'] = entry.protocol === 'h2' ? '2' : '1.1';
   if (entry.userId !== null) attributes['user.id'] = entry.userId;
   if (serviceName !== undefined) attributes['gatehouse.service.name'] = serviceName;
   if (entry.target) attributes['gatehouse.target'] = entry.target;

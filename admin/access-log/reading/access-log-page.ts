@@ -17,6 +17,8 @@ export interface AccessLogRecord {
    * wildcard matched); null when it was routed by path alone, and for records stored before hosts.
    */
   host: string | null;
+  /** The protocol the client spoke (design.md §4.17): `h2` for HTTP/2 (over TLS or h2c), else `http/1.1` (records stored before HTTP/2 too). */
+  protocol: 'http/1.1' | 'h2';
   /**
    * How many requests the record stands for: 1, or more for a summary of one client address's
    * requests to the service within one minute and status class (refused by the rate limit, or

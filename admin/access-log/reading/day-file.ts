@@ -16,6 +16,7 @@ const ADDED_COLUMNS: Record<AddedRecordColumn, string> = {
   host: '(SELECT text FROM strings WHERE code = r.host) AS host',
   request_id: 'r.request_id AS request_id',
   trace: '(SELECT trace FROM traces WHERE record = r.id) AS trace',
+  http2: 'r.http2 AS http2',
 };
 const ADDED_AS_NULL: Record<AddedRecordColumn, string> = {
   target: 'NULL AS target',
@@ -24,13 +25,14 @@ const ADDED_AS_NULL: Record<AddedRecordColumn, string> = {
   host: 'NULL AS host',
   request_id: 'NULL AS request_id',
   trace: 'NULL AS trace',
+  http2: 'NULL AS http2',
 };
 
 /** A record as {@link DayFile.row} selects it, its `id` and `time` made the API's (day-schema.ts `DAY_ID_FACTOR`, epoch ms). */
 export type Row = {
   id: number; time: number; status: number; duration: number; user: string | null; path: string; method: string; ip: string;
   target: string | null; count: number | null; truncated: number | null; host: string | null;
-  request_id: Buffer | string | null; trace: Buffer | null;
+  request_id: Buffer | string | null; trace: Buffer | null; http2: number | null;
 };
 
 /** A day file open for reading, with its statements. */
@@ -100,6 +102,7 @@ export function toRecord(row: Row, serviceId: string): AccessLogRecord {
     timestamp: new Date(row.time).toISOString(),
     target: row.target,
     host: row.host,
+    protocol: row.http2 === 1 ? 'h2' : 'http/1.1',
     count: row.count ?? 1,
     path_truncated: row.truncated === 1,
     request_id: requestIdOf(row.request_id),
