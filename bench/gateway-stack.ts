@@ -36,6 +36,8 @@ export interface StackOptions {
   upstreamUrl: string;
   /** The targets of a `/pool` service to register too (seed.ts), when given. */
   poolUrls?: string[];
+  /** A gRPC server (`h2c://…`) for a public `/grpc` service to register too (seed.ts), when given. */
+  grpcTargetUrl?: string;
   /** Folder for the database and log files. */
   workDir: string;
   /** Extra `node` flags for the data-plane process (cluster workers inherit them), e.g. `--cpu-prof`. */
@@ -105,7 +107,7 @@ export async function startGatewayStack(options: StackOptions): Promise<GatewayS
     ...(options.tls ? { TLS_CERT_FILE: options.tls.certFile, TLS_KEY_FILE: options.tls.keyFile } : {}),
     ...options.env,
   };
-  const routes = await seedRegistry(databasePath, options.upstreamUrl, options.services, options.poolUrls);
+  const routes = await seedRegistry(databasePath, options.upstreamUrl, options.services, options.poolUrls, options.grpcTargetUrl);
   const cookie = await createSessionCookie(loadConfig(env));
   const processes = options.mode === 'split'
     ? await startSplit(options, env, internalPort)

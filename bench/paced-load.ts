@@ -11,6 +11,7 @@
  * so the latencies it records are those of a saturated server (bursts), not of one at half load.
  */
 import { Pool, type Dispatcher } from 'undici';
+import { latencySummary } from './latency-summary.js';
 import type { LoadCounts } from './load.js';
 
 export interface PacedLoadOptions {
@@ -92,22 +93,15 @@ export async function runPacedLoad(options: PacedLoadOptions): Promise<PacedLoad
   const elapsedS = (performance.now() - started) / 1000;
   await pool.close();
 
-  const sorted = latencies.sort();
-  const at = (q: number) => round2(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0);
-  const mean = sorted.reduce((sum, value) => sum + value, 0) / (sorted.length || 1);
   return {
     url: options.url,
     rate: options.rate,
     requestsPerSecond: Math.round(answered / elapsedS),
-    latencyMs: { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: round2(sorted[sorted.length - 1] ?? 0), mean: round2(mean) },
+    latencyMs: latencySummary(latencies),
     responses2xx: ok,
     responsesNon2xx: non2xx,
     requestsSent: sent,
     errors,
     lateShare: total ? late / total : 0,
   };
-}
-
-function round2(value: number): number {
-  return Math.round(value * 100) / 100;
 }

@@ -169,7 +169,7 @@ export function processesMatching(test: (command: string) => boolean): number[] 
  * What a process of the benchmark's tree is, from its command line: `load generator` (this
  * process), `upstream`, `baseline proxy`, `embedded gateway`, `gateway proxy` (primary and
  * workers), `gateway admin`, `redis-server`, `caddy`, `apache httpd` (its parent and children),
- * a role given by {@link nameProcess}, or `other`.
+ * `grpc target` (grpc-target.ts), a role given by {@link nameProcess}, or `other`.
  */
 export function processRole(pid: number): string {
   if (pid === process.pid) return 'load generator';
@@ -178,6 +178,7 @@ export function processRole(pid: number): string {
   const command = commandLine(pid);
   if (command.includes('bench-upstream.js')) return 'upstream';
   if (command.includes('baseline-proxy.js')) return 'baseline proxy';
+  if (command.includes('grpc-target.js')) return 'grpc target';
   if (command.includes('proxy/process/main.js')) return 'gateway proxy';
   if (command.includes('admin/process/main.js')) return 'gateway admin';
   if (command.includes('admin/process/embedded-main.js')) return 'embedded gateway';

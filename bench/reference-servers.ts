@@ -1,8 +1,10 @@
 /**
- * The two servers the gateway is compared against, started as child processes: the bench
- * upstream (bench-upstream.ts), which every proxy forwards to, and the baseline proxy
- * (baseline-proxy.ts).
+ * The servers the gateway is compared against, started as child processes: the bench upstream
+ * (bench-upstream.ts), which every proxy forwards to, the baseline proxy (baseline-proxy.ts), and
+ * the gRPC rows' target (grpc-target.ts).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort } from '../test/support/free-port.js';
 import { spawnNode, type NodeChild } from './processes.js';
 
@@ -43,4 +45,11 @@ export async function startBaselineProxy(workers: number, upstreamUrl: string, w
     nodeArgs,
   });
   return { url: `http://127.0.0.1:${port}`, child };
+}
+
+/** Starts the gRPC target (grpc-target.ts); its `url` is `h2c://127.0.0.1:PORT`, a service's target url as it is. */
+export async function startGrpcTargetProcess(workDir: string): Promise<ReferenceServer> {
+  const urlFile = join(workDir, 'grpc-target.url');
+  const child = await spawnNode('grpc-target', 'bench/grpc-target.js', { env: { URL_FILE: urlFile }, logDir: workDir, readyLine: /"ready":true/ });
+  return { url: readFileSync(urlFile, 'utf8'), child };
 }

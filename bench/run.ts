@@ -2,11 +2,13 @@
  * `npm run bench`: measures, in one run on this machine, the identity assertion's cost in the
  * data plane (assertion-cost.ts), the upstream directly, the baseline proxy, and the gateway's
  * public, protected and protected-with-policy routes at each worker count (and, at 1 worker, the
- * protected route over HTTPS against Caddy with the same certificate); the latency at a fixed
+ * protected route over HTTPS, HTTP/1.1 and h2, against Caddy with the same certificate, and gRPC
+ * unary calls through the gateway against the gRPC target directly); the latency at a fixed
  * rate, the data plane's memory under many connections, and routing with many services; then
  * checks the access logs, runs the access-log scale scenario (access-log-scale.ts), and judges the
- * targets (targets.ts). Every server runs in its own
- * child process; the load generator runs here. Settings: settings.ts.
+ * targets (targets.ts). Every server runs in its own child process; the load generators run
+ * here (autocannon) or in a worker thread of this process (HTTP/2 and gRPC: load-thread.ts).
+ * Settings: settings.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -18,7 +20,7 @@ import { splitModeAvailability, startGatewayStack, type GatewayStack, type Stack
 import { startApacheOpenidc } from './peers/apache-openidc-peer.js';
 import { startCaddy } from './peers/caddy-peer.js';
 import type { MissingPeer, Peer } from './peers/peer.js';
-import { startBaselineProxy, startBenchUpstream, type ReferenceServer } from './reference-servers.js';
+import { startBaselineProxy, startBenchUpstream, startGrpcTargetProcess, type ReferenceServer } from './reference-servers.js';
 import { log, logAssertionCost, logMeasurement, logMemory, printSummary, writeResults, type BenchResults } from './report.js';
 import { measureFixedRate, measureMemory, measureThroughput, type Target } from './scenarios.js';
 import { readSettings, type BenchSettings } from './settings.js';
@@ -27,6 +29,9 @@ import { makeBenchCertificate } from './tls-certificate.js';
 
 /** Path every target is requested at, below its prefix (the upstream answers any path). */
 const REQUEST_PATH = '/bench';
+
+/** TLS connections the h2 rows' `BENCH_CONNECTIONS` streams share (a few, as browsers and gRPC clients open). */
+const H2_SESSIONS = 4;
 
 async function main(): Promise<void> {
   const settings = readSettings();
@@ -88,7 +93,10 @@ async function main(): Promise<void> {
     throughput.forEach(logMeasurement);
     results.throughput.push(...throughput);
     for (const peer of peers) await peer.stop();
-    if (workers === 1) await measureTls(mode.used, upstream, settings, ledger, workDir, results);
+    if (workers === 1) {
+      await measureTls(mode.used, upstream, settings, ledger, workDir, results);
+      await measureGrpc(mode.used, upstream, settings, ledger, workDir, results);
+    }
 
     for (const { stack: measured, targets } of gateways) {
       const protectedMax = throughput.find((m) => m.name === targets.protected.name)!;
@@ -231,11 +239,13 @@ async function measureRouting(
 }
 
 /**
- * The TLS row, at 1 worker: the protected route over HTTPS with keep-alive (autocannon's 64
- * connections each make one handshake, then send every request on it), a fresh gateway stack of
- * the run's mode with TLS_CERT_FILE/TLS_KEY_FILE against Caddy with `tls` and the same self-signed
- * certificate, both before the same upstream, measured together in interleaved rounds like the
- * throughput rows. Left out, with the reason printed and reported, when openssl or Caddy is missing.
+ * The TLS and h2 rows, at 1 worker: the protected route over HTTPS, a fresh gateway stack of the
+ * run's mode with TLS_CERT_FILE/TLS_KEY_FILE against Caddy with `tls` and the same self-signed
+ * certificate, both before the same upstream, each loaded over HTTP/1.1 with keep-alive
+ * (autocannon's connections each make one handshake, then send every request on it) and over
+ * HTTP/2 by ALPN (the same number of streams over {@link H2_SESSIONS} connections,
+ * http2-load.ts), the four measured together in interleaved rounds like the throughput rows. Left
+ * out, with the reason printed and reported, when openssl or Caddy is missing.
  */
 async function measureTls(
   mode: StackMode,
@@ -245,20 +255,72 @@ async function measureTls(
   workDir: string,
   results: BenchResults,
 ): Promise<void> {
-  const stackRow = mode === 'embedded' ? ROWS.embedded(ROWS.protectedHttps) : ROWS.protectedHttps;
+  const rowName = mode === 'embedded' ? ROWS.embedded : (row: string) => row;
   const skip = (reason: string) => {
-    log(`  (no TLS row: ${reason})`);
-    for (const name of [stackRow, ROWS.caddyHttps]) results.missingPeers.push({ name, reason });
+    log(`  (no TLS and h2 rows: ${reason})`);
+    for (const name of [rowName(ROWS.protectedHttps), rowName(ROWS.protectedH2), ROWS.caddyHttps, ROWS.caddyH2]) results.missingPeers.push({ name, reason });
   };
   const certificate = makeBenchCertificate(workDir);
   if ('reason' in certificate) return skip(certificate.reason);
   const caddy = await startCaddy(1, upstream.url, workDir, certificate);
   if ('reason' in caddy) return skip(`caddy: ${caddy.reason}`);
   const stack = await startStack({ name: `gateway-${mode}-1w-https`, mode, workers: 1, services: settings.fewServices, upstreamUrl: upstream.url, workDir, tls: certificate }, ledger);
-  const measured = await measureThroughput([{ ...gatewayTargets(stack).protected, name: stackRow }, { name: caddy.name, workers: 1, url: caddy.url }], settings, ledger);
+  const gateway = gatewayTargets(stack).protected;
+  const caddyTarget: Target = { name: caddy.name, workers: 1, url: caddy.url };
+  const h2 = { kind: 'h2', caFile: certificate.certFile, sessions: H2_SESSIONS } as const;
+  const measured = await measureThroughput(
+    [
+      { ...gateway, name: rowName(ROWS.protectedHttps) },
+      { ...gateway, name: rowName(ROWS.protectedH2), client: h2 },
+      caddyTarget,
+      { ...caddyTarget, name: ROWS.caddyH2, client: h2 },
+    ],
+    settings,
+    ledger,
+  );
   measured.forEach(logMeasurement);
   results.throughput.push(...measured);
   await caddy.stop();
+  results.accessLog.push(...(await finishStack(stack, ledger)));
+}
+
+/**
+ * The gRPC rows, at 1 worker: unary calls (grpc-load.ts, `BENCH_CONNECTIONS` concurrent calls on
+ * one grpc-js channel) to the grpc-js target directly and through a fresh gateway stack of the
+ * run's mode with `H2C=true`, its public service `/grpc` reaching the same target over h2c,
+ * measured together in interleaved rounds; the CPU tables give each side's cost per call.
+ */
+async function measureGrpc(
+  mode: StackMode,
+  upstream: ReferenceServer,
+  settings: BenchSettings,
+  ledger: ClientLedger,
+  workDir: string,
+  results: BenchResults,
+): Promise<void> {
+  const target = await startGrpcTargetProcess(workDir);
+  const stack = await startStack(
+    { name: `gateway-${mode}-1w-grpc`, mode, workers: 1, services: settings.fewServices, upstreamUrl: upstream.url, grpcTargetUrl: target.url, workDir, env: { H2C: 'true' } },
+    ledger,
+  );
+  const grpcService = stack.routes.grpcService!;
+  const measured = await measureThroughput(
+    [
+      { name: ROWS.grpcDirect, workers: 1, url: target.url, client: { kind: 'grpc' } },
+      {
+        name: mode === 'embedded' ? ROWS.embedded(ROWS.grpcGateway) : ROWS.grpcGateway,
+        workers: 1,
+        url: `${stack.origin.replace(/^http:/, 'h2c:')}${grpcService.path}`,
+        client: { kind: 'grpc' },
+        account: { stack: stack.name, serviceId: grpcService.id },
+      },
+    ],
+    settings,
+    ledger,
+  );
+  measured.forEach(logMeasurement);
+  results.throughput.push(...measured);
+  await target.child.stop();
   results.accessLog.push(...(await finishStack(stack, ledger)));
 }
 
@@ -267,8 +329,8 @@ async function finishStack(stack: GatewayStack, ledger: ClientLedger): Promise<A
   await new Promise((resolve) => setTimeout(resolve, 1_000)); // records of cut-off requests are written on close
   const served = await stack.servedByService().catch((error: unknown) => ({ error: `${stack.name} /metrics: ${error instanceof Error ? error.message : String(error)}` }));
   const stored = await stack.stop();
-  const { publicService, protectedService, policyService, poolService } = stack.routes;
-  const checks = [publicService, protectedService, policyService, ...(poolService ? [poolService] : [])]
+  const { publicService, protectedService, policyService, poolService, grpcService } = stack.routes;
+  const checks = [publicService, protectedService, policyService, ...(poolService ? [poolService] : []), ...(grpcService ? [grpcService] : [])]
     .map((service) => checkAccessLog(stack.name, service, ledger.get(stack.name, service.id), served instanceof Map ? (served.get(service.id) ?? 0) : served, stored.get(service.id) ?? 0))
     .filter((check) => check.responses > 0);
   for (const check of checks) {

@@ -10,6 +10,7 @@
  */
 import type { ClientLedger } from './access-log/access-log-check.js';
 import { runLoad, type LoadCounts, type LoadResult } from './load.js';
+import { runInLoadThread, type ThreadLoad } from './load-thread.js';
 import { runPacedLoad, type PacedLoadResult } from './paced-load.js';
 import { cpuBetween, readCpu, sampleTreeMemory, treeMemory, waitForQuietMachine, type CpuUse } from './process-stats.js';
 import type { BenchSettings } from './settings.js';
@@ -24,6 +25,13 @@ export interface Target {
   headers?: Record<string, string>;
   /** Where its access-log records go, for the access-log check (gateway targets only). */
   account?: { stack: string; serviceId: string };
+  /**
+   * The closed-loop client of its throughput runs: autocannon (HTTP/1.1) when unset, else in the
+   * load thread (load-thread.ts) `connections` HTTP/2 streams over `sessions` TLS connections
+   * trusting `caFile` (http2-load.ts, `url` https), or `connections` concurrent gRPC unary calls
+   * (grpc-load.ts, `url` `h2c://host:port[/prefix]`).
+   */
+  client?: { kind: 'h2'; caFile: string; sessions: number } | { kind: 'grpc' };
 }
 
 /** One load run and the CPU used meanwhile. */
@@ -49,8 +57,8 @@ export interface Measurement {
   connections: number;
   /** Offered rate, requests/s; null for a closed-loop (throughput) run. */
   rate: number | null;
-  /** `autocannon` or `paced` (paced-load.ts). */
-  tool: 'autocannon' | 'paced';
+  /** `autocannon`, `paced` (paced-load.ts), or a load-thread client: `node:http2` (http2-load.ts), `grpc-js` (grpc-load.ts). */
+  tool: 'autocannon' | 'paced' | 'node:http2' | 'grpc-js';
   /** Measured time over all rounds, in s. */
   durationS: number;
   /** Responses per second over all rounds. */
@@ -100,7 +108,7 @@ export interface MemoryMeasurement {
  */
 export async function measureThroughput(targets: Target[], settings: BenchSettings, ledger: ClientLedger): Promise<Measurement[]> {
   for (const target of targets) {
-    await autocannonRun(target, { connections: settings.connections, durationS: settings.warmupS }, settings, ledger);
+    await loadRun(target, { connections: settings.connections, durationS: settings.warmupS }, settings, ledger);
   }
   const roundS = settings.durationS / settings.rounds;
   const runs = targets.map(() => [] as Run<LoadResult>[]);
@@ -109,14 +117,14 @@ export async function measureThroughput(targets: Target[], settings: BenchSettin
     const attempt = await quietRound(settings, async () => {
       const inRound: Run<LoadResult>[] = [];
       for (const index of turnOrder(targets.length, round)) {
-        inRound[index] = await autocannonRun(targets[index]!, { connections: settings.connections, durationS: roundS }, settings, ledger);
+        inRound[index] = await loadRun(targets[index]!, { connections: settings.connections, durationS: roundS }, settings, ledger);
       }
       return inRound;
     });
     attempt.runs.forEach((run, index) => runs[index]!.push(run));
     discarded += attempt.discarded;
   }
-  return targets.map((target, index) => combineAutocannon(target, settings.connections, null, runs[index]!, discarded));
+  return targets.map((target, index) => combineLoad(target, settings.connections, null, runs[index]!, discarded));
 }
 
 /**
@@ -136,7 +144,7 @@ export async function measureFixedRate(targets: Target[], rate: number, settings
     const attempt = await quietRound(settings, async () => {
       const inRound: (Run<LoadResult> | Run<PacedLoadResult>)[] = [];
       for (const index of turnOrder(targets.length, round)) {
-        inRound[index] = await autocannonRun(targets[index]!, { connections: settings.connections, durationS: roundS, rate }, settings, ledger);
+        inRound[index] = await loadRun(targets[index]!, { connections: settings.connections, durationS: roundS, rate }, settings, ledger);
       }
       for (const index of turnOrder(targets.length, round)) {
         inRound[targets.length + index] = await pacedRun(targets[index]!, { connections: settings.connections, durationS: roundS, rate }, ledger);
@@ -150,7 +158,7 @@ export async function measureFixedRate(targets: Target[], rate: number, settings
     discarded += attempt.discarded;
   }
   return [
-    ...targets.map((target, index) => combineAutocannon(target, settings.connections, rate, autocannonRuns[index]!, discarded)),
+    ...targets.map((target, index) => combineLoad(target, settings.connections, rate, autocannonRuns[index]!, discarded)),
     ...targets.map((target, index) => combinePaced(target, settings.connections, rate, pacedRuns[index]!, discarded)),
   ];
 }
@@ -188,8 +196,8 @@ export async function measureMemory(
   await waitForQuietMachine(settings.maxOtherCores, settings.quietWaitS * 1000);
   const before = treeMemory(pid);
   const sampler = sampleTreeMemory(pid);
-  await autocannonRun(target, { connections: settings.rssConnections, durationS: settings.warmupS }, settings, ledger);
-  const { result, cpu } = await autocannonRun(target, { connections: settings.rssConnections, durationS: settings.durationS }, settings, ledger);
+  await loadRun(target, { connections: settings.rssConnections, durationS: settings.warmupS }, settings, ledger);
+  const { result, cpu } = await loadRun(target, { connections: settings.rssConnections, durationS: settings.durationS }, settings, ledger);
   const { peak } = sampler.stop();
   const fromMetrics = metricsRss ? await metricsRss().catch(() => undefined) : undefined;
   return {
@@ -207,27 +215,43 @@ export async function measureMemory(
   };
 }
 
-async function autocannonRun(
+/**
+ * One run of `target`, closed loop or at `run.rate` (autocannon only), with the CPU used
+ * meanwhile; its answers go into the ledger when the target has an account.
+ */
+async function loadRun(
   target: Target,
   run: { connections: number; durationS: number; rate?: number },
   settings: BenchSettings,
   ledger: ClientLedger,
 ): Promise<Run<LoadResult>> {
   const before = readCpu();
-  const result = await runLoad({
-    url: target.url,
-    connections: run.connections,
-    durationS: run.durationS,
-    workers: settings.loadWorkers,
-    ...(run.rate ? { rate: run.rate } : {}),
-    ...(target.headers ? { headers: target.headers } : {}),
-  });
+  if (target.client && run.rate) throw new Error(`${target.name}: the load thread's clients run closed loops only`);
+  const result = target.client
+    ? await runInLoadThread(threadLoad(target, target.client, run))
+    : await runLoad({
+      url: target.url,
+      connections: run.connections,
+      durationS: run.durationS,
+      workers: settings.loadWorkers,
+      ...(run.rate ? { rate: run.rate } : {}),
+      ...(target.headers ? { headers: target.headers } : {}),
+    });
   const cpu = cpuBetween(before, readCpu());
   if (target.account) {
     const responses = result.responses2xx + result.responsesNon2xx;
     ledger.add(target.account.stack, target.account.serviceId, { responses, inFlightAtStop: Math.min(result.requestsSent - responses, run.connections) });
   }
   return { result, cpu };
+}
+
+/** The load-thread run of a target with a `client`, at `run.connections` streams or calls. */
+function threadLoad(target: Target, client: NonNullable<Target['client']>, run: { connections: number; durationS: number }): ThreadLoad {
+  if (client.kind === 'grpc') return { kind: 'grpc', options: { url: target.url, calls: run.connections, durationS: run.durationS } };
+  return {
+    kind: 'h2',
+    options: { url: target.url, caFile: client.caFile, sessions: client.sessions, streams: run.connections, durationS: run.durationS, ...(target.headers ? { headers: target.headers } : {}) },
+  };
 }
 
 async function pacedRun(
@@ -245,7 +269,7 @@ async function pacedRun(
   return { result, cpu };
 }
 
-function combineAutocannon(target: Target, connections: number, rate: number | null, runs: Run<LoadResult>[], discardedRounds: number): Measurement {
+function combineLoad(target: Target, connections: number, rate: number | null, runs: Run<LoadResult>[], discardedRounds: number): Measurement {
   const durationS = runs.reduce((sum, run) => sum + run.result.durationS, 0);
   const { responses, shared } = combineRuns(runs, discardedRounds);
   return {
@@ -253,7 +277,7 @@ function combineAutocannon(target: Target, connections: number, rate: number | n
     workers: target.workers,
     connections,
     rate,
-    tool: 'autocannon',
+    tool: !target.client ? 'autocannon' : target.client.kind === 'h2' ? 'node:http2' : 'grpc-js',
     durationS: round2(durationS),
     requestsPerSecond: Math.round(responses / durationS),
     ...shared,

@@ -26,6 +26,8 @@ export interface BenchRoutes {
   policyService: Service;
   /** `/pool`: as `/public`, but a pool of three targets balanced round robin, when the stack has one. */
   poolService?: Service;
+  /** `/grpc`: public, its target a gRPC server over h2c (`h2c://…`), when the stack has one. */
+  grpcService?: Service;
 }
 
 /** The groups of the benchmark's session user; the last one is the one {@link BENCH_POLICY} allows. */
@@ -52,14 +54,15 @@ const FILLER_DEPTH_PATH = (index: number) => `/team-${index % 100}/svc-${index}`
 /**
  * Creates the gateway's SQLite file at `databasePath` (migrated) with `/public`, `/protected` and
  * `/protected-policy`, all pointing at `upstreamUrl`, with `poolUrls` `/pool` balancing over
- * them, plus filler services (enabled, public, at `/team-<n>/svc-<i>`, target
- * `<upstreamUrl>/filler/<i>`) so that `totalServices` are registered.
+ * them, with `grpcTargetUrl` `/grpc` (public) in front of that gRPC server, plus filler services
+ * (enabled, public, at `/team-<n>/svc-<i>`, target `<upstreamUrl>/filler/<i>`) so that
+ * `totalServices` are registered.
  *
  * The two routed services go through {@link ServiceRegistry.create} (validation, audit). Fillers
  * are inserted in one transaction with the same columns: `create` publishes the whole registry
  * after every insert, which for 10,000 services is 10,000 full-table reads (minutes).
  */
-export async function seedRegistry(databasePath: string, upstreamUrl: string, totalServices: number, poolUrls?: string[]): Promise<BenchRoutes> {
+export async function seedRegistry(databasePath: string, upstreamUrl: string, totalServices: number, poolUrls?: string[], grpcTargetUrl?: string): Promise<BenchRoutes> {
   if (totalServices < ROUTED_SERVICES) throw new Error(`the benchmark needs at least its ${ROUTED_SERVICES} routed services`);
   const db = openDatabase(databasePath);
   try {
@@ -74,7 +77,11 @@ export async function seedRegistry(databasePath: string, upstreamUrl: string, to
     const poolService = poolUrls
       ? await registry.create({ name: 'Bench pool', path: '/pool', targets: poolUrls.map((url) => ({ url, weight: 1 })), requireAuth: false }, actor)
       : undefined;
-    const routed = poolService ? ROUTED_SERVICES + 1 : ROUTED_SERVICES;
+    // A gRPC method path is /<service>/<method>: the target url's empty base puts /grpc/gatehouse.test.Echo/Unary at /gatehouse.test.Echo/Unary.
+    const grpcService = grpcTargetUrl
+      ? await registry.create({ name: 'Bench gRPC', path: '/grpc', targetUrl: grpcTargetUrl, requireAuth: false }, actor)
+      : undefined;
+    const routed = ROUTED_SERVICES + (poolService ? 1 : 0) + (grpcService ? 1 : 0);
     const insert = db.prepare(
       `INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at)
        VALUES (?, ?, ?, ?, 0, '', 1, ?, ?)`,
@@ -85,7 +92,7 @@ export async function seedRegistry(databasePath: string, upstreamUrl: string, to
         insert.run(randomUUID(), `Filler ${i}`, FILLER_DEPTH_PATH(i), `${upstreamUrl}/filler/${i}`, now, now);
       }
     })();
-    return { publicService, protectedService, policyService, poolService };
+    return { publicService, protectedService, policyService, poolService, grpcService };
   } finally {
     db.close();
   }

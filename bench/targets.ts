@@ -58,6 +58,12 @@ export const ROWS = {
   /** The TLS row (run.ts): the protected route over HTTPS with keep-alive, and Caddy with the same certificate. */
   protectedHttps: 'gateway protected, https',
   caddyHttps: 'caddy, https',
+  /** The h2 rows (run.ts): the TLS row's gateway and Caddy loaded over HTTP/2 (http2-load.ts). */
+  protectedH2: 'gateway protected, h2',
+  caddyH2: 'caddy, h2',
+  /** The gRPC rows (run.ts): unary calls (grpc-load.ts) to the grpc-js target itself, and through a gateway's public `/grpc` service. */
+  grpcDirect: 'grpc target direct',
+  grpcGateway: 'gateway grpc unary',
   /** Apache httpd + mod_auth_openidc, sessions in Redis (apache-openidc-peer.ts). */
   apache: 'apache + mod_auth_openidc',
   /** A row of the embedded gateway, e.g. `embedded gateway protected` (the others are split mode's). */
@@ -82,7 +88,7 @@ export const SYSTEM_ROLES = {
 /** The system a throughput row measures, or undefined (the upstream alone). */
 export function systemOf(row: string): keyof typeof SYSTEM_ROLES | undefined {
   if (row === ROWS.baseline) return 'baseline';
-  if (row === ROWS.caddy || row === ROWS.caddyHttps) return 'caddy';
+  if (row === ROWS.caddy || row === ROWS.caddyHttps || row === ROWS.caddyH2) return 'caddy';
   if (row === ROWS.apache) return 'apache';
   if (row.startsWith(ROWS.embedded('gateway'))) return 'embedded';
   return row.startsWith('gateway') ? 'gateway' : undefined;
