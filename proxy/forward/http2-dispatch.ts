@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { errors, type Dispatcher } from 'undici';
 import { dialledOrigin, isH2cOrigin } from './http2-targets.js';
 import { fieldObject } from '../headers/field-list.js';
+import { RelayedController } from './relayed-controller.js';
 
 /**
  * Request fields HTTP/2 forbids (RFC 9113 §8.2.2): connection-specific ones; `TE` is sent as
@@ -115,57 +116,23 @@ function parsedFields(headers: IncomingHttpHeaders): Record<string, string | str
 }
 
 /** One HTTP/2 stream seen through undici's dispatch controller. */
-class Http2Exchange implements Dispatcher.DispatchController {
+class Http2Exchange extends RelayedController {
   readonly #stream: ClientHttp2Stream;
-  readonly #handler: Dispatcher.DispatchHandler;
-  #reason: Error | null = null;
-  #paused = false;
   #trailers: Record<string, string | string[]> = {};
   #ended = false;
   #headTimer: NodeJS.Timeout | undefined;
-  /** The handler has been told the outcome (end or error): nothing more is reported. */
-  #settled = false;
 
   constructor(stream: ClientHttp2Stream, handler: Dispatcher.DispatchHandler) {
+    super(handler);
     this.#stream = stream;
-    this.#handler = handler;
     stream.on('response', (headers) => this.#respond(headers));
-    stream.on('data', (chunk: Buffer) => this.#handler.onResponseData?.(this, chunk));
+    stream.on('data', (chunk: Buffer) => this.handler.onResponseData?.(this, chunk));
     stream.on('trailers', (trailers) => (this.#trailers = parsedFields(trailers)));
     stream.on('end', () => (this.#ended = true));
-    stream.on('error', (error) => this.#fail(error));
+    stream.on('error', (error) => this.fail(error));
     // Settled at 'close', which follows both the end and the trailer section, whichever came
     // last; a stream the target reset (RST_STREAM) may close with neither an error nor an end.
-    stream.on('close', () => (this.#ended ? this.#end() : this.#fail(new errors.SocketError(`stream closed (code ${stream.rstCode})`))));
-  }
-
-  get aborted(): boolean {
-    return this.#reason !== null;
-  }
-
-  get paused(): boolean {
-    return this.#paused;
-  }
-
-  get reason(): Error | null {
-    return this.#reason;
-  }
-
-  abort(reason: Error): void {
-    if (this.#settled) return;
-    this.#reason = reason;
-    this.#fail(reason);
-    this.#stream.close(constants.NGHTTP2_CANCEL);
-  }
-
-  pause(): void {
-    this.#paused = true;
-    this.#stream.pause();
-  }
-
-  resume(): void {
-    this.#paused = false;
-    this.#stream.resume();
+    stream.on('close', () => (this.#ended ? this.finish(this.#trailers) : this.fail(new errors.SocketError(`stream closed (code ${stream.rstCode})`))));
   }
 
   /** No response head within `timeoutMs` fails as undici's headers timeout does (504). */
@@ -173,23 +140,27 @@ class Http2Exchange implements Dispatcher.DispatchController {
     this.#headTimer = setTimeout(() => this.abort(new errors.HeadersTimeoutError()), timeoutMs);
   }
 
+  protected override fail(error: Error): void {
+    clearTimeout(this.#headTimer);
+    super.fail(error);
+  }
+
+  protected cancel(): void {
+    this.#stream.close(constants.NGHTTP2_CANCEL);
+  }
+
+  protected pauseResponse(): void {
+    this.#stream.pause();
+  }
+
+  protected resumeResponse(): void {
+    this.#stream.resume();
+  }
+
   #respond(headers: IncomingHttpHeaders & IncomingHttpStatusHeader): void {
     clearTimeout(this.#headTimer);
-    if (this.#settled) return;
-    this.#handler.onResponseStart?.(this, headers[':status'] ?? 0, parsedFields(headers), undefined);
-    if (this.#paused) this.#stream.pause();
-  }
-
-  #end(): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#handler.onResponseEnd?.(this, this.#trailers);
-  }
-
-  #fail(error: Error): void {
-    clearTimeout(this.#headTimer);
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#handler.onResponseError?.(this, error);
+    if (this.settled) return;
+    this.handler.onResponseStart?.(this, headers[':status'] ?? 0, parsedFields(headers), undefined);
+    if (this.paused) this.#stream.pause();
   }
 }

@@ -2,6 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type In
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { errors, type Dispatcher } from 'undici';
 import { fieldObject } from '../headers/field-list.js';
+import { RelayedController } from './relayed-controller.js';
 
 /** What a request sent by {@link TrailerDispatcher} consists of. */
 export interface TrailerRequest {
@@ -96,49 +97,15 @@ function parsedHeaders(raw: readonly string[]): IncomingHttpHeaders {
 }
 
 /** One node:http request seen through undici's dispatch controller. */
-class NodeExchange implements Dispatcher.DispatchController {
+class NodeExchange extends RelayedController {
   readonly #outgoing: ClientRequest;
-  readonly #handler: Dispatcher.DispatchHandler;
   #response: IncomingMessage | undefined;
-  #reason: Error | null = null;
-  #paused = false;
-  /** The handler has been told the outcome (end or error): nothing more is reported. */
-  #settled = false;
 
   constructor(outgoing: ClientRequest, handler: Dispatcher.DispatchHandler) {
+    super(handler);
     this.#outgoing = outgoing;
-    this.#handler = handler;
     outgoing.on('response', (response) => this.#respond(response));
-    outgoing.on('error', (error) => this.#fail(error));
-  }
-
-  get aborted(): boolean {
-    return this.#reason !== null;
-  }
-
-  get paused(): boolean {
-    return this.#paused;
-  }
-
-  get reason(): Error | null {
-    return this.#reason;
-  }
-
-  abort(reason: Error): void {
-    if (this.#settled) return;
-    this.#reason = reason;
-    this.#fail(reason);
-    this.#outgoing.destroy();
-  }
-
-  pause(): void {
-    this.#paused = true;
-    this.#response?.pause();
-  }
-
-  resume(): void {
-    this.#paused = false;
-    this.#response?.resume();
+    outgoing.on('error', (error) => this.fail(error));
   }
 
   /** A connect longer than `timeoutMs` fails as undici's does (`UND_ERR_CONNECT_TIMEOUT`: 503). */
@@ -151,23 +118,25 @@ class NodeExchange implements Dispatcher.DispatchController {
     });
   }
 
-  #respond(response: IncomingMessage): void {
-    if (this.#settled) return;
-    this.#response = response;
-    response.on('data', (chunk: Buffer) => this.#handler.onResponseData?.(this, chunk));
-    response.on('end', () => {
-      if (this.#settled) return;
-      this.#settled = true;
-      this.#handler.onResponseEnd?.(this, response.trailers);
-    });
-    response.on('error', (error) => this.#fail(error));
-    this.#handler.onResponseStart?.(this, response.statusCode ?? 0, parsedHeaders(response.rawHeaders), response.statusMessage);
-    if (this.#paused) response.pause();
+  protected cancel(): void {
+    this.#outgoing.destroy();
   }
 
-  #fail(error: Error): void {
-    if (this.#settled) return;
-    this.#settled = true;
-    this.#handler.onResponseError?.(this, error);
+  protected pauseResponse(): void {
+    this.#response?.pause();
+  }
+
+  protected resumeResponse(): void {
+    this.#response?.resume();
+  }
+
+  #respond(response: IncomingMessage): void {
+    if (this.settled) return;
+    this.#response = response;
+    response.on('data', (chunk: Buffer) => this.handler.onResponseData?.(this, chunk));
+    response.on('end', () => this.finish(response.trailers));
+    response.on('error', (error) => this.fail(error));
+    this.handler.onResponseStart?.(this, response.statusCode ?? 0, parsedHeaders(response.rawHeaders), response.statusMessage);
+    if (this.paused) response.pause();
   }
 }

@@ -7,10 +7,8 @@
  * end to end, rather than the gateway buffering.
  */
 import assert from 'node:assert/strict';
-import { fork, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { startStreamingGateway, type StreamingGateway } from '../support/streaming-gateway.js';
 import { echoClient, metadataOf, startGrpcTarget, type Chunk, type EchoClient, type GrpcTarget } from '../support/grpc-service.js';
 
 const MiB = 1024 * 1024;
@@ -18,39 +16,19 @@ const MESSAGE_BYTES = 64 * 1024;
 /** Growth of the gateway's peak RSS allowed while the 1 GiB passes, over the warm-up's. */
 const MAX_GROWTH = 50 * MiB;
 
-interface Memory {
-  rss: number;
-  peak: number;
-}
-
-async function ask<T>(child: ChildProcess, message: string): Promise<T> {
-  const reply = once(child, 'message');
-  child.send(message);
-  return (await reply)[0] as T;
-}
-
 describe('a 1 GiB gRPC server stream through the gateway', () => {
   let target: GrpcTarget;
-  let child: ChildProcess;
+  let gateway: StreamingGateway;
   let client: EchoClient;
 
   before(async () => {
     target = await startGrpcTarget();
-    child = fork(fileURLToPath(new URL('../support/streaming-child.js', import.meta.url)), {
-      env: { ...process.env, GATEHOUSE_STREAMING_CHILD: '1', UPSTREAM_ORIGIN: target.url, GATEHOUSE_CHILD_ENV: JSON.stringify({ H2C: 'true' }) },
-      execArgv: ['--expose-gc'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    const [{ port }] = (await once(child, 'message')) as [{ port: number }];
-    client = echoClient(`127.0.0.1:${port}`, { prefix: '/big' });
+    gateway = await startStreamingGateway(target.url, { H2C: 'true' });
+    client = echoClient(`127.0.0.1:${gateway.port}`, { prefix: '/big' });
   });
   after(async () => {
     client?.close();
-    if (child?.connected) {
-      const exited = once(child, 'exit');
-      child.send('close');
-      await exited;
-    }
+    await gateway?.close();
     await target?.close();
   });
 
@@ -62,13 +40,13 @@ describe('a 1 GiB gRPC server stream through the gateway', () => {
   }
 
   it('every byte arrives while the gateway RSS grows less than 50 MiB', async (t) => {
-    await ask(child, 'reset');
+    await gateway.resetPeak();
     assert.equal(await stream(1_024), 64 * MiB);
-    const { peak: baseline } = await ask<Memory>(child, 'reset');
+    const { peak: baseline } = await gateway.resetPeak();
 
     assert.equal(await stream(16_384), 1_024 * MiB);
 
-    const { peak } = await ask<Memory>(child, 'rss');
+    const { peak } = await gateway.memory();
     t.diagnostic(`gateway peak RSS: ${(baseline / MiB).toFixed(1)} MiB after 64 MiB, ${(peak / MiB).toFixed(1)} MiB over 1 GiB`);
     assert.ok(peak - baseline < MAX_GROWTH, `gateway peak RSS grew ${((peak - baseline) / MiB).toFixed(1)} MiB`);
   });

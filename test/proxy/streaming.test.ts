@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
-import { fork, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
 import type { OutgoingHttpHeaders } from 'node:http2';
 import { openSession } from '../support/http2-client.js';
 import { startUpstream, type Upstream } from '../support/upstream.js';
+import { startStreamingGateway, type StreamingGateway } from '../support/streaming-gateway.js';
 
 const MiB = 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 0x61);
@@ -44,19 +42,6 @@ function bulk(req: IncomingMessage, res: ServerResponse): void {
   let bytes = 0;
   req.on('data', (chunk: Buffer) => (bytes += chunk.length));
   req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes })));
-}
-
-/** The child's resident set size now and at its highest since the last reset, in bytes. */
-interface Memory {
-  rss: number;
-  peak: number;
-}
-
-/** Asks the child for a message and returns its reply. */
-async function ask<T>(child: ChildProcess, message: string): Promise<T> {
-  const reply = once(child, 'message');
-  child.send(message);
-  return (await reply)[0] as T;
 }
 
 /** How a client moves a body through the gateway: over HTTP/1.1 (undici) or HTTP/2 with prior knowledge (node:http2, H2C=true). */
@@ -128,43 +113,32 @@ async function http2Client(origin: string): Promise<BulkClient> {
 for (const protocol of ['http/1.1', 'h2'] as const) {
   describe(`streaming over ${protocol}: 100 MB each way without buffering`, () => {
     let upstream: Upstream;
-    let child: ChildProcess;
+    let gateway: StreamingGateway;
     let client: BulkClient;
 
     before(async () => {
       upstream = await startUpstream(bulk);
-      const settings = protocol === 'h2' ? { H2C: 'true' } : {};
-      child = fork(fileURLToPath(new URL('../support/streaming-child.js', import.meta.url)), {
-        env: { ...process.env, GATEHOUSE_STREAMING_CHILD: '1', UPSTREAM_ORIGIN: upstream.origin, GATEHOUSE_CHILD_ENV: JSON.stringify(settings) },
-        execArgv: ['--expose-gc'],
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      });
-      const [{ port }] = (await once(child, 'message')) as [{ port: number }];
-      const origin = `http://127.0.0.1:${port}`;
-      client = protocol === 'h2' ? await http2Client(origin) : http1Client(origin);
+      gateway = await startStreamingGateway(upstream.origin, protocol === 'h2' ? { H2C: 'true' } : {});
+      client = protocol === 'h2' ? await http2Client(gateway.origin) : http1Client(gateway.origin);
     });
     after(async () => {
       await client?.close();
-      if (child.connected) {
-        const exited = once(child, 'exit');
-        child.send('close');
-        await exited;
-      }
+      await gateway?.close();
       await upstream.close();
     });
 
     it('streams the upload and the download while the gateway RSS grows less than 50 MB', async (t) => {
       // Warm-up of 10 MB each way: pools, JIT, allocator and socket buffers reach their steady
       // state, and the peak RSS of a gateway moving data is the baseline.
-      await ask(child, 'reset');
+      await gateway.resetPeak();
       assert.equal(await client.upload(10 * MiB), 10 * MiB);
       assert.equal(await client.download(10 * MiB), 10 * MiB);
-      const { peak: baseline } = await ask<Memory>(child, 'reset');
+      const { peak: baseline } = await gateway.resetPeak();
 
       assert.equal(await client.upload(100 * MiB), 100 * MiB);
       assert.equal(await client.download(100 * MiB), 100 * MiB);
 
-      const { peak } = await ask<Memory>(child, 'rss');
+      const { peak } = await gateway.memory();
       const growth = peak - baseline;
       t.diagnostic(`gateway peak RSS: ${(baseline / MiB).toFixed(1)} MiB at 10 MB, ${(peak / MiB).toFixed(1)} MiB at 100 MB`);
       assert.ok(growth < MAX_GROWTH, `gateway peak RSS grew ${(growth / MiB).toFixed(1)} MiB`);
