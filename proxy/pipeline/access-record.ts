@@ -4,6 +4,7 @@ import { eventId } from '../../shared/event-id.js';
 import type { AccessLogEntry } from '../../shared/types.js';
 import { loggedPath } from './logged-path.js';
 import type { RefusedRequests } from './refused-requests.js';
+import { refusalStatusOf } from '../../shared/http/grpc-failure.js';
 
 /**
  * Status logged for a request whose client left before any response head was sent (nginx's
@@ -79,8 +80,9 @@ export class AccessRecord {
   }
 
   /**
-   * Writes the record: status as sent (499 if none was), time from start to now in whole ms, the
-   * path cut to its stored maximum (logged-path.ts), `pathTruncated` then set, `host` only
+   * Writes the record: status as sent (499 if none was; a gRPC refusal's HTTP equivalent, not its
+   * 200), time from start to now in whole ms, the path cut to its stored maximum (logged-path.ts),
+   * `pathTruncated` then set, `host` only
    * when the request was routed by one (a host-less service's records travel without the field),
    * and `protocol` only for HTTP/2.
    */
@@ -92,7 +94,7 @@ export class AccessRecord {
       userId: this.userId,
       path,
       method: this.#method,
-      statusCode: res.headersSent ? res.statusCode : CLIENT_CLOSED_REQUEST,
+      statusCode: res.headersSent ? (refusalStatusOf(res) ?? res.statusCode) : CLIENT_CLOSED_REQUEST,
       responseTimeMs: Math.round(performance.now() - this.#started),
       ipAddress: this.#ipAddress,
       timestamp: this.#timestamp,

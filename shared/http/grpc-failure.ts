@@ -79,6 +79,20 @@ export function encodeGrpcMessage(message: string): string {
   return encoded;
 }
 
+/** Where a refused call's response keeps the HTTP status its refusal stands for. */
+const kRefusalStatus = Symbol('gatehouse.grpcRefusalStatus');
+type RefusedResponse = ServerResponse & { [kRefusalStatus]?: number };
+
+/**
+ * The HTTP status a gRPC refusal of the gateway's stands for (401 for UNAUTHENTICATED, say), or
+ * undefined for any other response: what the access log records, since on the wire every gRPC
+ * answer is a 200 and a refused call must not count as a served one. A target's own gRPC errors
+ * are its answers: their 200 stands.
+ */
+export function refusalStatusOf(res: ServerResponse): number | undefined {
+  return (res as RefusedResponse)[kRefusalStatus];
+}
+
 /**
  * Answers a gRPC call the gateway refuses with a trailers-only response (PROTOCOL-HTTP2.md
  * "Responses": HTTP status 200, the call's status in `grpc-status` and `grpc-message` on the only
@@ -89,6 +103,7 @@ export function encodeGrpcMessage(message: string): string {
  * ended without a status. Over HTTP/1.1 (gRPC-Web) it is a head with no body.
  */
 export function sendGrpcFailure(res: ServerResponse, error: GatewayError, contentType: string): void {
+  (res as RefusedResponse)[kRefusalStatus] = error.status;
   const fields = withRequestId(res, {
     ...error.headers,
     'content-type': contentType,

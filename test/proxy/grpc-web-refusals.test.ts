@@ -16,13 +16,15 @@ const GRPC_WEB = 'application/grpc-web+proto';
 /** A gRPC-Web request body: one uncompressed message frame of 3 bytes. */
 const FRAME = Buffer.from([0, 0, 0, 0, 3, 1, 2, 3]);
 
+let protectedId: string;
+
 const env = useAdminSession({ upstream: true }, async (env) => {
   const create = async (json: Record<string, unknown>) => {
     const created = await env.call('POST', '/api/services', { as: env.admin, json });
     assert.equal(created.status, 201, created.text);
     return String(created.json.id);
   };
-  await create({ name: 'Web gRPC', path: '/rpc', targetUrl: env.upstream.origin, requireAuth: true });
+  protectedId = await create({ name: 'Web gRPC', path: '/rpc', targetUrl: env.upstream.origin, requireAuth: true });
   await create({ name: 'Open gRPC', path: '/open-rpc', targetUrl: env.upstream.origin, requireAuth: false });
   await create({ name: 'Gone', path: '/gone-rpc', targetUrl: `http://127.0.0.1:${await freePort()}`, requireAuth: false });
   const off = await create({ name: 'Off', path: '/off-rpc', targetUrl: env.upstream.origin, requireAuth: false });
@@ -61,4 +63,15 @@ test('a gRPC-Web call the gateway lets through reaches the target with its conte
   assert.equal(contentType, GRPC_WEB);
   assert.equal(received[0]!.url, '/pkg.Service/Method');
   assert.equal(received[0]!.bodyBytes, FRAME.length);
+});
+
+test("the access log records a refused call by what the refusal stands for (401), not the 200 on the wire", async () => {
+  const answer = await call('/rpc/pkg.Service/Logged');
+  assert.equal(answer.headers['grpc-status'], '16');
+  let record: { path: string; status_code: number } | undefined;
+  while (record === undefined) {
+    const logs = await env.call('GET', `/api/services/${protectedId}/logs?path=${encodeURIComponent('/rpc/pkg.Service/Logged')}`, { as: env.admin });
+    record = logs.json.logs[0];
+  }
+  assert.equal(record.status_code, 401);
 });
