@@ -91,6 +91,7 @@ export function printSummary(results: BenchResults): void {
   );
 
   printCostPerRequest(results);
+  printProtocolRows(results);
 
   if (results.fixedRate.length > 0) {
     log('\nFixed rate: half the gateway protected route\'s maximum, the same offered rate for both');
@@ -172,6 +173,48 @@ function printCostPerRequest(results: BenchResults): void {
   );
   for (const peer of results.missingPeers) log(`  not measured: ${peer.name}: ${peer.reason}`);
 }
+
+/**
+ * The h2 and gRPC rows (run.ts `measureTls`, `measureGrpc`) against their references in the same
+ * run: CPU µs per response of the data plane alone (the gateway's proxy process or the embedded
+ * gateway; Caddy), of the whole system (systemCpuMicros), and of the target behind it (the bench
+ * upstream, or the gRPC target), with req/s.
+ */
+function printProtocolRows(results: BenchResults): void {
+  const pairs: [string, string][] = [
+    [ROWS.protectedH2, ROWS.protectedHttps],
+    [ROWS.embedded(ROWS.protectedH2), ROWS.embedded(ROWS.protectedHttps)],
+    [ROWS.protectedH2, ROWS.caddyH2],
+    [ROWS.embedded(ROWS.protectedH2), ROWS.caddyH2],
+    [ROWS.caddyH2, ROWS.caddyHttps],
+    [ROWS.grpcGateway, ROWS.grpcDirect],
+    [ROWS.embedded(ROWS.grpcGateway), ROWS.grpcDirect],
+  ];
+  const row = (name: string) => results.throughput.find((m) => m.name === name && m.workers === 1);
+  const found = pairs.flatMap(([name, of]) => {
+    const [measured, reference] = [row(name), row(of)];
+    return measured && reference ? [{ measured, reference }] : [];
+  });
+  if (found.length === 0) return;
+  log('\nHTTP/2 and gRPC, 1 worker (CPU µs per response: the data plane alone, the whole system, the target behind it)');
+  const cells = (m: Measurement) => {
+    const dataPlane = DATA_PLANE_ROLES.reduce((sum, role) => sum + (m.cpuMicrosPerRequest[role] ?? 0), 0);
+    const target = TARGET_ROLES.reduce((sum, role) => sum + (m.cpuMicrosPerRequest[role] ?? 0), 0);
+    return { rate: m.requestsPerSecond, dataPlane, system: systemCpuMicros(m) ?? 0, target };
+  };
+  table(
+    ['row', 'against', 'req/s', 'against req/s', 'req/s ratio', 'data plane µs', 'against', 'system µs', 'against', 'target µs', 'against'],
+    found.map(({ measured, reference }) => {
+      const [a, b] = [cells(measured), cells(reference)];
+      return [measured.name, reference.name, fmt(a.rate), fmt(b.rate), (a.rate / b.rate).toFixed(2), a.dataPlane.toFixed(1), b.dataPlane.toFixed(1), a.system.toFixed(1), b.system.toFixed(1), a.target.toFixed(1), b.target.toFixed(1)];
+    }),
+  );
+}
+
+/** The roles that serve a request in front of the target: a gateway's data plane (not its admin or Redis), Caddy. */
+const DATA_PLANE_ROLES = ['gateway proxy', 'embedded gateway', 'caddy'];
+/** The roles a request ends at: the bench upstream, the gRPC target. */
+const TARGET_ROLES = ['upstream', 'grpc target'];
 
 /** The access-log scale scenario's tables: fills, reads, the proxied load with and without a polling console, retention, the export's cost. */
 export function printAccessLogScale(scale: AccessLogScaleResult): void {

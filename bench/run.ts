@@ -93,10 +93,6 @@ async function main(): Promise<void> {
     throughput.forEach(logMeasurement);
     results.throughput.push(...throughput);
     for (const peer of peers) await peer.stop();
-    if (workers === 1) {
-      await measureTls(mode.used, upstream, settings, ledger, workDir, results);
-      await measureGrpc(mode.used, upstream, settings, ledger, workDir, results);
-    }
 
     for (const { stack: measured, targets } of gateways) {
       const protectedMax = throughput.find((m) => m.name === targets.protected.name)!;
@@ -119,6 +115,11 @@ async function main(): Promise<void> {
       results.routing.push(...(await measureRouting(stack, upstream, settings, ledger, workDir, results.accessLog)));
     }
   }
+  // With every other server but the upstream stopped, so that the CPU of a role (`gateway proxy`,
+  // `caddy`) is that of the stack or peer under load alone.
+  log('\nTLS, HTTP/2 and gRPC (1 worker)');
+  await measureTls(mode.used, upstream, settings, ledger, workDir, results);
+  await measureGrpc(mode.used, upstream, settings, ledger, workDir, results);
   // Last: it fills a gigabyte of day files, and its gateways start fresh. A failure of it is a
   // failed target, not the loss of the run's other results.
   let scaleError: string | undefined;
@@ -239,9 +240,10 @@ async function measureRouting(
 }
 
 /**
- * The TLS and h2 rows, at 1 worker: the protected route over HTTPS, a fresh gateway stack of the
- * run's mode with TLS_CERT_FILE/TLS_KEY_FILE against Caddy with `tls` and the same self-signed
- * certificate, both before the same upstream, each loaded over HTTP/1.1 with keep-alive
+ * The TLS and h2 rows, at 1 worker, after the worker counts' runs: the protected route over
+ * HTTPS, a fresh gateway stack of the run's mode with TLS_CERT_FILE/TLS_KEY_FILE against Caddy
+ * with `tls` and the same self-signed certificate, both before the same upstream, each loaded
+ * over HTTP/1.1 with keep-alive
  * (autocannon's connections each make one handshake, then send every request on it) and over
  * HTTP/2 by ALPN (the same number of streams over {@link H2_SESSIONS} connections,
  * http2-load.ts), the four measured together in interleaved rounds like the throughput rows. Left
