@@ -110,7 +110,7 @@ function row(log: AccessLogRecord, traceUiUrl: string | undefined): Html {
   const statusClass = `s${Math.floor(log.status_code / 100)}xx`;
   return html`<tr>
 <td data-label="Time">${timeTag(log.timestamp)}</td>
-<td data-label="Method"><code>${log.method}</code></td>
+<td data-label="Method"><code>${log.method}</code>${log.protocol === 'h2' ? html` <span class="muted" title="Over HTTP/2">h2</span>` : ''}</td>
 <td data-label="Path" class="wrap">${pathCell(log)}</td>
 <td data-label="Status"><span class="status ${statusClass}">${log.status_code}</span>${log.count > 1 ? html` <span class="count" title="${formatCount(log.count)} requests from this address within the minute, stored as one record">×${formatCount(log.count)}</span>` : ''}</td>
 <td data-label="Duration" class="num">${formatCount(log.response_time_ms)} ms</td>
