@@ -159,8 +159,8 @@ describe('the access log', () => {
     });
     for (const [id, protocol] of wanted) assert.equal(seen.get(id), protocol, id);
 
-    const console = await api('GET', `/dashboard/services/${echoId}?requestId=${String(overH2.headers['x-request-id'])}`, { as: admin });
-    assert.match(console.text, /<td data-label="Method"><code>GET<\/code> <span class="muted" title="Over HTTP\/2">h2<\/span><\/td>/, "the console's log view says h2");
+    const logView = await api('GET', `/dashboard/services/${echoId}?requestId=${String(overH2.headers['x-request-id'])}`, { as: admin });
+    assert.match(logView.text, /<td data-label="Method"><code>GET<\/code> <span class="muted" title="Over HTTP\/2">h2<\/span><\/td>/, "the console's log view says h2");
     const h1Row = await api('GET', `/dashboard/services/${echoId}?requestId=${String(overH1.headers['x-request-id'])}`, { as: admin });
     assert.match(h1Row.text, /<td data-label="Method"><code>GET<\/code><\/td>/);
   });
