@@ -24,10 +24,14 @@ export interface StreamingGateway {
   close(): Promise<void>;
 }
 
-/** Starts the child gateway serving `/big` from `targetUrl`, with `settings` over the test defaults (`{ H2C: 'true' }`). */
-export async function startStreamingGateway(targetUrl: string, settings: Record<string, string> = {}): Promise<StreamingGateway> {
+/**
+ * Starts the child gateway serving `/big` from `targetUrl`, with `settings` over the test defaults
+ * (`{ H2C: 'true' }`) and `processEnv` in its environment (`NODE_EXTRA_CA_CERTS`: a test CA its
+ * TLS connections trust).
+ */
+export async function startStreamingGateway(targetUrl: string, settings: Record<string, string> = {}, processEnv: Record<string, string> = {}): Promise<StreamingGateway> {
   const child = fork(fileURLToPath(new URL('./streaming-child.js', import.meta.url)), {
-    env: { ...process.env, GATEHOUSE_STREAMING_CHILD: '1', UPSTREAM_ORIGIN: targetUrl, GATEHOUSE_CHILD_ENV: JSON.stringify(settings) },
+    env: { ...process.env, ...processEnv, GATEHOUSE_STREAMING_CHILD: '1', UPSTREAM_ORIGIN: targetUrl, GATEHOUSE_CHILD_ENV: JSON.stringify(settings) },
     execArgv: ['--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
