@@ -11,10 +11,37 @@ import { RelayedController } from './relayed-controller.js';
  */
 const NOT_SENT: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'host']);
 
+/** Most sessions (connections) to one origin; past it, requests share the least busy one. */
+const MAX_SESSIONS_PER_ORIGIN = 8;
+/** A target's stream limit when its SETTINGS leave it out (RFC 9113 §6.5.2: unlimited; at least 100 recommended). */
+const DEFAULT_STREAM_LIMIT = 100;
+/** Requests given to each session and not yet closed (a session is full at the target's SETTINGS_MAX_CONCURRENT_STREAMS). */
+const openStreams = new WeakMap<ClientHttp2Session, number>();
+/** Sessions that have the target's SETTINGS: only then does node:http2 keep to its stream limit. */
+const settled = new WeakSet<ClientHttp2Session>();
+/** Why a session failed, for the requests that were waiting on it. */
+const failures = new WeakMap<ClientHttp2Session, Error>();
+
+/**
+ * How many requests `session` takes before another session is opened: the target's
+ * SETTINGS_MAX_CONCURRENT_STREAMS once known; one until then, so that a burst of requests to a new
+ * target spreads over connections rather than queueing on the first.
+ */
+function streamLimit(session: ClientHttp2Session): number {
+  return settled.has(session) ? (session.remoteSettings.maxConcurrentStreams ?? DEFAULT_STREAM_LIMIT) : 1;
+}
+
+function release(session: ClientHttp2Session): void {
+  openStreams.set(session, (openStreams.get(session) ?? 1) - 1);
+}
+
 /**
  * Sends requests to targets over HTTP/2 with node:http2 (design.md §4.13): to `h2c://` targets in
- * cleartext with prior knowledge (RFC 9113 §3.3), to `https://` ones by ALPN `h2` (§3.2), one
- * session per origin, made again once it closes or is told to go away. undici's HTTP/2 client
+ * cleartext with prior knowledge (RFC 9113 §3.3), to `https://` ones by ALPN `h2` (§3.2). Each
+ * origin has up to 8 sessions: a request takes the first with a free stream (under the target's
+ * SETTINGS_MAX_CONCURRENT_STREAMS; one while a session has not had them), else a new session, else
+ * the least busy one, where node:http2 queues it until a stream is free. A session that closes or is told to go away is left for new
+ * ones. undici's HTTP/2 client
  * reports a response's end before its trailer section when both come in one frame, and a gRPC
  * call's status is in that section (PROTOCOL-HTTP2.md "Responses"); so these requests take
  * node:http2 and drive the same undici dispatch handler as every other (exchange.ts), which times,
@@ -22,7 +49,7 @@ const NOT_SENT: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'prox
  * the gateway relays trailer fields).
  */
 export class Http2Dispatcher {
-  readonly #sessions = new Map<string, ClientHttp2Session>();
+  readonly #sessions = new Map<string, ClientHttp2Session[]>();
   readonly #connectTimeoutMs: number;
   readonly #headersTimeoutMs: number;
 
@@ -34,14 +61,34 @@ export class Http2Dispatcher {
 
   /**
    * Sends one request to `origin` (`h2c://host:port` or `https://host:port`) as undici's
-   * `dispatch` would, reporting to `handler`: `onRequestStart` once the session is connected (a
-   * refused connect leaves the body unread, so the request may go elsewhere), then the response.
+   * `dispatch` would, reporting to `handler`: `onRequestStart` once the session is connected and
+   * has the target's SETTINGS (a refused connect leaves the body unread, so the request may go
+   * elsewhere), then the response.
    */
   dispatch(origin: string, options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
     const session = this.#session(origin);
+    openStreams.set(session, (openStreams.get(session) ?? 0) + 1);
+    if (settled.has(session)) return this.#send(session, origin, options, handler);
+    // A stream opened before the target's SETTINGS may pass its stream limit and be refused
+    // (RFC 9113 §5.1.2), which a request whose body went along could not recover from: wait.
+    const onSettings = () => {
+      session.off('close', onClose);
+      this.#send(session, origin, options, handler);
+    };
+    const onClose = () => {
+      session.off('remoteSettings', onSettings);
+      release(session);
+      new UnsentRequest(handler).refuse(failures.get(session) ?? new errors.SocketError('the connection to the target closed before it was ready'));
+    };
+    session.once('remoteSettings', onSettings);
+    session.once('close', onClose);
+  }
+
+  #send(session: ClientHttp2Session, origin: string, options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
     const headers = requestHeaders(options, isH2cOrigin(origin) ? 'http' : 'https');
     const body = options.body as IncomingMessage | null;
     const stream = session.request(headers, { endStream: body === null });
+    stream.once('close', () => release(session));
     const exchange = new Http2Exchange(stream, handler);
     const headersTimeoutMs = options.headersTimeout ?? this.#headersTimeoutMs;
     const start = (): void => {
@@ -51,38 +98,51 @@ export class Http2Dispatcher {
       if (headersTimeoutMs > 0) exchange.timeHead(headersTimeoutMs);
       body?.pipe(stream);
     };
-    if (session.connecting) session.once('connect', start);
-    else queueMicrotask(start);
+    queueMicrotask(start);
   }
 
-  /** Closes the session of each origin not in `origins`; its streams in flight finish first. */
+  /** Closes the sessions of each origin not in `origins`; their streams in flight finish first. */
   retain(origins: ReadonlySet<string>): void {
-    for (const [origin, session] of this.#sessions) {
+    for (const [origin, sessions] of this.#sessions) {
       if (origins.has(origin)) continue;
       this.#sessions.delete(origin);
-      session.close();
+      for (const session of sessions) session.close();
     }
   }
 
   /** Closes every session once its streams are done. */
   async close(): Promise<void> {
-    const sessions = [...this.#sessions.values()];
+    const sessions = [...this.#sessions.values()].flat();
     this.#sessions.clear();
     await Promise.all(sessions.map((session) => new Promise<void>((resolve) => session.close(() => resolve()))));
   }
 
+  /** A session of `origin` for one more request (see the class comment). */
   #session(origin: string): ClientHttp2Session {
-    const current = this.#sessions.get(origin);
-    if (current !== undefined && !current.closed && !current.destroyed) return current;
+    const sessions = this.#sessions.get(origin) ?? [];
+    const free = sessions.find((session) => (openStreams.get(session) ?? 0) < streamLimit(session));
+    if (free !== undefined) return free;
+    if (sessions.length < MAX_SESSIONS_PER_ORIGIN) return this.#connect(origin, sessions);
+    return sessions.reduce((least, session) => ((openStreams.get(session) ?? 0) < (openStreams.get(least) ?? 0) ? session : least));
+  }
+
+  /** A new session to `origin`, kept in `sessions` until it closes, fails or is told to go away. */
+  #connect(origin: string, sessions: ClientHttp2Session[]): ClientHttp2Session {
     const session = connect(dialledOrigin(origin), { ALPNProtocols: ['h2'] });
-    this.#sessions.set(origin, session);
+    sessions.push(session);
+    this.#sessions.set(origin, sessions);
     const forget = () => {
-      if (this.#sessions.get(origin) === session) this.#sessions.delete(origin);
+      const at = sessions.indexOf(session);
+      if (at >= 0) sessions.splice(at, 1);
     };
     session.once('goaway', forget);
     session.once('close', forget);
     // A session's error reaches each of its streams too (their 'error'); the session only goes.
-    session.on('error', forget);
+    session.on('error', (error) => {
+      failures.set(session, error);
+      forget();
+    });
+    session.once('remoteSettings', () => settled.add(session));
     const timer = setTimeout(() => session.destroy(new errors.ConnectTimeoutError()), this.#connectTimeoutMs);
     session.once('connect', () => clearTimeout(timer));
     session.once('close', () => clearTimeout(timer));
@@ -163,4 +223,15 @@ class Http2Exchange extends RelayedController {
     this.handler.onResponseStart?.(this, headers[':status'] ?? 0, parsedFields(headers), undefined);
     if (this.paused) this.#stream.pause();
   }
+}
+
+/** A request that never got a stream (its session failed first): told so, as never sent. */
+class UnsentRequest extends RelayedController {
+  refuse(error: Error): void {
+    this.fail(error);
+  }
+
+  protected cancel(): void {}
+  protected pauseResponse(): void {}
+  protected resumeResponse(): void {}
 }
