@@ -3,7 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { loadConfig, VARIABLES } from '../shared/config/config.js';
+import { loadConfig } from '../shared/config/config.js';
+import { VARIABLES } from '../shared/config/variables.js';
 import { configProblems } from './support/config-problems.js';
 
 const MAIN = new URL('../admin/process/embedded-main.js', import.meta.url).pathname;

@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
-import { VARIABLES } from '../../shared/config/config.js';
+import { VARIABLES } from '../../shared/config/variables.js';
 import { errorCode } from '../../shared/error-code.js';
 import { localOperator } from '../actor.js';
 import { AuditLog } from '../audit-log.js';

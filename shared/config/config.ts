@@ -5,8 +5,8 @@ import { otlpLogsUrl, parseOtlpHeaders } from './otlp-headers.js';
 import { parseEncryptionKeys } from '../identity/token-encryption.js';
 import { readRedisTarget, type RedisTarget } from './redis-target.js';
 import { readTlsSettings, type TlsSettings } from './tls-settings.js';
-import { readTracingSettings, TRACING_VARIABLES, type TracingSettings } from './tracing-settings.js';
-import type { VariableDoc } from './variable-doc.js';
+import { readTracingSettings, type TracingSettings } from './tracing-settings.js';
+import { VARIABLES } from './variables.js';
 import { TrustedProxies } from '../http/trusted-proxies.js';
 
 /**
@@ -112,72 +112,6 @@ export interface AccessLogExport {
   /** ACCESS_LOG_OTLP_BUFFER_SIZE: bytes the export holds while the collector is slow or away; past it the oldest records are dropped. */
   bufferBytes: number;
 }
-
-export type { VariableDoc } from './variable-doc.js';
-
-export const VARIABLES: readonly VariableDoc[] = [
-  { name: 'PORT', default: '8080', meaning: 'Public listener: proxied services and the gateway pages.' },
-  { name: 'ADMIN_PORT', default: '8081', meaning: 'Admin-port API: the admin plane on its own port.' },
-  { name: 'ADMIN_HOST', default: '127.0.0.1', meaning: 'Address the admin port binds to; `0.0.0.0` or `::` to reach it from other machines (split-mode proxies, an `ADMIN_URL` load balancer).' },
-  { name: 'PUBLIC_URL', default: 'http://localhost:8080', meaning: 'Origin users reach the gateway at; `https:` turns on `Secure` and `__Host-` cookies.' },
-  { name: 'ADMIN_URL', default: undefined, meaning: 'Origin of the console and admin API, served by the admin port (`https://admin.gateway.example.com`, or `http://localhost:8081`); `/api` and `/dashboard` then answer only there, with their own sign-in and session cookie. Unset: they share `PUBLIC_URL` with the proxied apps (see Security notes).' },
-  { name: 'TLS_CERT_FILE', default: undefined, meaning: 'PEM certificate (with its chain) that makes `PORT` speak HTTPS, with TLS_KEY_FILE; PUBLIC_URL must then be `https:`. Served to clients whose SNI name TLS_CERTS_DIR has no pair for (or that send none). Reloaded when the file changes (see TLS).' },
-  { name: 'TLS_KEY_FILE', default: undefined, meaning: 'PEM private key of TLS_CERT_FILE.' },
-  { name: 'TLS_CERTS_DIR', default: undefined, meaning: 'Folder of more certificates chosen by SNI: `<name>.crt` + `<name>.key` (`app.example.com.crt`; `_wildcard.example.com.crt` for `*.example.com`), reloaded when they change; alone (without TLS_CERT_FILE) a name it has no pair for is refused in the handshake (see TLS).' },
-  { name: 'ADMIN_TLS_CERT_FILE', default: undefined, meaning: 'PEM certificate (with its chain) of ADMIN_URL\'s listener (`ADMIN_PORT`), with ADMIN_TLS_KEY_FILE; ADMIN_URL must be `https:`. Unset with an https ADMIN_URL and TLS_CERT_FILE or TLS_CERTS_DIR set: the admin port serves those (see TLS).' },
-  { name: 'ADMIN_TLS_KEY_FILE', default: undefined, meaning: 'PEM private key of ADMIN_TLS_CERT_FILE.' },
-  { name: 'HTTP_PORT', default: undefined, meaning: 'Plain-HTTP listener (`80`) that answers every request with 308 to the same path on https (PUBLIC_URL\'s or ADMIN_URL\'s origin, by `Host`; any other `Host` goes to PUBLIC_URL). Needs an https PUBLIC_URL.' },
-  { name: 'HSTS', default: 'max-age=31536000', meaning: '`Strict-Transport-Security` on every answer of a listener that speaks HTTPS (RFC 6797), unless a proxied service sends its own; `0` or `off`: not sent. Never sent on plain HTTP.' },
-  { name: 'H2C', default: 'false', meaning: '`true`: a plain-HTTP `PORT` also takes HTTP/2 with prior knowledge (h2c, RFC 9113 §3.3), for a TLS terminator in front that speaks it to the gateway. `PORT` over TLS offers HTTP/2 by ALPN whatever this says (see HTTP/2).' },
-  { name: 'ACME_EMAIL', default: undefined, meaning: 'Turns on certificates by ACME (RFC 8555): the admin process keeps an account with this contact at ACME_DIRECTORY_URL and obtains and renews a certificate for PUBLIC_URL\'s host, ADMIN_URL\'s and every service host but wildcards; `PORT` speaks HTTPS (PUBLIC_URL must be `https:`). Set it on every process (see Certificates by ACME).' },
-  { name: 'ACME_DIRECTORY_URL', default: 'https://acme-v02.api.letsencrypt.org/directory', meaning: 'The ACME server\'s directory (Let\'s Encrypt\'s production one by default; `https://acme-staging-v02.api.letsencrypt.org/directory` to try things out).' },
-  { name: 'ACME_CA_FILE', default: undefined, meaning: 'PEM file of CA certificates trusted for ACME_DIRECTORY_URL\'s own TLS besides the system\'s: a private ACME server (step-ca, a test\'s pebble).' },
-  { name: 'DATABASE_PATH', default: './data/gateway.db', meaning: 'SQLite file (created with its folder) of the registry, sessions, audit log and traffic rollups; the access log\'s day files go in the folder beside it (`./data/gateway-access-log/`).' },
-  { name: 'REDIS_URL', default: undefined, meaning: 'Unset: embedded mode (no Redis needed). Set: sessions, registry, rate limits and access logs go through Redis, one node (`redis://host:6379/0`; `rediss://` for TLS). Or REDIS_SENTINELS, or REDIS_CLUSTER_NODES: one of the three.' },
-  { name: 'REDIS_SENTINELS', default: undefined, meaning: 'Redis behind Redis Sentinel: the Sentinels as `host:port` pairs separated by commas (`10.0.0.5:26379,10.0.0.6:26379`); every process finds the primary through them, and again after a failover (see Running a fleet). With REDIS_SENTINEL_NAME.' },
-  { name: 'REDIS_SENTINEL_NAME', default: undefined, meaning: 'The group the Sentinels monitor (`sentinel monitor <name> …`), with REDIS_SENTINELS.' },
-  { name: 'REDIS_SENTINEL_PASSWORD', default: undefined, meaning: 'The Sentinels\' own password (`requirepass` of the Sentinels), when they have one; never logged.' },
-  { name: 'REDIS_CLUSTER_NODES', default: undefined, meaning: 'Redis Cluster: some of its nodes as `host:port` pairs separated by commas (`10.0.0.5:6379,10.0.0.6:6379`); the others are learnt from the cluster, and again after a failover (see Running a fleet).' },
-  { name: 'REDIS_USERNAME', default: undefined, meaning: 'ACL user on the Redis data nodes, in every mode (a URL\'s own user wins).' },
-  { name: 'REDIS_PASSWORD', default: undefined, meaning: 'Password on the Redis data nodes, in every mode (a URL\'s own password wins); never logged.' },
-  { name: 'REDIS_TLS', default: undefined, meaning: '`true`: TLS to the Sentinels and the data nodes (with REDIS_SENTINELS), or to every Cluster node (with REDIS_CLUSTER_NODES). With REDIS_URL, use a `rediss://` URL instead.' },
-  { name: 'REDIS_TLS_CA_FILE', default: undefined, meaning: 'PEM file of the CA that signs Redis\'s certificates (else the system\'s CAs), with TLS.' },
-  { name: 'REDIS_TLS_CERT_FILE', default: undefined, meaning: 'PEM client certificate for mutual TLS with Redis, with REDIS_TLS_KEY_FILE.' },
-  { name: 'REDIS_TLS_KEY_FILE', default: undefined, meaning: 'PEM key of REDIS_TLS_CERT_FILE.' },
-  { name: 'OIDC_ISSUER', default: undefined, meaning: 'OpenID Provider issuer URL (discovery at `/.well-known/openid-configuration`). Required.' },
-  { name: 'OIDC_CLIENT_ID', default: undefined, meaning: 'Client id registered at the issuer. Required.' },
-  { name: 'OIDC_CLIENT_SECRET', default: undefined, meaning: 'Client secret; unset for a public client (PKCE only).' },
-  { name: 'OIDC_SCOPES', default: 'openid profile email', meaning: 'Scopes requested at login.' },
-  { name: 'OIDC_GROUPS_CLAIM', default: 'groups', meaning: 'Claim that lists the user\'s groups, read from the ID token, else from userinfo; kept with the session for `ADMIN_GROUPS` and services\' access policies.' },
-  { name: 'OIDC_API_AUDIENCES', default: '', meaning: 'Comma-separated audiences (`aud`) a machine client\'s bearer JWT from `OIDC_ISSUER` may carry to reach a protected service without a session (see Machine clients); unset: bearer tokens are off.' },
-  { name: 'ADMIN_EMAILS', default: '', meaning: 'Comma-separated verified emails that get `isAdmin`.' },
-  { name: 'ADMIN_SUBJECTS', default: '', meaning: 'Comma-separated `sub` values that get `isAdmin`.' },
-  { name: 'ADMIN_GROUPS', default: '', meaning: 'Comma-separated groups that get `isAdmin`.' },
-  { name: 'SESSION_TTL', default: '8h', meaning: 'Absolute session lifetime (`30m`, `8h`, `7d`).' },
-  { name: 'SESSION_REVALIDATE', default: '5m', meaning: 'A request on a session not checked at the identity provider for this long starts a refresh there (with the refresh token kept at sign-in), which updates its name, email, groups and admin flag, or ends it when the provider refuses the grant (see What ends a session). Any duration from `1s`.' },
-  { name: 'SESSION_REVALIDATE_GRACE', default: '1h', meaning: 'How long a session keeps working while the identity provider cannot be reached for its refresh (down, 5xx, timeouts); then it ends.' },
-  { name: 'SESSION_IDLE_TIMEOUT', default: undefined, meaning: 'A session not used for this long ends (`30m`); unset: no idle timeout. Any duration from `1s`.' },
-  { name: 'SESSION_ENCRYPTION_KEY', default: undefined, meaning: 'Key that encrypts refresh tokens at rest (AES-256-GCM): 32 random bytes as 64 hex or 43–44 base64 characters (`openssl rand -base64 32`); a key of one repeated byte (all zeros) is refused. Comma-separated to rotate: the first encrypts, every one decrypts. Unset: the admin process makes a key at its first start and keeps it in its database, so sessions are re-checked at the provider all the same; set it to keep the key out of the database, when the database file or its backups may be read by anyone who must not get refresh tokens (see Re-checks at the provider). Needed by the admin process only.' },
-  { name: 'RATE_LIMIT_GENERAL', default: '100/15m', meaning: 'Requests per client IP and window; `0` turns it off.' },
-  { name: 'RATE_LIMIT_AUTH', default: '5/15m', meaning: 'Login attempts (`GET /auth/login`, failed callbacks) and refused back-channel logouts per client IP; `0` turns it off.' },
-  { name: 'RATE_LIMIT_TOKEN', default: '1000/15m', meaning: 'Requests per admin API token (which `RATE_LIMIT_GENERAL` does not count), whatever the address; over it, 429 like the other limits. `0` turns it off.' },
-  { name: 'TRUST_PROXY', default: '', meaning: "Comma-separated CIDRs of proxies whose `X-Forwarded-For` is believed (`loopback`, `10.0.0.0/8`); from them, without an `X-Forwarded-For`, `Forwarded`'s `for=` values (RFC 7239). A value that is not an IP address is ignored (see Security notes)." },
-  { name: 'LOG_LEVEL', default: 'info', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
-  { name: 'ADMIN_INTERNAL_URL', default: 'http://127.0.0.1:$ADMIN_PORT', meaning: 'Where a proxy process reaches the admin plane (split mode).' },
-  { name: 'INTERNAL_PORT', default: '9090', meaning: 'A proxy process\'s health and metrics port (split mode).' },
-  { name: 'PROXY_WORKERS', default: '1', meaning: 'Data-plane worker processes of `npm run start:proxy`, sharing PORT (node:cluster).' },
-  { name: 'UPSTREAM_TIMEOUT', default: '30s', meaning: 'Wait for an upstream\'s response headers, from the end of the request body, before 504; also the longest pause in a client\'s request body (proxied, or to the gateway\'s own endpoints) before 408.' },
-  { name: 'ACCESS_LOG_RETENTION_DAYS', default: '30', meaning: 'Days raw access-log records are kept (whole UTC days, at least 1: a day\'s file is deleted once its last minute is this old); the console\'s traffic rollups are kept 400 days (per minute for 2 days, then per hour).' },
-  { name: 'ACCESS_LOG_MAX_SIZE', default: undefined, meaning: 'Most disk the raw access-log records may take (`50GB`, `500MB`, `1TiB`; at least `1MB`): past it the oldest days are deleted. Unset: a fifth of the disk they are on. Whatever the cap, they stop growing when the disk\'s free space falls to 5 % (at most 1 GiB), kept for the registry and sessions.' },
-  { name: 'ACCESS_LOG_EXPORT', default: undefined, meaning: '`otlp`: also send every access-log record as an OpenTelemetry log record over OTLP/HTTP (JSON) from the admin process (see Access log export). Unset: SQLite only.' },
-  { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', default: 'http://localhost:4318', meaning: 'The OpenTelemetry collector\'s OTLP/HTTP base URL; records go to its `/v1/logs` (with `ACCESS_LOG_EXPORT=otlp`), spans to its `/v1/traces` (with `OTEL_TRACES_EXPORTER=otlp`).' },
-  { name: 'OTEL_EXPORTER_OTLP_HEADERS', default: '', meaning: 'Headers sent to the collector, `key=value` pairs separated by commas, values percent-encoded (`authorization=Bearer%20…`); never logged.' },
-  { name: 'ACCESS_LOG_OTLP_BUFFER_SIZE', default: '64MB', meaning: 'Memory the export may hold while the collector is slow or away (`64MB`, `256MiB`; at least `1MB`; each record counted as twice its text plus 512 bytes): past it the oldest records are dropped from the export (still stored), counted in `gatehouse_access_log_export_dropped_total`.' },
-  { name: 'ASSERTION_TTL', default: '5m', meaning: 'Lifetime of the `X-Gatehouse-Assertion` JWT given to upstreams (whole seconds, at least `1s`); a retired signing key stays published for this long plus a minute (twice this long when it is under a minute; see Identity assertion).' },
-  { name: 'ASSERTION_KEY_LIFETIME', default: '30d', meaning: 'Age at which the assertion signing key is replaced by a new one by itself (also `POST /api/assertion-keys/rotate`).' },
-  { name: 'TRACE_UI_URL', default: undefined, meaning: 'A trace viewer\'s http(s) URL with `{traceId}` where the trace id goes (`https://jaeger.example.com/trace/{traceId}`); the console\'s access log links each traced request there. Unset: no links.' },
-  ...TRACING_VARIABLES,
-];
 
 /** Thrown by {@link loadConfig}: one line per bad variable, each naming it and what is wrong. */
 export class ConfigError extends Error {
