@@ -1,6 +1,7 @@
 /**
  * The measurements: what is loaded, how, and how rounds are combined.
- * - throughput: closed-loop autocannon at a fixed connection count, as fast as responses come;
+ * - throughput: closed-loop autocannon at a fixed connection count, as fast as responses come (a
+ *   target with a `client`: HTTP/2 streams or gRPC calls from the load thread, load-thread.ts);
  * - fixed rate: the same offered rate for every target, with autocannon's `overallRate` and with
  *   the evenly paced generator (paced-load.ts);
  * - memory: the data plane's resident memory under many connections.
