@@ -12,7 +12,7 @@ import type { AssertionCost } from './assertion-cost.js';
 import type { Measurement, MemoryMeasurement } from './scenarios.js';
 import type { MissingPeer } from './peers/peer.js';
 import type { BenchSettings } from './settings.js';
-import { mb, ROWS, signedMs, systemCpuMicros, systemOf, type RoutingMeasurement, type TargetResult } from './targets.js';
+import { mb, ROWS, signedMs, SYSTEM_ROLES, systemCpuMicros, systemOf, type RoutingMeasurement, type TargetResult } from './targets.js';
 
 /** Where the latest run's results are written (gitignored). */
 export const RESULTS_PATH = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
@@ -197,22 +197,30 @@ function printProtocolRows(results: BenchResults): void {
   });
   if (found.length === 0) return;
   log('\nHTTP/2 and gRPC, 1 worker (CPU µs per response: the data plane alone, the whole system, the target behind it)');
+  // A direct row has no system in front of its target: its cells are left empty.
+  const micros = (value: number | undefined) => (value === undefined ? '' : value.toFixed(1));
   const cells = (m: Measurement) => {
-    const dataPlane = DATA_PLANE_ROLES.reduce((sum, role) => sum + (m.cpuMicrosPerRequest[role] ?? 0), 0);
+    const system = systemOf(m.name);
+    const role = system && DATA_PLANE_ROLE[system];
+    const dataPlane = role ? (m.cpuMicrosPerRequest[role] ?? 0) : undefined;
     const target = TARGET_ROLES.reduce((sum, role) => sum + (m.cpuMicrosPerRequest[role] ?? 0), 0);
-    return { rate: m.requestsPerSecond, dataPlane, system: systemCpuMicros(m) ?? 0, target };
+    return { rate: m.requestsPerSecond, dataPlane: micros(dataPlane), system: micros(systemCpuMicros(m)), target: micros(target) };
   };
   table(
     ['row', 'against', 'req/s', 'against req/s', 'req/s ratio', 'data plane µs', 'against', 'system µs', 'against', 'target µs', 'against'],
     found.map(({ measured, reference }) => {
       const [a, b] = [cells(measured), cells(reference)];
-      return [measured.name, reference.name, fmt(a.rate), fmt(b.rate), (a.rate / b.rate).toFixed(2), a.dataPlane.toFixed(1), b.dataPlane.toFixed(1), a.system.toFixed(1), b.system.toFixed(1), a.target.toFixed(1), b.target.toFixed(1)];
+      return [measured.name, reference.name, fmt(a.rate), fmt(b.rate), (a.rate / b.rate).toFixed(2), a.dataPlane, b.dataPlane, a.system, b.system, a.target, b.target];
     }),
   );
 }
 
-/** The roles that serve a request in front of the target: a gateway's data plane (not its admin or Redis), Caddy. */
-const DATA_PLANE_ROLES = ['gateway proxy', 'embedded gateway', 'caddy'];
+/**
+ * The process that serves a request in front of the target, by system: a gateway's data plane
+ * (not its admin or Redis), Caddy. By the row's own system, since the other system of a pair is
+ * alive and idle during its rounds.
+ */
+const DATA_PLANE_ROLE: Partial<Record<keyof typeof SYSTEM_ROLES, string>> = { gateway: 'gateway proxy', embedded: 'embedded gateway', caddy: 'caddy' };
 /** The roles a request ends at: the bench upstream, the gRPC target. */
 const TARGET_ROLES = ['upstream', 'grpc target'];
 
