@@ -13,6 +13,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { signIn } from '../support/sessions.js';
 import { http2Request, openSession } from '../support/http2-client.js';
 import { ErrorCode, Flag, frame, FrameType, getRequest, headerBlock, RawHttp2Connection } from '../support/raw-http2.js';
+import { continuationFlood, rapidReset, settingsFlood } from '../support/http2-attacks.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
 
 let echo: EchoUpstream;
@@ -98,39 +99,20 @@ describe('header lists over the limits', () => {
 
 describe('floods end their connection; other clients are served', () => {
   test('rapid reset: streams opened and reset at once, by the thousand (CVE-2023-44487)', async () => {
-    const connection = await RawHttp2Connection.open(port);
-    const frames: Buffer[] = [];
-    for (let id = 1; id < 20_000; id += 2) {
-      frames.push(frame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, id, headerBlock(getRequest(authority, '/echo/reset'))));
-      const code = Buffer.alloc(4);
-      code.writeUInt32BE(ErrorCode.CANCEL);
-      frames.push(frame(FrameType.RST_STREAM, 0, id, code));
-    }
     const before = echo.requests.length;
-    connection.write(Buffer.concat(frames));
-    await connection.closed;
+    await rapidReset(port, authority, '/echo/reset');
     assert.ok(echo.requests.length - before < 1000, `at most a few of the 10,000 streams reached the target (${echo.requests.length - before})`);
     await othersAreServed();
   });
 
   test('CONTINUATION frames without END_HEADERS, without end (the CVE-2024-27316 class)', async () => {
-    const connection = await RawHttp2Connection.open(port);
-    connection.headers(1, getRequest(authority, '/echo/x'), Flag.END_STREAM);
-    const junk = frame(FrameType.CONTINUATION, 0, 1, headerBlock([['x-junk', 'j'.repeat(1000)]]));
-    for (let i = 0; i < 10_000 && !connection.socket.destroyed; i++) connection.write(junk);
-    await connection.closed;
+    const connection = await continuationFlood(port, authority, '/echo/x');
     assert.ok(!answered(connection, 1));
     await othersAreServed();
   });
 
   test('a SETTINGS flood', async () => {
-    const connection = await RawHttp2Connection.open(port);
-    connection.socket.pause(); // the acknowledgements pile up at the server
-    const settings = frame(FrameType.SETTINGS, 0, 0, Buffer.from([0, 3, 0, 0, 0, 100])); // MAX_CONCURRENT_STREAMS 100
-    const burst = Buffer.concat(Array.from({ length: 10_000 }, () => settings));
-    for (let i = 0; i < 100 && !connection.socket.destroyed; i++) connection.write(burst);
-    connection.socket.resume();
-    await connection.closed;
+    await settingsFlood(port);
     await othersAreServed();
   });
 });

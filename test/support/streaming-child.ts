@@ -6,8 +6,9 @@
  * settings, such as `{"H2C":"true"}`); does nothing otherwise (the test runner may load every file
  * under test/).
  *
- * Messages in: `'rss'` and `'reset'`, each answered with `{ rss, peak }` in bytes (the peak since
- * the last reset; `'reset'` then starts a new one); `'close'`. Message out at start: `{ port }`.
+ * Messages in: `'rss'` and `'reset'`, each answered with `{ rss, peak, cpuMicros }` (bytes: the
+ * peak since the last reset, which `'reset'` then starts anew; the process's CPU time so far, user
+ * and system, in µs); `'close'`. Message out at start: `{ port }`.
  */
 import { service } from './samples.js';
 import { startDataPlane } from './data-plane.js';
@@ -30,7 +31,8 @@ async function main(upstreamOrigin: string, env: Record<string, string>, send: (
   }, SAMPLE_MS);
   process.on('message', (message) => {
     const rss = process.memoryUsage().rss;
-    if (message === 'reset' || message === 'rss') send({ rss, peak: Math.max(peak, rss) });
+    const cpu = process.cpuUsage();
+    if (message === 'reset' || message === 'rss') send({ rss, peak: Math.max(peak, rss), cpuMicros: cpu.user + cpu.system });
     if (message === 'reset') peak = rss;
     if (message === 'close') {
       clearInterval(sampler);

@@ -7,10 +7,11 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 
-/** The child's resident set size now and at its highest since the last reset, in bytes. */
+/** The child's resident set size now and at its highest since the last reset, in bytes; its CPU time so far, in µs. */
 export interface Memory {
   rss: number;
   peak: number;
+  cpuMicros: number;
 }
 
 export interface StreamingGateway {
