@@ -270,20 +270,13 @@ async function measureTls(
   const gateway = gatewayTargets(stack).protected;
   const caddyTarget: Target = { name: caddy.name, workers: 1, url: caddy.url };
   const h2 = { kind: 'h2', caFile: certificate.certFile, sessions: H2_SESSIONS } as const;
-  const measured = await measureThroughput(
-    [
-      { ...gateway, name: rowName(ROWS.protectedHttps) },
-      { ...gateway, name: rowName(ROWS.protectedH2), client: h2 },
-      caddyTarget,
-      { ...caddyTarget, name: ROWS.caddyH2, client: h2 },
-    ],
-    settings,
-    ledger,
-  );
-  measured.forEach(logMeasurement);
-  results.throughput.push(...measured);
-  await caddy.stop();
-  results.accessLog.push(...(await finishStack(stack, ledger)));
+  const rows = [
+    { ...gateway, name: rowName(ROWS.protectedHttps) },
+    { ...gateway, name: rowName(ROWS.protectedH2), client: h2 },
+    caddyTarget,
+    { ...caddyTarget, name: ROWS.caddyH2, client: h2 },
+  ];
+  await measureRows(rows, stack, () => caddy.stop(), settings, ledger, results);
 }
 
 /**
@@ -306,23 +299,28 @@ async function measureGrpc(
     ledger,
   );
   const grpcService = stack.routes.grpcService!;
-  const measured = await measureThroughput(
-    [
-      { name: ROWS.grpcDirect, workers: 1, url: target.url, client: { kind: 'grpc' } },
-      {
-        name: mode === 'embedded' ? ROWS.embedded(ROWS.grpcGateway) : ROWS.grpcGateway,
-        workers: 1,
-        url: `${stack.origin.replace(/^http:/, 'h2c:')}${grpcService.path}`,
-        client: { kind: 'grpc' },
-        account: { stack: stack.name, serviceId: grpcService.id },
-      },
-    ],
-    settings,
-    ledger,
-  );
+  const rows: Target[] = [
+    { name: ROWS.grpcDirect, workers: 1, url: target.url, client: { kind: 'grpc' } },
+    {
+      name: mode === 'embedded' ? ROWS.embedded(ROWS.grpcGateway) : ROWS.grpcGateway,
+      workers: 1,
+      url: `${stack.origin.replace(/^http:/, 'h2c:')}${grpcService.path}`,
+      client: { kind: 'grpc' },
+      account: { stack: stack.name, serviceId: grpcService.id },
+    },
+  ];
+  await measureRows(rows, stack, () => target.child.stop(), settings, ledger, results);
+}
+
+/**
+ * Measures `rows` together (interleaved rounds), logs and keeps the figures, then stops the peer
+ * (`stopPeer`) and the gateway `stack`, checking its access log.
+ */
+async function measureRows(rows: Target[], stack: GatewayStack, stopPeer: () => Promise<unknown>, settings: BenchSettings, ledger: ClientLedger, results: BenchResults): Promise<void> {
+  const measured = await measureThroughput(rows, settings, ledger);
   measured.forEach(logMeasurement);
   results.throughput.push(...measured);
-  await target.child.stop();
+  await stopPeer();
   results.accessLog.push(...(await finishStack(stack, ledger)));
 }
 
