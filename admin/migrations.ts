@@ -296,4 +296,10 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
+  `
+  -- Rules inside a service (design.md §4.18). rules: JSON text, the ordered list of
+  -- { paths, methods?, action, access? }, '[]' for none; cors_preflight: 'auth' or 'public'.
+  ALTER TABLE services ADD COLUMN rules TEXT NOT NULL DEFAULT '[]';
+  ALTER TABLE services ADD COLUMN cors_preflight TEXT NOT NULL DEFAULT 'auth';
+  `,
 ];

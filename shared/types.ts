@@ -38,7 +38,36 @@ export interface Service {
   outlierDetection?: OutlierDetection;
   /** Most retries on another target once a request reached one (0–5, default 1). */
   retries?: number;
+  /**
+   * Rules inside the service (design.md §4.18): 0–64, the first matching one decides; a request
+   * none matches follows `requireAuth` and `access`. Absent in snapshots from before rules: none.
+   */
+  rules?: ServiceRule[];
+  /** `public`: CORS preflights pass without sign-in (design.md §4.18); `auth` (default, or absent): as any request. */
+  corsPreflight?: CorsPreflight;
 }
+
+/** Whether a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) needs sign-in like any request. */
+export type CorsPreflight = 'auth' | 'public';
+
+/**
+ * One rule of a service (design.md §4.18): requests whose path, within the service, falls under
+ * one of `paths` (on the routing key: whole segments, `*` for any one segment) and whose method is
+ * one of `methods` (any when absent; `GET` covers `HEAD`) get `action`.
+ */
+export interface ServiceRule {
+  /** 1–32 paths within the service: `/` or `/seg(/seg)*`, a segment `*` matching any one segment. */
+  paths: string[];
+  /** HTTP methods in capitals (1–16); absent: every method. */
+  methods?: string[];
+  /** `public`: no sign-in needed; `deny`: 403 for everyone; `require`: sign-in and `access`. */
+  action: RuleAction;
+  /** With `require` only: who may pass, instead of the service's policy; null: any signed-in caller. */
+  access?: AccessPolicy | null;
+}
+
+/** What a matching rule does (design.md §4.18). */
+export type RuleAction = 'public' | 'deny' | 'require';
 
 /** One target of a service's pool. */
 export interface ServiceTarget {

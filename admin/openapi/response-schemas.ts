@@ -3,6 +3,7 @@ import { AUDIT_ACTIONS } from '../audit-log.js';
 import { HEALTH_CHECK_RANGES, LOAD_BALANCING_METHODS, MAX_RETRIES, MAX_TARGETS, MAX_WEIGHT, OUTLIER_DETECTION_RANGES } from '../registry/pool-fields.js';
 import { TOKEN_SCOPES } from '../credentials/token-scope.js';
 import { MAX_HOSTS } from '../registry/service-fields.js';
+import { MAX_RULE_METHODS, MAX_RULE_PATHS, MAX_RULES } from '../registry/rule-fields.js';
 import { TRAFFIC_RANGES, type TrafficRange } from '../access-log/traffic-rollups.js';
 import { STATUS_CLASSES, type StatusClass } from '../../shared/http/status-classes.js';
 import { TARGET_STATES } from '../../shared/services/target-health-report.js';
@@ -25,6 +26,14 @@ const accessPolicy = v.strictObject({
   emails: v.array(v.string()),
   emailDomains: v.array(v.string()),
   subjects: v.array(v.string()),
+});
+
+/** One rule inside a service (design.md §4.18): `methods` only when given, `access` only with `require`. */
+const serviceRule = v.strictObject({
+  paths: v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(MAX_RULE_PATHS), v.description('Paths within the service: whole segments, * for any one segment')),
+  methods: v.optional(v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(MAX_RULE_METHODS), v.description('HTTP methods (GET covers HEAD); absent: every method'))),
+  action: v.picklist(['public', 'deny', 'require']),
+  access: v.optional(v.pipe(v.nullable(accessPolicy), v.description('With require only: who may pass, instead of the service policy; null: any signed-in caller'))),
 });
 
 /** An integer from `min` to `max`. */
@@ -72,11 +81,13 @@ const declaredEntries = {
   healthCheck: v.pipe(v.nullable(healthCheck), v.description('null: no active checks')),
   outlierDetection,
   retries: v.pipe(integerIn([0, MAX_RETRIES]), v.description('Most retries on another target of a request that reached one')),
+  rules: v.pipe(v.array(serviceRule), v.maxLength(MAX_RULES), v.description('Rules inside the service, in order, the first matching one deciding; [] for none')),
+  corsPreflight: v.pipe(v.picklist(['auth', 'public']), v.description('public: CORS preflights pass without sign-in')),
 };
 
 /**
- * A registry entry (interface.md §2.1), with `access`, `forwardAuthorization` and the pool's fields
- * always present (design.md §5, §4.13).
+ * A registry entry (interface.md §2.1), with `access`, `forwardAuthorization`, the pool's fields,
+ * `rules` and `corsPreflight` always present (design.md §5, §4.13, §4.18).
  */
 const service = v.strictObject({ id: uuid, ...declaredEntries, createdAt: timestamp, updatedAt: timestamp });
 
@@ -285,6 +296,7 @@ const certificate = v.strictObject({
 export const RESPONSE_SCHEMAS = {
   Service: service,
   AccessPolicy: accessPolicy,
+  ServiceRule: serviceRule,
   ServiceTarget: serviceTarget,
   HealthCheck: healthCheck,
   OutlierDetection: outlierDetection,

@@ -64,6 +64,8 @@ export function toDocument(services: readonly StoredService[]): RegistryDocument
       healthCheck: s.healthCheck,
       outlierDetection: s.outlierDetection,
       retries: s.retries,
+      rules: s.rules,
+      corsPreflight: s.corsPreflight,
     })),
   };
 }

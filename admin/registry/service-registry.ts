@@ -76,15 +76,16 @@ export class ServiceRegistry {
     this.#samePath = db.prepare('SELECT * FROM services WHERE lower(path) = lower(?) AND id != ?');
     this.#insert = db.prepare(
       `INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at, access, forward_authorization,
-         targets, load_balancing, health_check, outlier_detection, retries, hosts)
+         targets, load_balancing, health_check, outlier_detection, retries, hosts, rules, cors_preflight)
        VALUES (@id, @name, @path, @targetUrl, @requireAuth, @description, @enabled, @createdAt, @updatedAt, @access, @forwardAuthorization,
-         @targets, @loadBalancing, @healthCheck, @outlierDetection, @retries, @hosts)`,
+         @targets, @loadBalancing, @healthCheck, @outlierDetection, @retries, @hosts, @rules, @corsPreflight)`,
     );
     this.#update = db.prepare(
       `UPDATE services SET name = @name, path = @path, target_url = @targetUrl, require_auth = @requireAuth,
          description = @description, enabled = @enabled, updated_at = @updatedAt, access = @access,
          forward_authorization = @forwardAuthorization, targets = @targets, load_balancing = @loadBalancing,
          health_check = @healthCheck, outlier_detection = @outlierDetection, retries = @retries, hosts = @hosts,
+         rules = @rules, cors_preflight = @corsPreflight,
          version = version + 1 WHERE id = @id`,
     );
     this.#delete = db.prepare('DELETE FROM services WHERE id = ?');

@@ -1,10 +1,10 @@
 import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
-import type { AccessPolicy, HealthCheck, LoadBalancing, OutlierDetection, ServiceTarget } from '../../shared/types.js';
+import type { AccessPolicy, CorsPreflight, HealthCheck, LoadBalancing, OutlierDetection, ServiceRule, ServiceTarget } from '../../shared/types.js';
 import type { StoredService } from './stored-service.js';
 
 /**
  * A `services` row: snake_case columns, booleans as 0/1, timestamps as ISO text, the access policy
- * and the health check as JSON text or NULL, the targets and outlier detection as JSON text.
+ * and the health check as JSON text or NULL, the targets, outlier detection and rules as JSON text.
  */
 export interface ServiceRow {
   id: string;
@@ -28,10 +28,14 @@ export interface ServiceRow {
   version: number;
   /** JSON text: the host names, `[]` for none (normal forms: shared/services/host-names.ts); a service has none as no `hosts` field. */
   hosts: string;
+  /** JSON text: the rules (design.md §4.18), `[]` for none. */
+  rules: string;
+  /** `auth` or `public`. */
+  cors_preflight: string;
 }
 
 /** Named parameters of the insert and update statements. */
-export type ServiceParams = Omit<StoredService, 'hosts' | 'requireAuth' | 'enabled' | 'access' | 'forwardAuthorization' | 'targets' | 'healthCheck' | 'outlierDetection'> & {
+export type ServiceParams = Omit<StoredService, 'hosts' | 'requireAuth' | 'enabled' | 'access' | 'forwardAuthorization' | 'targets' | 'healthCheck' | 'outlierDetection' | 'rules'> & {
   hosts: string;
   requireAuth: number;
   enabled: number;
@@ -40,6 +44,7 @@ export type ServiceParams = Omit<StoredService, 'hosts' | 'requireAuth' | 'enabl
   targets: string;
   healthCheck: string | null;
   outlierDetection: string;
+  rules: string;
 };
 
 /** A row as a service; a row from before pools has the one target `target_url` (shared/services/target-pool-settings.ts). */
@@ -66,7 +71,7 @@ export function fromRow(row: ServiceRow): StoredService {
     outlierDetection: JSON.parse(row.outlier_detection) as OutlierDetection,
     retries: row.retries,
   });
-  return { ...service, ...pool };
+  return { ...service, ...pool, rules: JSON.parse(row.rules) as ServiceRule[], corsPreflight: row.cors_preflight as CorsPreflight };
 }
 
 /** A row's `hosts`, as a service carries them: none, no field. */
@@ -87,5 +92,6 @@ export function toParams(service: StoredService): ServiceParams {
     targets: JSON.stringify(service.targets),
     healthCheck: service.healthCheck === null ? null : JSON.stringify(service.healthCheck),
     outlierDetection: JSON.stringify(service.outlierDetection),
+    rules: JSON.stringify(service.rules),
   };
 }

@@ -3,13 +3,14 @@ import { GatewayError } from '../../shared/errors.js';
 import { parseWith, requireObject } from '../http/json-body-validation.js';
 import { accessSchema, assertPolicyNeedsSignIn } from './access-policy-fields.js';
 import { poolEntries, poolPatchEntries, targetEntries, withPool, type Targets } from './pool-fields.js';
+import { ruleEntries, rulePatchEntries } from './rule-fields.js';
 import { withoutEmptyHosts } from './stored-service.js';
 import { booleanSchema, descriptionSchema, hostsSchema, nameSchema, pathSchema } from './service-fields.js';
 
 /**
  * Validation of the admin API's service bodies (interface.md §4.2, design.md §5): the create, PUT
  * and toggle bodies and a registry document's entries, put together from the fields' rules
- * (service-fields.ts, pool-fields.ts, access-policy-fields.ts). Pure functions: they read an
+ * (service-fields.ts, pool-fields.ts, access-policy-fields.ts, rule-fields.ts). Pure functions: they read an
  * already-parsed JSON value and either return a typed value or throw a {@link GatewayError}.
  */
 
@@ -27,6 +28,7 @@ const createSchema = v.object({
   access: v.optional(accessSchema, null),
   forwardAuthorization: v.optional(booleanSchema, false),
   ...poolEntries,
+  ...ruleEntries,
 });
 
 const updateSchema = v.object({
@@ -40,6 +42,7 @@ const updateSchema = v.object({
   access: v.optional(accessSchema),
   forwardAuthorization: v.optional(booleanSchema),
   ...poolPatchEntries,
+  ...rulePatchEntries,
 });
 
 /**
@@ -63,7 +66,8 @@ type Whole<S extends v.GenericSchema> = Omit<v.InferOutput<S>, keyof Targets> & 
  * A validated create body: `name` trimmed, `hosts` normalized (absent when none), `requireAuth` defaulted to true, `description` to '',
  * `access` normalised (null when none), `forwardAuthorization` defaulted to false; `targetUrl` and
  * `targets` both present ({@link withPool}), `loadBalancing`, `healthCheck`, `outlierDetection`
- * (each of its fields) and `retries` defaulted (shared/services/target-pool-settings.ts).
+ * (each of its fields) and `retries` defaulted (shared/services/target-pool-settings.ts), `rules`
+ * to `[]` and `corsPreflight` to `auth` (rule-fields.ts).
  */
 export type ServiceCreateInput = Whole<typeof createSchema>;
 /**

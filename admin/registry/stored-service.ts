@@ -1,12 +1,12 @@
 import type { PoolSettings } from '../../shared/services/target-pool-settings.js';
-import type { AccessPolicy, Service } from '../../shared/types.js';
+import type { AccessPolicy, CorsPreflight, Service, ServiceRule } from '../../shared/types.js';
 
 /**
  * A service as the registry keeps and returns it (service-registry.ts) and as a registry document
- * lists it (registry-document.ts): `access`, `forwardAuthorization` and the pool's settings always
- * present; `hosts` only when it has some ({@link withoutEmptyHosts}).
+ * lists it (registry-document.ts): `access`, `forwardAuthorization`, the pool's settings, `rules`
+ * and `corsPreflight` always present; `hosts` only when it has some ({@link withoutEmptyHosts}).
  */
-export type StoredService = Service & { access: AccessPolicy | null; forwardAuthorization: boolean } & PoolSettings;
+export type StoredService = Service & { access: AccessPolicy | null; forwardAuthorization: boolean; rules: ServiceRule[]; corsPreflight: CorsPreflight } & PoolSettings;
 
 /**
  * `value` without `hosts` when that is empty: a service without hosts has no `hosts` field

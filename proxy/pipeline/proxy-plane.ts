@@ -14,7 +14,7 @@ import { answerFailure } from '../../shared/http/failure-response.js';
 import type { Logger } from '../../shared/logger.js';
 import { overLimit, type RateLimitDecision, type RateLimiter } from '../../shared/backends/rate-limiter.js';
 import type { SessionGate } from '../../shared/identity/session-gate.js';
-import type { Service } from '../../shared/types.js';
+import type { Service, SessionUser } from '../../shared/types.js';
 import { sendAccessDenied } from './access-denied.js';
 import { AccessRecord } from './access-record.js';
 import { RefusedRequests, type RefusalCounter } from './refused-requests.js';
@@ -22,7 +22,6 @@ import { isBarePrefix, redirectToEntry } from '../routing/bare-prefix.js';
 import { bearerTokensFor, type BearerTokens } from '../auth/bearer-token.js';
 import { isCanonicalPath, pathLength } from '../routing/canonical-path.js';
 import { ActiveHealthChecks } from '../pool/active-health-checks.js';
-import type { ForwardMode } from '../forward/attempt-plan.js';
 import { ServiceForwarder } from '../forward/service-forwarder.js';
 import type { ForwardExtras } from '../forward/target-attempts.js';
 import { IdentityAssertions } from '../auth/identity-assertion.js';
@@ -31,18 +30,21 @@ import { JwksEndpoint } from '../auth/jwks-endpoint.js';
 import { sendNotAuthenticated } from './login-required.js';
 import { RequestHeaderBuilder } from '../headers/request-headers.js';
 import { HostRoutes } from '../routing/host-routes.js';
-import { requestHostName } from '../routing/request-host.js';
+import { gatewayHostsOf } from '../routing/request-host.js';
 import type { Route, RouteTable } from '../routing/route-table.js';
 import { remainderAfter, routingKey } from '../routing/routing-key.js';
 import { sendServiceDisabled } from './service-disabled.js';
+import { ruleGuardFor } from './rule-decision.js';
+import { PUBLIC_GUARD, type RuleGuard } from '../../shared/services/service-rules.js';
 import { SessionCheck } from '../auth/session-check.js';
 import { nameServerSpan, RequestIdentities } from './request-identity.js';
 import { SpanKind, type SpanExport } from '../../shared/tracing/span-export.js';
+import type { RequestTrace } from '../../shared/tracing/request-trace.js';
 import { HostSignIn } from '../auth/host-sign-in.js';
 import { stickyCookieName } from '../pool/sticky-target.js';
 import { TargetHealthBook } from '../pool/target-health-book.js';
 import { TargetHealthReporter } from '../pool/target-health-reporter.js';
-import { isWebSocketHandshake } from './upgrade.js';
+import { forwardMode } from './upgrade.js';
 import type { UpstreamFailureCounter } from '../forward/upstream-errors.js';
 import { requestIdOf } from '../../shared/http/request-id.js';
 import { isClientGone } from '../../shared/http/response-state.js';
@@ -214,14 +216,18 @@ class GatewayProxyPlane implements ProxyPlane {
     // then disabled service, then sign-in. A disabled service never needs the session: a failing
     // store leaves the caller anonymous rather than turning its 503 into another one.
     const { service } = route;
-    const required = service.enabled && service.requireAuth;
+    // design.md §4.18: a matching rule replaces requireAuth and access; one check for a service without rules
+    const rule = route.rules && ruleGuardFor(route.rules, route, req, key, inbound.hasBody);
+    const signIn = rule === undefined ? service.requireAuth : rule.signIn;
+    const required = service.enabled && signIn;
     // Without a session, a protected service takes a machine client's bearer token (design.md §4.7).
-    const user = (await this.#sessions.user(inbound.cookie, required, serviceHost, identity)) ?? (required ? await this.#bearerTokens?.user(inbound.authorization, trace) : undefined);
+    const user = (await this.#sessions.user(inbound.cookie, required, serviceHost, identity)) ?? (await this.#bearerUser(inbound, required, rule, trace));
     if (user !== undefined) record.userId = user.sub;
     if (isClientGone(res)) return; // the client left while we were deciding
     if (!service.enabled) return sendServiceDisabled(res, service, inbound.accept);
-    if (user === undefined && service.requireAuth) return this.#askToSignIn(req, res, target, inbound, serviceHost);
-    if (user !== undefined && route.access?.allows(user) === false) return sendAccessDenied(res, service, user, inbound.accept);
+    if (rule?.deny) return sendAccessDenied(res, service, user, inbound.accept);
+    if (user === undefined && signIn) return this.#askToSignIn(req, res, target, inbound, serviceHost);
+    if (user !== undefined && (rule === undefined ? route.access : rule.policy)?.allows(user) === false) return sendAccessDenied(res, service, user, inbound.accept);
     // design.md §5 "bare prefix": past every check, as the app's own answer would be
     const mode = forwardMode(req, inbound);
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));
@@ -236,6 +242,17 @@ class GatewayProxyPlane implements ProxyPlane {
     }
     sendContinueIfExpected(req, res);
     this.#forwarder.forward(req, res, route, restAfterPrefix(target, path, key, route), headers, mode, extras);
+  }
+
+  /**
+   * A machine client's bearer token (design.md §4.7) where sign-in is `required`; under a `public`
+   * rule of a protected service (design.md §4.18) one that verifies still names the caller, and
+   * one that does not leaves it anonymous (a webhook's own token must not turn into a 401).
+   */
+  async #bearerUser(inbound: InboundHeaders, required: boolean, rule: RuleGuard | undefined, trace: RequestTrace | undefined): Promise<SessionUser | undefined> {
+    if (required) return this.#bearerTokens?.user(inbound.authorization, trace);
+    if (rule !== PUBLIC_GUARD) return undefined;
+    return this.#bearerTokens?.user(inbound.authorization, trace).catch(() => undefined);
   }
 
   /**
@@ -350,19 +367,6 @@ function restAfterPrefix(target: string, path: string, key: string, route: Route
   return remainderAfter(path, route.depth) + target.slice(path.length);
 }
 
-/**
- * The names (request-host.ts) of PUBLIC_URL's and ADMIN_URL's hosts, on which the gateway's paths
- * win as before hosts existed (an IP literal in brackets is no service host, so none is needed).
- */
-function gatewayHostsOf(publicUrl: URL, adminUrl: URL | undefined): ReadonlySet<string> {
-  const names = new Set<string>();
-  for (const url of [publicUrl, adminUrl]) {
-    const name = url && requestHostName(url.hostname);
-    if (name !== undefined) names.add(name);
-  }
-  return names;
-}
-
 /** Marks a request that came through 'checkContinue' and has not had its `100 Continue` yet. */
 const kExpectsContinue = Symbol('gatehouse.expectsContinue');
 type ContinueCarrier = IncomingMessage & { [kExpectsContinue]?: boolean };
@@ -372,15 +376,4 @@ function sendContinueIfExpected(req: IncomingMessage, res: ServerResponse): void
   if ((req as ContinueCarrier)[kExpectsContinue] !== true) return;
   (req as ContinueCarrier)[kExpectsContinue] = false;
   res.writeContinue();
-}
-
-/**
- * A WebSocket opening handshake (RFC 6455 §4.1) is switched only when it came through the
- * server's 'upgrade' event (Node then sets `req.upgrade`; see upgrade.ts), which hands the socket
- * over; any other request is forwarded as a plain one, its `Upgrade` dropped as hop-by-hop.
- */
-function forwardMode(req: IncomingMessage, inbound: InboundHeaders): ForwardMode {
-  const upgrading = (req as IncomingMessage & { upgrade?: boolean }).upgrade === true;
-  if (upgrading && isWebSocketHandshake(req.method, inbound.upgrade, inbound.hasBody)) return 'websocket';
-  return inbound.hasBody ? 'body' : 'no-body';
 }

@@ -5,7 +5,8 @@ import type { Duplex } from 'node:stream';
 import { sendError } from '../../shared/http/http-response.js';
 import type { GatewayServer } from '../../shared/http/http-server.js';
 import { requestHeadError } from '../../shared/http/request-head.js';
-import { readInboundHeaders } from '../headers/inbound-headers.js';
+import type { ForwardMode } from '../forward/attempt-plan.js';
+import { readInboundHeaders, type InboundHeaders } from '../headers/inbound-headers.js';
 
 /** `Upgrade: websocket` (RFC 6455 §4.1: the token is case-insensitive). */
 const WEBSOCKET = /(?:^|,)\s*websocket\s*(?:,|$)/i;
@@ -31,6 +32,17 @@ export interface UpgradeHandler {
  */
 export function isWebSocketHandshake(method: string | undefined, upgrade: string | undefined, hasBody: boolean): boolean {
   return method === 'GET' && !hasBody && upgrade !== undefined && WEBSOCKET.test(upgrade);
+}
+
+/**
+ * A WebSocket opening handshake (RFC 6455 §4.1) is switched only when it came through the
+ * server's 'upgrade' event (Node then sets `req.upgrade`; see {@link createUpgradeHandler}), which hands the socket
+ * over; any other request is forwarded as a plain one, its `Upgrade` dropped as hop-by-hop.
+ */
+export function forwardMode(req: IncomingMessage, inbound: InboundHeaders): ForwardMode {
+  const upgrading = (req as IncomingMessage & { upgrade?: boolean }).upgrade === true;
+  if (upgrading && isWebSocketHandshake(req.method, inbound.upgrade, inbound.hasBody)) return 'websocket';
+  return inbound.hasBody ? 'body' : 'no-body';
 }
 
 /**

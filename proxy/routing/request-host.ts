@@ -64,3 +64,16 @@ function isDigits(text: string, from: number): boolean {
   }
   return true;
 }
+
+/**
+ * The names ({@link requestHostName}) of PUBLIC_URL's and ADMIN_URL's hosts, on which the gateway's paths
+ * win as before hosts existed (an IP literal in brackets is no service host, so none is needed).
+ */
+export function gatewayHostsOf(publicUrl: URL, adminUrl: URL | undefined): ReadonlySet<string> {
+  const names = new Set<string>();
+  for (const url of [publicUrl, adminUrl]) {
+    const name = url && requestHostName(url.hostname);
+    if (name !== undefined) names.add(name);
+  }
+  return names;
+}

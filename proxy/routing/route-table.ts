@@ -1,6 +1,7 @@
 import type { Service } from '../../shared/types.js';
 import { compileAccessPolicy, type CompiledAccessPolicy } from '../../shared/services/access-policy.js';
 import { createLogger } from '../../shared/logger.js';
+import { compileServiceRules, type CompiledRules } from '../../shared/services/service-rules.js';
 import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
 import { fnv1a } from '../pool/balancing/client-ip-hash.js';
 import { routingKey } from './routing-key.js';
@@ -12,7 +13,7 @@ import { TargetPool } from '../pool/target-pool.js';
 /**
  * A registered service, prepared once per registry snapshot so the request path does no parsing:
  * the public prefix and each target's origin and base path are plain strings, the access policy
- * a set lookup.
+ * a set lookup, the rules compiled patterns.
  */
 export interface Route {
   readonly service: Service;
@@ -26,6 +27,8 @@ export interface Route {
   readonly pool: TargetPool;
   /** The service's access policy (design.md §4.7); undefined when any signed-in caller may pass. */
   readonly access: CompiledAccessPolicy | undefined;
+  /** The service's rules and CORS preflight setting (design.md §4.18); undefined when it has neither. */
+  readonly rules: CompiledRules | undefined;
 }
 
 /** Called for a service one of whose target urls cannot be parsed; the service is left out of the table. */
@@ -173,6 +176,7 @@ export function toRoute(service: Service, onInvalid: InvalidTargetListener, cont
     depth: segmentCount(key),
     pool: new TargetPool(targets, settings.loadBalancing, settings.retries),
     access: compileAccessPolicy(service.access),
+    rules: compileServiceRules(service),
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * The pool's fields (design.md §4.13) as every service answer carries them when none was given: the one
  * target `targetUrl` with weight 1 and the documented defaults, written out here rather than taken
- * from the code under test. Not a test file itself.
+ * from the code under test; with them the rules' defaults (design.md §4.18: none, preflights as any
+ * request). Not a test file itself.
  */
 import type { Service } from '../../shared/types.js';
 
@@ -12,6 +13,8 @@ export function defaultPool(targetUrl: string) {
     healthCheck: null,
     outlierDetection: { maxFails: 3, windowSeconds: 10, ejectSeconds: 30 },
     retries: 1,
+    rules: [],
+    corsPreflight: 'auth',
   };
 }
 

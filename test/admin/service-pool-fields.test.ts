@@ -301,6 +301,8 @@ describe('a registry document\'s entry', () => {
       enabled: true,
       healthCheck: { ...DEFAULT_HEALTH_CHECK, path: '/ready' },
       outlierDetection: { maxFails: 10, windowSeconds: 10, ejectSeconds: 30 },
+      rules: [],
+      corsPreflight: 'auth',
     });
     assert.deepEqual(refusal(() => parseServiceEntry({ ...entry, targetUrl: 'http://elsewhere' })).fields, { targetUrl: 'must be the first target\'s url ("http://orders-1:8080")' });
   });

@@ -1,0 +1,97 @@
+import type { Service, ServiceRule } from '../types.js';
+import { compileAccessPolicy, type CompiledAccessPolicy } from './access-policy.js';
+
+/**
+ * A service's rules (design.md §4.18), compiled once per registry snapshot beside its access
+ * policy (proxy/routing/route-table.ts), so a request compares strings and looks up sets only.
+ */
+
+/** What a matching rule asks of a request: made once per rule, so deciding allocates nothing. */
+export interface RuleGuard {
+  /** `deny`: 403 `Access denied` whoever asks. */
+  readonly deny: boolean;
+  /** True for `require`: the caller must be signed in (a session, or a bearer token). */
+  readonly signIn: boolean;
+  /** For `require`: who may pass (its own policy, not the service's); undefined: any signed-in caller. */
+  readonly policy: CompiledAccessPolicy | undefined;
+}
+
+/** A `public` rule's guard, and a CORS preflight's under `corsPreflight: "public"`. */
+export const PUBLIC_GUARD: RuleGuard = { deny: false, signIn: false, policy: undefined };
+const DENY_GUARD: RuleGuard = { deny: true, signIn: false, policy: undefined };
+
+/** A service's compiled rules. */
+export interface CompiledRules {
+  /** True when CORS preflights pass without sign-in (`corsPreflight: "public"`). */
+  readonly publicPreflight: boolean;
+  /**
+   * The guard of the first rule matching `method` (as sent; compared in capitals) and the path
+   * `key[from…]` (a routing key, routing-key.ts, from the end of the service's prefix: `''` or
+   * `/…`), or undefined when none does.
+   */
+  match(method: string, key: string, from: number): RuleGuard | undefined;
+}
+
+interface CompiledRule {
+  /** Each path's segments, lowercased as the routing key is; `*` matches any one segment. */
+  readonly patterns: readonly (readonly string[])[];
+  /** Undefined: every method. */
+  readonly methods: ReadonlySet<string> | undefined;
+  readonly guard: RuleGuard;
+}
+
+const SLASH = 0x2f;
+
+/**
+ * Compiles `service.rules` and `corsPreflight`.
+ * @returns undefined for a service without rules whose preflights need sign-in as any request:
+ *   the request path then pays one check.
+ */
+export function compileServiceRules(service: Service): CompiledRules | undefined {
+  const rules = (service.rules ?? []).map(compileRule);
+  const publicPreflight = service.corsPreflight === 'public';
+  if (rules.length === 0 && !publicPreflight) return undefined;
+  return {
+    publicPreflight,
+    match(method, key, from) {
+      const upper = method.toUpperCase();
+      for (const rule of rules) {
+        if (rule.methods !== undefined && !rule.methods.has(upper)) continue;
+        for (const pattern of rule.patterns) if (matchesPattern(key, from, pattern)) return rule.guard;
+      }
+      return undefined;
+    },
+  };
+}
+
+function compileRule(rule: ServiceRule): CompiledRule {
+  // The routing key lowercases letters; a valid rule path holds only unreserved characters and `*`.
+  const patterns = rule.paths.map((path) => (path === '/' ? [] : path.slice(1).toLowerCase().split('/')));
+  // RFC 9110 §9.3.2: HEAD is GET without the content, so a rule about GET is about HEAD too.
+  const methods = rule.methods === undefined ? undefined : new Set(rule.methods.includes('GET') ? [...rule.methods, 'HEAD'] : rule.methods);
+  return { patterns, methods, guard: guardOf(rule) };
+}
+
+function guardOf(rule: ServiceRule): RuleGuard {
+  if (rule.action === 'public') return PUBLIC_GUARD;
+  if (rule.action === 'deny') return DENY_GUARD;
+  return { deny: false, signIn: true, policy: compileAccessPolicy(rule.access) };
+}
+
+/**
+ * True when the key from `from` starts with the pattern's segments on whole segments: `/hooks/*`
+ * matches `/hooks/a` and `/hooks/a/b`, not `/hooks` nor `/hooksx/a`; `*` never matches the empty
+ * segment after a trailing `/`.
+ */
+function matchesPattern(key: string, from: number, pattern: readonly string[]): boolean {
+  let at = from;
+  for (const segment of pattern) {
+    if (key.charCodeAt(at) !== SLASH) return false;
+    let end = key.indexOf('/', at + 1);
+    if (end === -1) end = key.length;
+    const length = end - at - 1;
+    if (segment === '*' ? length === 0 : length !== segment.length || !key.startsWith(segment, at + 1)) return false;
+    at = end;
+  }
+  return at === key.length || key.charCodeAt(at) === SLASH;
+}
