@@ -1,6 +1,8 @@
 /**
  * The data plane's rules (design.md §3.6–3.7) hold alike over HTTP/1.1 and HTTP/2 on the TLS
- * listener: the same cases, run once per protocol. Fields a client must not pass on are removed
+ * listener: the same cases, run once per protocol. Every spelling of a path (case, encoded
+ * slashes and letters, `;`, `//`, dot segments, NUL) is routed over HTTP/2 exactly as over
+ * HTTP/1.1, sent as written by both clients. Fields a client must not pass on are removed
  * (spoofed identity and forwarding fields, the gateway's cookies, `TE`, the request id, and over
  * HTTP/2 its pseudo-header fields and split cookies sent as one field), `Location` and
  * `Set-Cookie` are mapped under the prefix, a target's trailer fields reach the client, and large
@@ -106,10 +108,11 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Over HTTP/1.1 (node:https, which offers no ALPN: the server's fallback). */
+/** Over HTTP/1.1 (node:https, which offers no ALPN: the server's fallback), the path sent as written (a URL would normalise it). */
 const overHttp1: Client = (sent) =>
   new Promise((resolve, reject) => {
-    const req = httpsRequest(`${origin}${sent.path}`, { method: sent.method ?? 'GET', headers: sent.headers, agent }, (res) => {
+    const { hostname, port } = new URL(origin);
+    const req = httpsRequest({ hostname, port, path: sent.path, method: sent.method ?? 'GET', headers: sent.headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks), trailers: res.trailers }));
@@ -122,6 +125,24 @@ const overHttp1: Client = (sent) =>
 
 /** Over HTTP/2 (one node:http2 session for every request). */
 const overHttp2: Client = (sent) => http2Request(session, { ':method': sent.method ?? 'GET', ':path': sent.path, ...sent.headers }, sent.body);
+
+/** Spellings of paths under and beside the prefix `/svc` that the routing key (design.md §3.2) reads one way or another. */
+const SPELLINGS = ['/svc/a', '/SVC/a', '/Svc/a', '/svc/a%2Fb', '/svc%2Fa', '/svc%2fa', '/%73vc/a', '/svc;x/a', '/svc//a', '//svc/a', '/svc/./a', '/x/../svc/a', '/svc%00/a', '/svc%252Fa', '/svc.'];
+
+describe('the routing key over both protocols', () => {
+  test('every spelling of a path is routed over HTTP/2 as over HTTP/1.1: the same status, the same request at the target', async () => {
+    const outcome = async (send: Client, path: string) => {
+      const before = received.length;
+      const answer = await send({ path }).catch((error: Error) => ({ status: `refused: ${error.message}` }));
+      return { status: answer.status, forwarded: received.slice(before).map((seen) => seen.url) };
+    };
+    for (const path of SPELLINGS) {
+      const [h1, h2] = [await outcome(overHttp1, path), await outcome(overHttp2, path)];
+      if (typeof h2.status === 'string') assert.deepEqual(h2.forwarded, [], `${path}: refused over HTTP/2 (${h2.status}), so nothing may reach the target`);
+      else assert.deepEqual(h2, h1, path);
+    }
+  });
+});
 
 for (const [protocol, send] of [['HTTP/1.1', overHttp1], ['HTTP/2', overHttp2]] as const) {
   describe(`over ${protocol}`, () => {
