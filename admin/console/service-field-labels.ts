@@ -20,6 +20,8 @@ export const SERVICE_FIELD_LABELS: Readonly<Record<string, string>> = {
   healthCheck: 'Active health checks',
   outlierDetection: 'Passive health checks',
   retries: 'Retries',
+  rules: 'Rules',
+  corsPreflight: 'CORS preflights',
 };
 
 /**

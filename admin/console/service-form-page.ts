@@ -7,6 +7,8 @@ import { MAX_DESCRIPTION_LENGTH, MAX_HOSTS, MAX_NAME_LENGTH } from '../registry/
 import { POLICY_LISTS } from './access-policy-text.js';
 import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
 import { LOAD_BALANCING_LABELS } from './pool-settings-text.js';
+import { ruleLine } from './rule-text.js';
+import { MAX_RULES } from '../registry/rule-fields.js';
 
 /** What each list of the access policy holds, under its textarea (design.md §4.7). */
 const POLICY_HINTS: Record<keyof AccessPolicy, string> = {
@@ -27,7 +29,7 @@ const BALANCING_HINTS: Record<(typeof LOAD_BALANCING_METHODS)[number], string> =
 /**
  * `GET /dashboard/services/new` and `/dashboard/services/:id/edit` (design.md §4.6): the service form,
  * the hosts (design.md §5) one per line, the targets (design.md §4.13) as one per line (`URL [weight]`), the access policy (design.md §4.7) as
- * four lists of one entry per line, the balancing, retries and both kinds of health checks (the
+ * four lists of one entry per line, the rules (design.md §4.18) one per line (rule-text.ts), the balancing, retries and both kinds of health checks (the
  * active ones on or off, their fields filled in either way). service-form.js sends it to
  * `POST /api/services` or `PUT /api/services/:id` and shows each of the API's per-field messages
  * (`fields` of the 400 answer, `access.emails` for a list, `healthCheck.timeoutMs`) next to its field. An edit
@@ -85,6 +87,7 @@ export function serviceFormPage(view: ConsoleView, tagged?: TaggedService): stri
     <p class="hint" id="forwardAuthorization-hint">For API clients signing in with a bearer token: the target receives their Authorization header. Unchecked, the gateway removes it.</p>
     <p class="field-error" id="forwardAuthorization-error" data-error-for="forwardAuthorization" hidden></p>
   </div>
+  ${rulesFields(service)}
   ${poolFields(service)}
   <div class="buttons">
     <button type="submit" class="button">${editing ? 'Save changes' : 'Create service'}</button>
@@ -92,6 +95,24 @@ export function serviceFormPage(view: ConsoleView, tagged?: TaggedService): stri
   </div>
 </form>`;
   return consolePage(view, { title, section: editing ? 'none' : 'new-service', body, scripts: ['form-errors.js', 'service-form.js'] });
+}
+
+/** The rules (design.md §4.18), one per line as rule-text.ts writes them, and the CORS preflights' setting. */
+function rulesFields(service: TaggedService['service'] | undefined): Html {
+  return html`${field({
+    name: 'rules',
+    label: 'Rules',
+    value: service?.rules.map(ruleLine).join('\n'),
+    multiline: true,
+    placeholder: 'public POST /hooks/*\ndeny /internal\nrequire groups=admins /admin',
+    hint: `Optional, one rule per line, up to ${MAX_RULES}; the first that matches a request decides, others follow the settings above. A line: public, deny or require; then optionally methods such as GET,POST; for require optionally groups=, emails=, domains=, subjects= with entries separated by commas; then paths within the service, such as /hooks/* (* is any one segment). public: no sign-in needed; deny: 403 for everyone; require: sign-in, and only the users listed (anyone signed in when none are).`,
+  })}
+  <div class="field checkbox">
+    <input type="checkbox" id="corsPreflight" name="corsPreflight"${service?.corsPreflight === 'public' ? ' checked' : ''} aria-describedby="corsPreflight-hint corsPreflight-error">
+    <label for="corsPreflight">Let CORS preflights through without sign-in</label>
+    <p class="hint" id="corsPreflight-hint">Browsers send OPTIONS requests without cookies before cross-origin API calls; checked, the target answers them (with Origin and Access-Control-Request-Method, and no body).</p>
+    <p class="field-error" id="corsPreflight-error" data-error-for="corsPreflight" hidden></p>
+  </div>`;
 }
 
 /** The pool's settings besides its targets: balancing, retries, passive and active health checks. */

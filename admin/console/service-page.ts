@@ -4,6 +4,7 @@ import { html } from '../../shared/pages/html.js';
 import { serviceEntryPath } from '../../shared/services/service-entry.js';
 import { accessLogSection, type AccessLogSectionOptions } from './access-log-section.js';
 import { policyLines } from './access-policy-text.js';
+import { ruleLine } from './rule-text.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 import { badge, formatCount, timeTag } from './fragments.js';
 import { hostLinks, serviceActions } from './services-table.js';
@@ -37,6 +38,8 @@ ${path}
 <div><dt>Target</dt><dd class="wrap"><code>${service.targetUrl}</code></dd></div>
 <div><dt>Sign-in</dt><dd>${service.requireAuth ? 'Required' : 'Open to anyone'}</dd></div>
 ${service.requireAuth ? html`<div><dt>Who may use it</dt><dd><ul class="policy-lines" data-access-policy>${policyLines(service.access).map((line) => html`<li>${line}</li>`)}</ul></dd></div>` : ''}
+${service.rules?.length ? html`<div><dt>Rules</dt><dd><ul class="policy-lines" data-rules>${service.rules.map((rule) => html`<li><code>${ruleLine(rule)}</code></li>`)}</ul></dd></div>` : ''}
+${service.corsPreflight === 'public' ? html`<div><dt>CORS preflights</dt><dd>Let through without sign-in</dd></div>` : ''}
 <div><dt>Bearer token</dt><dd>${service.forwardAuthorization ? 'Forwarded to the target' : 'Not forwarded'}</dd></div>
 <div><dt>State</dt><dd>${badge(service.enabled, 'Enabled', 'Disabled')}</dd></div>
 <div><dt>Requests, last hour</dt><dd>${formatCount(requestsLastHour)}</dd></div>

@@ -1,6 +1,7 @@
 // Gatehouse console: the create and edit forms. Sends the form to the JSON API (with the token of
 // its hidden _csrf input) and shows each of the API's per-field messages next to its field
-// (form-errors.js). The targets are one per line, `URL [weight]`; numbers are sent as numbers
+// (form-errors.js). The targets are one per line, `URL [weight]`, the rules one per line as
+// rule-text.ts writes them; numbers are sent as numbers
 // when they are whole, else as written, for the API to say what is wrong with them. An edit is conditional on the service being as the form was made with it
 // (If-Match with the form's data-etag); when someone else changed it since, the notice says what
 // changed and offers to reload (service-conflicts.js, design.md §4.9).
@@ -35,7 +36,11 @@
     'access.emailDomains': 'Email domains',
     'access.subjects': 'Subjects',
     forwardAuthorization: 'Forwarding the bearer token',
+    rules: 'Rules:',
+    corsPreflight: 'CORS preflights',
   };
+  /** The policy lists by the word a rule's line names them with (rule-text.ts RULE_POLICY_WORDS). */
+  const POLICY_WORDS = { groups: 'groups', emails: 'emails', domains: 'emailDomains', subjects: 'subjects' };
   const submit = form.querySelector('button[type="submit"]');
 
   /** A whole number as a number; anything else as written (the API refuses it with a reason). */
@@ -46,6 +51,27 @@
     const words = line.split(/\s+/);
     if (words.length > 2) return { url: line };
     return words.length === 1 ? { url: words[0] } : { url: words[0], weight: numberOf(words[1]) };
+  }
+
+  /**
+   * A line of the rules' textarea as a rule (rule-text.ts writes them): its action, then words
+   * starting with / are paths, `groups=a,b` (emails=, domains=, subjects=) a require rule's policy,
+   * any other word methods (comma-separated). What is wrong is the API's to say.
+   */
+  function ruleOf(line) {
+    const [action, ...words] = line.split(/\s+/);
+    const rule = { paths: [], action };
+    const methods = [];
+    const access = { groups: [], emails: [], emailDomains: [], subjects: [] };
+    for (const word of words) {
+      const list = /^(\w+)=(.*)$/.exec(word);
+      if (word.startsWith('/')) rule.paths.push(...word.split(',').filter((path) => path !== ''));
+      else if (list && Object.hasOwn(POLICY_WORDS, list[1])) access[POLICY_WORDS[list[1]]].push(...list[2].split(',').filter((entry) => entry !== ''));
+      else methods.push(...word.split(',').filter((method) => method !== ''));
+    }
+    if (methods.length > 0) rule.methods = methods;
+    if (Object.values(access).some((entries) => entries.length > 0)) rule.access = access;
+    return rule;
   }
 
   /** The inputs named `<prefix>.<key>` as an object of numbers (the expected status may be a class); empty ones left out. */
@@ -66,6 +92,7 @@
     // Hosts one per line or separated by commas; an empty list removes them all.
     const hosts = value('hosts').split(/[\n,]/).map((host) => host.trim()).filter((host) => host !== '');
     const targets = value('targets').split('\n').map((line) => line.trim()).filter((line) => line !== '').map(targetOf);
+    const rules = value('rules').split('\n').map((line) => line.trim()).filter((line) => line !== '').map(ruleOf);
     const body = {
       name: value('name'),
       path: value('path'),
@@ -75,6 +102,8 @@
       requireAuth: checked('requireAuth'),
       access: Object.values(access).some((entries) => entries.length > 0) ? access : null,
       forwardAuthorization: checked('forwardAuthorization'),
+      rules,
+      corsPreflight: checked('corsPreflight') ? 'public' : 'auth',
       loadBalancing: value('loadBalancing'),
       outlierDetection: group('outlierDetection', ['maxFails', 'windowSeconds', 'ejectSeconds']),
       healthCheck: checked('healthCheckEnabled')
