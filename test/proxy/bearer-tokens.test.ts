@@ -59,6 +59,7 @@ describe('bearer tokens on protected services', () => {
         service({ path: '/public', targetUrl: upstream.origin }),
         service({ path: '/robots-only', targetUrl: upstream.origin, requireAuth: true, access: { groups: ['robots'], emails: [], emailDomains: [], subjects: [] } }),
         service({ path: '/off', targetUrl: upstream.origin, requireAuth: true, enabled: false }),
+        service({ path: '/hooked', targetUrl: upstream.origin, requireAuth: true, rules: [{ paths: ['/hooks'], action: 'public' }] }),
       ],
     });
   });
@@ -98,6 +99,16 @@ describe('bearer tokens on protected services', () => {
     assert.deepEqual(refused.json(), { error: 'Access denied' });
     const record = await gateway.waitForRecord((entry) => entry.path === '/robots-only/y');
     assert.deepEqual([record.statusCode, record.userId], [403, ROBOT.clientId]);
+  });
+
+  it('under a public rule (design.md §4.18) a token that verifies names the caller, one that does not is ignored, not a 401', async () => {
+    const named = await gateway.fetch('/hooked/hooks/x', { headers: bearer(await tokenFrom(idp)) });
+    assert.equal(named.status, 200);
+    assert.deepEqual(headerValues(named.json<Echo>(), 'x-forwarded-user'), [ROBOT.clientId]);
+    const ignored = await gateway.fetch('/hooked/hooks/x', { headers: bearer('not-a-token') });
+    assert.equal(ignored.status, 200);
+    assert.deepEqual(headerValues(ignored.json<Echo>(), 'x-forwarded-user'), []);
+    assertInvalidToken(await gateway.fetch('/hooked/other', { headers: bearer('not-a-token') }), 'elsewhere in the service');
   });
 
   it('forwards the Authorization field unchanged to a service with forwardAuthorization', async () => {
