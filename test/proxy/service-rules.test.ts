@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AccessPolicy, Service } from '../../shared/types.js';
 import { compileServiceRules } from '../../shared/services/service-rules.js';
+import { http2Request, openSession } from '../support/http2-client.js';
 import { rawRequest, type RawResponse } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { headerValues, startEchoUpstream, type EchoUpstream } from '../support/upstream.js';
@@ -204,5 +205,41 @@ describe('rules inside a service', () => {
     assert.equal((await raw(gateway.port, 'OPTIONS', '/app/other', { 'Access-Control-Request-Method': 'PUT' })).status, 401, 'no Origin');
     assert.equal((await raw(gateway.port, 'OPTIONS', '/app/other', { ...preflight, 'Content-Length': '2' }, 'ab')).status, 401, 'a body: no preflight');
     assert.equal((await raw(gateway.port, 'GET', '/app/other', preflight)).status, 401, 'only OPTIONS');
+  });
+});
+
+describe('rules inside a service, over HTTP/2 (H2C)', () => {
+  let upstream: EchoUpstream;
+  let gateway: TestDataPlane;
+
+  before(async () => {
+    upstream = await startEchoUpstream();
+    const rules = [
+      { paths: ['/files'], methods: ['DELETE'], action: 'deny' as const },
+      { paths: ['/hooks'], methods: ['POST'], action: 'public' as const },
+    ];
+    gateway = await startDataPlane({ env: { H2C: 'true' }, services: [service({ path: '/app', targetUrl: upstream.origin, requireAuth: true, rules })] });
+  });
+  after(async () => {
+    await gateway?.close();
+    await upstream?.close();
+  });
+
+  it('a method in any case meets the rule written in capitals: a lower-case DELETE is denied, never forwarded', async () => {
+    const session = await openSession(gateway.origin);
+    try {
+      const cookie = await gateway.signIn();
+      const before = upstream.requests.length;
+      for (const method of ['DELETE', 'delete', 'Delete']) {
+        const response = await http2Request(session, { ':method': method, ':path': '/app/FILES/x', cookie });
+        assert.equal(response.status, 403, method);
+      }
+      assert.equal(upstream.requests.length, before);
+      // The public rule matches too: no 401 (the echo target, node:http, answers a lower-case method 400 itself).
+      assert.notEqual((await http2Request(session, { ':method': 'post', ':path': '/app/hooks' })).status, 401);
+      assert.equal((await http2Request(session, { ':method': 'post', ':path': '/app/other' })).status, 401);
+    } finally {
+      session.close();
+    }
   });
 });
