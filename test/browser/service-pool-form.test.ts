@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { test } from 'node:test';
 import { useAdminSession } from '../support/admin-session.js';
-import { signInAtProvider } from '../support/browser.js';
+import { openNewServiceForm } from '../support/browser.js';
 
 /**
  * Pools of targets (design.md §4.13) in Chromium: the console's service form edits a pool of targets (one per line, `URL
@@ -27,13 +27,7 @@ const env = useAdminSession(
 const services = async () => (await env.call('GET', '/api/services', { as: env.admin })).json as Record<string, unknown>[];
 
 test('in Chromium: a service created with three weighted targets, sticky balancing and both health checks, then edited down to two without active checks', async () => {
-  const errors: string[] = [];
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
-  context.on('page', (page) => page.on('pageerror', (error) => errors.push(error.message)));
-  const page = await context.newPage();
-  await page.goto(`${env.publicUrl}/dashboard/services/new`);
-  await signInAtProvider(page, 'admin@example.com', 'admin-password');
-  await page.waitForURL(`${env.publicUrl}/dashboard/services/new`);
+  const { page, errors } = await openNewServiceForm(env.browser, env.publicUrl);
 
   // Defaults shown: round robin, 1 retry, 3 failures in 10 s eject for 30 s, no active checks (their defaults ready).
   assert.equal(await page.getByLabel('Load balancing').inputValue(), 'round_robin');
@@ -138,5 +132,5 @@ test('in Chromium: a service created with three weighted targets, sticky balanci
     'Passive health checks: before: 5 failures within 10 s eject for 30 s → after: 5 failures within 10 s eject for 60 s',
   ]);
   assert.deepEqual(errors, []);
-  await context.close();
+  await page.context().close();
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { useAdminSession } from '../support/admin-session.js';
-import { signInAtProvider } from '../support/browser.js';
+import { openNewServiceForm } from '../support/browser.js';
 
 /**
  * Rules inside a service (design.md §4.18) in Chromium: the console's service form takes them one
@@ -15,13 +15,7 @@ const env = useAdminSession({ provider: true, gatewayHost: 'localhost', browser:
 const services = async () => (await env.call('GET', '/api/services', { as: env.admin })).json as Record<string, unknown>[];
 
 test('in Chromium: a service created with rules written one per line, shown back on its page and in the edit form', async () => {
-  const errors: string[] = [];
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
-  context.on('page', (page) => page.on('pageerror', (error) => errors.push(error.message)));
-  const page = await context.newPage();
-  await page.goto(`${env.publicUrl}/dashboard/services/new`);
-  await signInAtProvider(page, 'admin@example.com', 'admin-password');
-  await page.waitForURL(`${env.publicUrl}/dashboard/services/new`);
+  const { page, errors } = await openNewServiceForm(env.browser, env.publicUrl);
 
   await page.getByLabel('Name').fill('Hooked');
   await page.getByLabel('Path').fill('/hooked');
@@ -56,5 +50,5 @@ test('in Chromium: a service created with rules written one per line, shown back
   const [edited] = await services();
   assert.deepEqual([edited!.rules, edited!.corsPreflight], [[], 'auth']);
   assert.deepEqual(errors, []);
-  await context.close();
+  await page.context().close();
 });

@@ -34,3 +34,19 @@ export async function signInAtProvider(page: Page, email: string, password: stri
   await page.locator('button[type=submit]').click();
   await page.locator('button[type=submit]').click(); // consent
 }
+
+/**
+ * Opens the console's new-service form in a fresh 1280×900 context of `browser`, signed in as the
+ * demo admin at `publicUrl`'s provider; `errors` collects the messages of every script error its
+ * pages throw (a test ends by asserting there were none).
+ */
+export async function openNewServiceForm(browser: Browser, publicUrl: string): Promise<{ page: Page; errors: string[] }> {
+  const errors: string[] = [];
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  context.on('page', (page) => page.on('pageerror', (error) => errors.push(error.message)));
+  const page = await context.newPage();
+  await page.goto(`${publicUrl}/dashboard/services/new`);
+  await signInAtProvider(page, 'admin@example.com', 'admin-password');
+  await page.waitForURL(`${publicUrl}/dashboard/services/new`);
+  return { page, errors };
+}
