@@ -35,7 +35,7 @@ import type { Route, RouteTable } from '../routing/route-table.js';
 import { remainderAfter, routingKey } from '../routing/routing-key.js';
 import { sendServiceDisabled } from './service-disabled.js';
 import { ruleGuardFor } from './rule-decision.js';
-import { PUBLIC_GUARD, type RuleGuard } from '../../shared/services/service-rules.js';
+import { PUBLIC_GUARD } from '../../shared/services/service-rules.js';
 import { SessionCheck } from '../auth/session-check.js';
 import { nameServerSpan, RequestIdentities } from './request-identity.js';
 import { SpanKind, type SpanExport } from '../../shared/tracing/span-export.js';
@@ -221,7 +221,8 @@ class GatewayProxyPlane implements ProxyPlane {
     const signIn = rule === undefined ? service.requireAuth : rule.signIn;
     const required = service.enabled && signIn;
     // Without a session, a protected service takes a machine client's bearer token (design.md §4.7).
-    const user = (await this.#sessions.user(inbound.cookie, required, serviceHost, identity)) ?? (await this.#bearerUser(inbound, required, rule, trace));
+    // A bearer token is read only where it may matter: no await at all on an anonymous public request.
+    const user = (await this.#sessions.user(inbound.cookie, required, serviceHost, identity)) ?? (required || rule === PUBLIC_GUARD ? await this.#bearerUser(inbound, required, trace) : undefined);
     if (user !== undefined) record.userId = user.sub;
     if (isClientGone(res)) return; // the client left while we were deciding
     if (!service.enabled) return sendServiceDisabled(res, service, inbound.accept);
@@ -249,10 +250,9 @@ class GatewayProxyPlane implements ProxyPlane {
    * rule of a protected service (design.md §4.18) one that verifies still names the caller, and
    * one that does not leaves it anonymous (a webhook's own token must not turn into a 401).
    */
-  async #bearerUser(inbound: InboundHeaders, required: boolean, rule: RuleGuard | undefined, trace: RequestTrace | undefined): Promise<SessionUser | undefined> {
-    if (required) return this.#bearerTokens?.user(inbound.authorization, trace);
-    if (rule !== PUBLIC_GUARD) return undefined;
-    return this.#bearerTokens?.user(inbound.authorization, trace).catch(() => undefined);
+  #bearerUser(inbound: InboundHeaders, required: boolean, trace: RequestTrace | undefined): Promise<SessionUser | undefined> | undefined {
+    const user = this.#bearerTokens?.user(inbound.authorization, trace);
+    return required ? user : user?.catch(() => undefined);
   }
 
   /**
