@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request } from 'undici';
+import { eventually } from './eventually.js';
 
 const DIST = new URL('../../', import.meta.url).pathname;
 
@@ -46,6 +47,36 @@ export function startGatehouseProcess(entry: string, env: Record<string, string>
       return exited;
     },
   };
+}
+
+/**
+ * Resolves once `ready` holds for `process` (checked as {@link eventually} does, up to `timeoutMs`);
+ * rejects at once if the process exits first, and either way with its output in the error, so a
+ * start that failed (a port taken, a bad setting) says why instead of timing out.
+ */
+export async function untilReady(process: GatehouseProcess, what: string, ready: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  let exitCode: number | null | undefined;
+  void process.exited.then((code) => (exitCode = code));
+  try {
+    await eventually(what, async () => {
+      if (exitCode !== undefined) throw new ExitedEarly(exitCode);
+      return ready();
+    }, timeoutMs, 25, (error) => error instanceof ExitedEarly);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${process.output()}`, { cause: error });
+  }
+}
+
+/** A process gone before it was ready (stops {@link eventually} at once). */
+class ExitedEarly extends Error {
+  constructor(code: number | null) {
+    super(`it exited (code ${code}) before it was ready`);
+  }
+}
+
+/** Whether a failed start was a port taken meanwhile (free ports are found before listening). */
+export function portWasTaken(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('EADDRINUSE');
 }
 
 /** The pids of a process's children (Linux: /proc/<pid>/task/<pid>/children), e.g. a proxy primary's workers. */

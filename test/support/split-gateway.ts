@@ -9,9 +9,8 @@ import { createLogger } from '../../shared/logger.js';
 import { openBackends } from '../../shared/backends/open-backends.js';
 import type { SessionUser } from '../../shared/types.js';
 import { startIdentityProvider, type IdentityProvider, type IdentityProviderOptions } from './identity-provider.js';
-import { eventually } from './eventually.js';
 import { freePort } from './free-port.js';
-import { startGatehouseProcess, statusOf, type GatehouseProcess } from './gatehouse-process.js';
+import { portWasTaken, startGatehouseProcess, statusOf, untilReady, type GatehouseProcess } from './gatehouse-process.js';
 import { startRedis, type RedisServer } from './redis.js';
 import type { SignedIn } from './sessions.js';
 
@@ -105,16 +104,20 @@ export async function startSplitGateway(
     started.push(() => admin.stop());
     const adminUrl = `http://127.0.0.1:${adminPort}`;
     // Generous: on a loaded 2-core machine a process start (module loading, migrations) can take seconds.
-    await eventually(`the admin process to be ready\n${admin.output()}`, async () => (await statusOf(`${adminUrl}/readyz`)) === 200, 30_000);
+    await untilReady(admin, 'the admin process to be ready', async () => (await statusOf(`${adminUrl}/readyz`)) === 200);
 
-    const startProxy = async (port?: number, env: Record<string, string> = {}): Promise<ProxyProcess> => {
+    // A port found free can be taken before the process listens on it (an outgoing connection's
+    // ephemeral port, another test file's server): such a start is tried again on fresh ports,
+    // except for the first proxy, whose port is PUBLIC_URL's.
+    const startProxy = async (port?: number, env: Record<string, string> = {}, attempts = 3): Promise<ProxyProcess> => {
       const [publicPort, internalPort] = [port ?? (await freePort()), await freePort()];
       const child = startGatehouseProcess('proxy/process/main.js', { ...common, PORT: String(publicPort), INTERNAL_PORT: String(internalPort), PROXY_WORKERS: '1', ...env });
       const proxy = { url: `http://127.0.0.1:${publicPort}`, internalUrl: `http://127.0.0.1:${internalPort}`, process: child };
       try {
-        await eventually('a proxy process to be ready', async () => (await statusOf(`${proxy.internalUrl}/readyz`)) === 200, 30_000);
+        await untilReady(child, 'a proxy process to be ready', async () => (await statusOf(`${proxy.internalUrl}/readyz`)) === 200);
       } catch (error) {
         await child.stop();
+        if (attempts > 1 && portWasTaken(error)) return startProxy(port, env, attempts - 1);
         throw error;
       }
       return proxy;
