@@ -14,7 +14,7 @@ import { answerFailure } from '../../shared/http/failure-response.js';
 import type { Logger } from '../../shared/logger.js';
 import { overLimit, type RateLimitDecision, type RateLimiter } from '../../shared/backends/rate-limiter.js';
 import type { SessionGate } from '../../shared/identity/session-gate.js';
-import type { Service, SessionUser } from '../../shared/types.js';
+import type { Service } from '../../shared/types.js';
 import { sendAccessDenied } from './access-denied.js';
 import { AccessRecord } from './access-record.js';
 import { RefusedRequests, type RefusalCounter } from './refused-requests.js';
@@ -34,12 +34,10 @@ import { gatewayHostsOf } from '../routing/request-host.js';
 import type { Route, RouteTable } from '../routing/route-table.js';
 import { remainderAfter, routingKey } from '../routing/routing-key.js';
 import { sendServiceDisabled } from './service-disabled.js';
-import { ruleGuardFor } from './rule-decision.js';
-import { PUBLIC_GUARD } from '../../shared/services/service-rules.js';
+import { AccessDecision } from './access-decision.js';
 import { SessionCheck } from '../auth/session-check.js';
 import { nameServerSpan, RequestIdentities } from './request-identity.js';
 import { SpanKind, type SpanExport } from '../../shared/tracing/span-export.js';
-import type { RequestTrace } from '../../shared/tracing/request-trace.js';
 import { HostSignIn } from '../auth/host-sign-in.js';
 import { stickyCookieName } from '../pool/sticky-target.js';
 import { TargetHealthBook } from '../pool/target-health-book.js';
@@ -100,7 +98,7 @@ class GatewayProxyPlane implements ProxyPlane {
   /** Access-log summaries of the requests the general rate limit refuses (design.md §3.9). */
   readonly #refused: RefusedRequests;
   readonly #requestHeaders: RequestHeaderBuilder;
-  readonly #sessions: SessionCheck;
+  readonly #decision: AccessDecision;
   readonly #hostSignIn: HostSignIn;
   readonly #identities: RequestIdentities;
   /** The general limit is counted in Redis (split mode): a traced request's call to it is a span. */
@@ -128,7 +126,7 @@ class GatewayProxyPlane implements ProxyPlane {
     this.#refused = new RefusedRequests(deps.accessLog);
     this.#bearerTokens = bearerTokensFor(deps.config, deps.logger);
     this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl, 'public', this.#bearerTokens !== undefined);
-    this.#sessions = new SessionCheck(deps.sessionGate, deps.config.publicUrl, deps.logger);
+    this.#decision = new AccessDecision(new SessionCheck(deps.sessionGate, deps.config.publicUrl, deps.logger), this.#bearerTokens);
     this.#hostSignIn = new HostSignIn(deps.config.publicUrl);
     this.#identities = new RequestIdentities(deps.config.trustProxy, deps.config.tracing, deps.spanExport);
     this.#sharedLimit = deps.config.redis !== undefined;
@@ -213,22 +211,14 @@ class GatewayProxyPlane implements ProxyPlane {
       }
     }
     // §3.4–3.5 who is asking (read first, so that every outcome below is logged with the user),
-    // then disabled service, then sign-in. A disabled service never needs the session: a failing
-    // store leaves the caller anonymous rather than turning its 503 into another one.
+    // then disabled service, deny, sign-in and access (access-decision.ts)
     const { service } = route;
-    // design.md §4.18: a matching rule replaces requireAuth and access; one check for a service without rules
-    const rule = route.rules && ruleGuardFor(route.rules, route, req, key, inbound.hasBody);
-    const signIn = rule === undefined ? service.requireAuth : rule.signIn;
-    const required = service.enabled && signIn;
-    // Without a session, a protected service takes a machine client's bearer token (design.md §4.7).
-    // A bearer token is read only where it may matter: no await at all on an anonymous public request.
-    const user = (await this.#sessions.user(inbound.cookie, required, serviceHost, identity)) ?? (required || rule === PUBLIC_GUARD ? await this.#bearerUser(inbound, required, trace) : undefined);
+    const { kind, user } = await this.#decision.decide({ req, inbound, route, key, serviceHost, identity });
     if (user !== undefined) record.userId = user.sub;
     if (isClientGone(res)) return; // the client left while we were deciding
-    if (!service.enabled) return sendServiceDisabled(res, service, inbound.accept);
-    if (rule?.deny) return sendAccessDenied(res, service, user, inbound.accept);
-    if (user === undefined && signIn) return this.#askToSignIn(req, res, target, inbound, serviceHost);
-    if (user !== undefined && (rule === undefined ? route.access : rule.policy)?.allows(user) === false) return sendAccessDenied(res, service, user, inbound.accept);
+    if (kind === 'disabled') return sendServiceDisabled(res, service, inbound.accept);
+    if (kind === 'deny') return sendAccessDenied(res, service, user, inbound.accept);
+    if (kind === 'sign-in') return this.#askToSignIn(req, res, target, inbound, serviceHost);
     // design.md §5 "bare prefix": past every check, as the app's own answer would be
     const mode = forwardMode(req, inbound);
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));
@@ -243,16 +233,6 @@ class GatewayProxyPlane implements ProxyPlane {
     }
     sendContinueIfExpected(req, res);
     this.#forwarder.forward(req, res, route, restAfterPrefix(target, path, key, route), headers, mode, extras);
-  }
-
-  /**
-   * A machine client's bearer token (design.md §4.7) where sign-in is `required`; under a `public`
-   * rule of a protected service (design.md §4.18) one that verifies still names the caller, and
-   * one that does not leaves it anonymous (a webhook's own token must not turn into a 401).
-   */
-  #bearerUser(inbound: InboundHeaders, required: boolean, trace: RequestTrace | undefined): Promise<SessionUser | undefined> | undefined {
-    const user = this.#bearerTokens?.user(inbound.authorization, trace);
-    return required ? user : user?.catch(() => undefined);
   }
 
   /**

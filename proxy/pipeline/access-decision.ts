@@ -1,0 +1,81 @@
+import type { IncomingMessage } from 'node:http';
+import { PUBLIC_GUARD } from '../../shared/services/service-rules.js';
+import type { SessionUser } from '../../shared/types.js';
+import type { BearerTokens } from '../auth/bearer-token.js';
+import type { SessionCheck } from '../auth/session-check.js';
+import type { InboundHeaders } from '../headers/inbound-headers.js';
+import type { Route } from '../routing/route-table.js';
+import type { RequestIdentity } from './request-identity.js';
+import { ruleGuardFor } from './rule-decision.js';
+
+/**
+ * What the gateway decides for a request to a service (design.md §3.4–3.5, §4.18), before it
+ * forwards it or answers for it. `user` is the caller whenever one was identified (a session or a
+ * verified bearer token), for the access log, whatever the outcome.
+ * - `allow`: forward (with `user`'s identity when there is one);
+ * - `disabled`: 503 `Service is disabled`;
+ * - `deny`: 403 `Access denied` (a `deny` rule, or an access policy refusing `user`);
+ * - `sign-in`: no caller where one is needed: 401, or a browser sent to sign in.
+ */
+export type AccessOutcome = { readonly kind: 'allow' | 'disabled' | 'deny' | 'sign-in'; readonly user: SessionUser | undefined };
+
+/** The part of a request the decision reads. */
+export interface DecisionInput {
+  /** Its method and headers (a CORS preflight is told by them). */
+  readonly req: IncomingMessage;
+  readonly inbound: InboundHeaders;
+  readonly route: Route;
+  /** The request path's routing key (routing-key.ts). */
+  readonly key: string;
+  /** The service host the request was routed by (design.md §4.16): its cookie names a host session. */
+  readonly serviceHost: string | undefined;
+  readonly identity: RequestIdentity | undefined;
+}
+
+/**
+ * The auth decision of the data plane, one for the proxied request and for the auth decision an
+ * ingress asks for: the service's rules, then who is asking, then enabled, deny, sign-in, access.
+ */
+export class AccessDecision {
+  readonly #sessions: SessionCheck;
+  /** Undefined while OIDC_API_AUDIENCES leaves bearer tokens off. */
+  readonly #bearerTokens: BearerTokens | undefined;
+
+  constructor(sessions: SessionCheck, bearerTokens: BearerTokens | undefined) {
+    this.#sessions = sessions;
+    this.#bearerTokens = bearerTokens;
+  }
+
+  /**
+   * Decides `input`. A disabled service never needs the session: a failing store leaves the caller
+   * anonymous rather than turning its 503 into another one.
+   * @throws {GatewayError} `SESSION_STORE_UNAVAILABLE` when sign-in is required and the store
+   *   fails; a bearer token's own 401 (bearer-token.ts) where sign-in is required.
+   */
+  async decide(input: DecisionInput): Promise<AccessOutcome> {
+    const { route, inbound } = input;
+    const { service } = route;
+    // design.md §4.18: a matching rule replaces requireAuth and access; one check for a service without rules
+    const rule = route.rules && ruleGuardFor(route.rules, route, input.req, input.key, inbound.hasBody);
+    const signIn = rule === undefined ? service.requireAuth : rule.signIn;
+    const required = service.enabled && signIn;
+    // Without a session, a protected service takes a machine client's bearer token (design.md §4.7).
+    // A bearer token is read only where it may matter: no await at all on an anonymous public request.
+    const user = (await this.#sessions.user(inbound.cookie, required, input.serviceHost, input.identity)) ?? (required || rule === PUBLIC_GUARD ? await this.#bearerUser(inbound, required, input.identity) : undefined);
+    if (!service.enabled) return { kind: 'disabled', user };
+    if (rule?.deny) return { kind: 'deny', user };
+    if (user === undefined) return { kind: signIn ? 'sign-in' : 'allow', user };
+    const policy = rule === undefined ? route.access : rule.policy;
+    return { kind: policy?.allows(user) === false ? 'deny' : 'allow', user };
+  }
+
+  /**
+   * A machine client's bearer token (design.md §4.7) where sign-in is `required`; under a `public`
+   * rule of a protected service (design.md §4.18) one that verifies still names the caller, and
+   * one that does not leaves it anonymous (a webhook's own token must not turn into a 401).
+   */
+  #bearerUser(inbound: InboundHeaders, required: boolean, identity: RequestIdentity | undefined): Promise<SessionUser | undefined> | undefined {
+    const user = this.#bearerTokens?.user(inbound.authorization, identity?.trace);
+    return required ? user : user?.catch(() => undefined);
+  }
+}
