@@ -13,7 +13,7 @@
  */
 import { HostRoutes } from '../proxy/routing/host-routes.js';
 import { RouteTable, type Route } from '../proxy/routing/route-table.js';
-import { routingKey } from '../proxy/routing/routing-key.js';
+import { routingKey } from '../shared/routing/routing-key.js';
 import { isReservedPath } from '../shared/http/gateway-paths.js';
 import type { Service } from '../shared/types.js';
 import { service } from '../test/support/samples.js';

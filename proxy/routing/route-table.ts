@@ -4,7 +4,7 @@ import { createLogger } from '../../shared/logger.js';
 import { compileServiceRules, type CompiledRules } from '../../shared/services/service-rules.js';
 import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
 import { fnv1a } from '../pool/balancing/client-ip-hash.js';
-import { routingKey } from './routing-key.js';
+import { routingKey } from '../../shared/routing/routing-key.js';
 import { stickyTargetId } from '../pool/sticky-target.js';
 import { TargetHealthBook } from '../pool/target-health-book.js';
 import type { RouteTarget } from '../pool/route-target.js';

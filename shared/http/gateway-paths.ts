@@ -14,7 +14,7 @@ export const GATEWAY_PREFIXES: readonly string[] = ['/auth', '/api', '/dashboard
 
 /**
  * True when `key` is `/p` or under `/p/` for a gateway prefix. `key` is a routing key
- * (proxy/routing/routing-key.ts: decoded, lowercased, separators collapsed), never a raw path, so that no
+ * (shared/routing/routing-key.ts: decoded, lowercased, separators collapsed), never a raw path, so that no
  * spelling of a gateway path (`/API/services`, `/%61uth/x`, `//dashboard`) reaches a service
  * registered at `/`. A registered service path's key is its lowercase form.
  */

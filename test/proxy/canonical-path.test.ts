@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isCanonicalPath, pathLength } from '../../proxy/routing/canonical-path.js';
+import { isCanonicalPath, pathLength } from '../../shared/routing/canonical-path.js';
 import { rawRequest } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';

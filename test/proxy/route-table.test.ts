@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RouteTable } from '../../proxy/routing/route-table.js';
-import { routingKey } from '../../proxy/routing/routing-key.js';
+import { routingKey } from '../../shared/routing/routing-key.js';
 import { service } from '../support/samples.js';
 
 describe('RouteTable: legacy paths that differ only in case', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { remainderAfter, routingKey } from '../../proxy/routing/routing-key.js';
+import { remainderAfter, routingKey } from '../../shared/routing/routing-key.js';
 
 describe('routingKey', () => {
   it('is the path itself, the same string, when nothing needs a key', () => {
