@@ -255,6 +255,11 @@ export interface AccessLogEntry {
   /** True when `path` was cut to the stored maximum (2,048 bytes) and ends with `…`; absent otherwise. */
   pathTruncated?: boolean;
   /**
+   * True for a decision the verify endpoint gave an ingress (design.md §4.19): `path` and `method`
+   * are the ingress's original request, which the gateway judged but did not forward. Absent otherwise.
+   */
+  verify?: boolean;
+  /**
    * The request's id (design.md §3.10): 16 lowercase hex characters, a traced request's trace id
    * (32), or a trusted proxy's `X-Request-Id` (1–128 visible ASCII characters). Absent on records
    * of proxies older than request ids.

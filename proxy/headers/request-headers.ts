@@ -176,11 +176,7 @@ export class RequestHeaderBuilder {
     if (this.#forAdmin) out.push(PUBLIC_HANDOFF_HEADER, '1'); // see admin/http/served-origin.ts
     if (identity !== undefined) propagate(identity, inbound, out);
     if (route !== undefined && route.prefix !== '') out.push('x-forwarded-prefix', route.prefix);
-    if (user) {
-      out.push('x-forwarded-user', fieldValue(user.sub));
-      if (user.email) out.push('x-forwarded-email', fieldValue(user.email));
-      if (assertion !== undefined) out.push(ASSERTION_HEADER, assertion);
-    }
+    if (user) pushIdentityFields(out, user, assertion);
     this.#copyAllowed(req.rawHeaders, inbound, out, route !== undefined && this.#withholdsBearerFrom(route), req.httpVersionMajor === 2);
     return out;
   }
@@ -236,6 +232,18 @@ export class RequestHeaderBuilder {
       if (value !== '') out.push(raw[i]!, value);
     }
   }
+}
+
+/**
+ * Appends a caller's identity fields to the flat list `out` (design.md §3.6): `X-Forwarded-User`
+ * (sub), `X-Forwarded-Email` when the user has one, `X-Gatehouse-Assertion` when signed (§4.7).
+ * The one place these names are written: what a target gets, and what the verify endpoint
+ * answers an ingress with (design.md §4.19).
+ */
+export function pushIdentityFields(out: string[], user: SessionUser, assertion: string | undefined): void {
+  out.push('x-forwarded-user', fieldValue(user.sub));
+  if (user.email) out.push('x-forwarded-email', fieldValue(user.email));
+  if (assertion !== undefined) out.push(ASSERTION_HEADER, assertion);
 }
 
 /**

@@ -21,8 +21,11 @@ export type AccessOutcome = { readonly kind: 'allow' | 'disabled' | 'deny' | 'si
 
 /** The part of a request the decision reads. */
 export interface DecisionInput {
-  /** Its method and headers (a CORS preflight is told by them). */
-  readonly req: IncomingMessage;
+  /**
+   * Its method and headers (a CORS preflight is told by them): the request itself, or for the
+   * verify endpoint (design.md §4.19) the original method with the ingress's copy of the headers.
+   */
+  readonly req: Pick<IncomingMessage, 'method' | 'headers'>;
   readonly inbound: InboundHeaders;
   readonly route: Route;
   /** The request path's routing key (routing-key.ts). */

@@ -35,6 +35,8 @@ export class AccessRecord {
   http2 = false;
   /** The trace and server span of a traced (sampled) request; null while untraced. */
   trace: { traceId: string; spanId: string } | null = null;
+  /** True for the verify endpoint's decision about an ingress's request (design.md §4.19), not a proxied request. */
+  verify = false;
   readonly #sink: AccessLogSink;
   readonly #serviceId: string;
   readonly #method: string;
@@ -108,6 +110,7 @@ export class AccessRecord {
       record.spanId = this.trace.spanId;
     }
     if (path !== this.#path) record.pathTruncated = true;
+    if (this.verify) record.verify = true;
     this.#sink.write(record);
   }
 }

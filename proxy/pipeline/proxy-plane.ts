@@ -7,7 +7,7 @@ import { rateLimitKey } from '../../shared/http/client-ip.js';
 import type { Config } from '../../shared/config/config.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
-import { FAVICON_PATH, isGatewayPath, isReservedPath, JWKS_PATH, SERVICE_HOST_PATHS } from '../../shared/http/gateway-paths.js';
+import { FAVICON_PATH, isGatewayPath, isReservedPath, JWKS_PATH, SERVICE_HOST_PATHS, VERIFY_PATH } from '../../shared/http/gateway-paths.js';
 import { acceptsHtml } from '../../shared/http/http-response.js';
 import { safeReturnTo } from '../../shared/http/return-to.js';
 import { answerFailure } from '../../shared/http/failure-response.js';
@@ -35,6 +35,7 @@ import type { Route, RouteTable } from '../routing/route-table.js';
 import { remainderAfter, routingKey } from '../../shared/routing/routing-key.js';
 import { sendServiceDisabled } from './service-disabled.js';
 import { AccessDecision } from './access-decision.js';
+import { VerifyEndpoint } from './verify-endpoint.js';
 import { SessionCheck } from '../auth/session-check.js';
 import { nameServerSpan, RequestIdentities } from './request-identity.js';
 import { SpanKind, type SpanExport } from '../../shared/tracing/span-export.js';
@@ -105,6 +106,8 @@ class GatewayProxyPlane implements ProxyPlane {
   readonly #sharedLimit: boolean;
   readonly #assertions: IdentityAssertions;
   readonly #jwks: JwksEndpoint;
+  /** `/auth/verify`, the decision for an ingress (design.md §4.19). */
+  readonly #verify: VerifyEndpoint;
   /** Undefined while OIDC_API_AUDIENCES leaves bearer tokens off. */
   readonly #bearerTokens: BearerTokens | undefined;
   readonly #unsubscribe: Array<() => void>;
@@ -137,6 +140,17 @@ class GatewayProxyPlane implements ProxyPlane {
     this.#stickyCookieName = stickyCookieName(deps.config.publicUrl);
     this.#secure = deps.config.publicUrl.protocol === 'https:';
     this.#gatewayHosts = gatewayHostsOf(deps.config.publicUrl, deps.config.adminUrl);
+    this.#verify = new VerifyEndpoint({
+      ...deps,
+      publicUrl: deps.config.publicUrl,
+      trusted: deps.config.trustProxy,
+      decision: this.#decision,
+      assertions: this.#assertions,
+      routes: () => this.#routes,
+      gatewayHosts: this.#gatewayHosts,
+      refused: this.#refused,
+      challenge: this.#bearerTokens?.challenge,
+    });
     this.#unsubscribe = [
       deps.bus.onRegistry((services) => this.#replaceRoutes(services)),
       deps.bus.onAssertionKeys((keys) => {
@@ -187,6 +201,7 @@ class GatewayProxyPlane implements ProxyPlane {
     const gatewayHere = site === undefined || this.#gatewayHosts.has(site.host);
     // design.md §4.16: on a service host the session cookie names a host session
     const serviceHost = gatewayHere ? undefined : site.host;
+    if (gatewayHere && key === VERIFY_PATH) return this.#verify.answer(req, res, inbound, identity, clientIp);
     if (gatewayHere && this.#servedByGateway(req, res, key, table)) return;
     const route = table.lookup(key);
     if (route === undefined) return this.#unmatched(req, res, path, clientIp, gatewayHere);

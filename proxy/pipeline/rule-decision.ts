@@ -10,7 +10,7 @@ import type { Route } from '../routing/route-table.js';
  * (routing-key.ts), so every spelling of a path meets the same rule.
  * @returns the guard to apply, or undefined when the service's own `requireAuth` and `access` decide.
  */
-export function ruleGuardFor(rules: CompiledRules, route: Route, req: IncomingMessage, key: string, hasBody: boolean): RuleGuard | undefined {
+export function ruleGuardFor(rules: CompiledRules, route: Route, req: Pick<IncomingMessage, 'method' | 'headers'>, key: string, hasBody: boolean): RuleGuard | undefined {
   const guard = rules.match(req.method ?? '', key, route.key.length);
   if (guard?.deny) return guard;
   if (rules.publicPreflight && isCorsPreflight(req, hasBody)) return PUBLIC_GUARD;
@@ -22,7 +22,7 @@ export function ruleGuardFor(rules: CompiledRules, route: Route, req: IncomingMe
  * `Origin` and `Access-Control-Request-Method`, and no body. Anything else is an ordinary request,
  * so an `OPTIONS` carrying content cannot reach the target unauthenticated.
  */
-function isCorsPreflight(req: IncomingMessage, hasBody: boolean): boolean {
+function isCorsPreflight(req: Pick<IncomingMessage, 'method' | 'headers'>, hasBody: boolean): boolean {
   if (req.method !== 'OPTIONS' || hasBody) return false;
   const { headers } = req;
   return headers.origin !== undefined && typeof headers['access-control-request-method'] === 'string' && headers['access-control-request-method'] !== '';

@@ -29,6 +29,14 @@ function isAtOrUnder(key: string, prefix: string): boolean {
 }
 
 /**
+ * The auth decision an ingress asks for (design.md §4.19: nginx `auth_request`, Traefik
+ * `ForwardAuth`, Caddy `forward_auth`, Envoy `ext_authz`): under `/auth`, but answered by the data
+ * plane itself in both modes (never handed to the admin process), on the gateway's hosts. Compared
+ * with a routing key, so `/AUTH/verify` is it too.
+ */
+export const VERIFY_PATH = '/auth/verify';
+
+/**
  * The gateway's reserved prefix on every host (design.md §3.2), services' own hosts included:
  * nothing under it is ever forwarded to a service. On a service host it holds the sign-in's
  * paths below; elsewhere nothing.

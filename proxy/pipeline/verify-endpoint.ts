@@ -1,0 +1,180 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AccessLogSink } from '../../shared/backends/access-log-sink.js';
+import { overLimit, type RateLimiter } from '../../shared/backends/rate-limiter.js';
+import { GatewayError } from '../../shared/errors.js';
+import { rateLimitKey } from '../../shared/http/client-ip.js';
+import { isGatewayPath, isReservedPath, SERVICE_HOST_PATHS } from '../../shared/http/gateway-paths.js';
+import { withRequestId } from '../../shared/http/request-id.js';
+import { isClientGone } from '../../shared/http/response-state.js';
+import type { TrustedProxies } from '../../shared/http/trusted-proxies.js';
+import type { SessionUser } from '../../shared/types.js';
+import type { IdentityAssertions } from '../auth/identity-assertion.js';
+import type { InboundHeaders } from '../headers/inbound-headers.js';
+import { pushIdentityFields } from '../headers/request-headers.js';
+import type { HostRoutes, HostSite } from '../routing/host-routes.js';
+import { hostField, requestHostName } from '../routing/request-host.js';
+import type { Route } from '../routing/route-table.js';
+import type { AccessDecision } from './access-decision.js';
+import { sendAccessDenied } from './access-denied.js';
+import { AccessRecord } from './access-record.js';
+import { sendNotAuthenticated } from './login-required.js';
+import { readOriginalRequest, type OriginalRequest } from './original-request.js';
+import type { RefusalCounter, RefusedRequests } from './refused-requests.js';
+import type { RequestIdentity } from './request-identity.js';
+import { sendServiceDisabled } from './service-disabled.js';
+
+/** What the verify endpoint shares with the data plane that hosts it (proxy-plane.ts). */
+export interface VerifyEndpointDeps {
+  /** PUBLIC_URL: the sign-in's origin, and the scheme and port of service hosts (design.md §4.16). */
+  readonly publicUrl: URL;
+  /** TRUST_PROXY: only these peers may name the original request. */
+  readonly trusted: TrustedProxies;
+  /** The data plane's decision, the very one a proxied request gets. */
+  readonly decision: AccessDecision;
+  readonly assertions: IdentityAssertions;
+  /** The current registry snapshot's tables (they change with every snapshot). */
+  readonly routes: () => HostRoutes;
+  /** PUBLIC_URL's and ADMIN_URL's host names: the gateway's paths are no service's there (design.md §3.2). */
+  readonly gatewayHosts: ReadonlySet<string>;
+  readonly accessLog: AccessLogSink;
+  readonly generalLimiter: RateLimiter;
+  readonly refused: RefusedRequests;
+  readonly refusals: RefusalCounter;
+  /** `WWW-Authenticate` of a 401 while bearer tokens are on (RFC 6750 §3). */
+  readonly challenge: Record<string, string> | undefined;
+}
+
+/** The methods the endpoint answers (an ingress asks with GET; nginx's `proxy_method GET`). */
+const ALLOW = 'GET, HEAD';
+
+/**
+ * `GET /auth/verify` (design.md §4.19): the data plane's auth decision for a request an ingress
+ * (nginx `auth_request`, Traefik `ForwardAuth`, Caddy `forward_auth`, HAProxy, Envoy `ext_authz`)
+ * is about to forward itself. The original request is read from a TRUST_PROXY peer's fields
+ * (original-request.ts), routed as the gateway would route it (host, then the routing key's
+ * longest prefix) and decided by {@link AccessDecision}. Answers: 200 with the identity fields a
+ * target would get; 401 with `Location` the sign-in that returns to the original request; 403; 503
+ * for a disabled service; 404 where no service matches; never 202 (Envoy reads only 200 as allowed).
+ * Another peer's fields are ignored and it gets 403: it cannot name a host or path to be judged.
+ */
+export class VerifyEndpoint {
+  readonly #deps: VerifyEndpointDeps;
+  /** `<PUBLIC_URL>/auth/login?returnTo=`. */
+  readonly #login: string;
+  /** PUBLIC_URL's `:port`, or `''`: a service host is served on it too. */
+  readonly #port: string;
+
+  constructor(deps: VerifyEndpointDeps) {
+    this.#deps = deps;
+    this.#login = `${deps.publicUrl.origin}/auth/login?returnTo=`;
+    this.#port = deps.publicUrl.port === '' ? '' : `:${deps.publicUrl.port}`;
+  }
+
+  /**
+   * Answers `req` (its `inbound` fields, `identity` and resolved `clientIp` as the pipeline read
+   * them). The general rate limit counts it, and a request matched to a service is access-logged
+   * with the original method and target, marked `verify`.
+   * @throws {GatewayError} 405 for another method, 400 for an ambiguous or malformed original
+   *   request, 403 for an untrusted peer or one naming none, 404 where no service matches, 429 over
+   *   the general limit; what {@link AccessDecision.decide} throws.
+   */
+  async answer(req: IncomingMessage, res: ServerResponse, inbound: InboundHeaders, identity: RequestIdentity, clientIp: string): Promise<void> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new GatewayError('METHOD_NOT_ALLOWED', { headers: { allow: ALLOW } });
+    const peer = req.socket.remoteAddress ?? '';
+    const original = peer !== '' && this.#deps.trusted.trusts(peer) ? readOriginalRequest(req.rawHeaders, inbound.names) : undefined;
+    const site = original && this.#siteOf(original, req);
+    const route = original && this.#routeOf(original, site);
+    if (route === undefined) {
+      await this.#limit(clientIp, '');
+      throw original === undefined ? new GatewayError('ACCESS_DENIED', { message: 'Access denied: not a trusted proxy naming the original request' }) : new GatewayError('SERVICE_NOT_FOUND');
+    }
+    const record = new AccessRecord(this.#deps.accessLog, res, route.service.id, original!.method, original!.target, clientIp);
+    if (site !== undefined) record.host = site.host;
+    record.requestId = identity.requestId;
+    record.http2 = req.httpVersionMajor === 2;
+    const { trace } = identity;
+    if (trace?.span !== undefined) record.trace = { traceId: trace.traceId, spanId: trace.spanId! };
+    record.verify = true;
+    await this.#limit(clientIp, route.service.id, record, res);
+    const serviceHost = site === undefined || this.#deps.gatewayHosts.has(site.host) ? undefined : site.host;
+    const decidedOn = { method: original!.method, headers: req.headers };
+    const { kind, user } = await this.#deps.decision.decide({ req: decidedOn, inbound, route, key: original!.key, serviceHost, identity });
+    if (user !== undefined) record.userId = user.sub;
+    if (isClientGone(res)) return;
+    switch (kind) {
+      case 'allow':
+        return this.#allow(res, route, user, site?.host);
+      case 'disabled':
+        return sendServiceDisabled(res, route.service, inbound.accept);
+      case 'deny':
+        return sendAccessDenied(res, route.service, user, inbound.accept);
+      case 'sign-in':
+        return this.#signIn(res, original!.target, inbound, serviceHost);
+      default: {
+        // A new outcome must be answered here before the build passes.
+        const unhandled: never = kind;
+        throw new Error(`verify: unhandled outcome ${String(unhandled)}`);
+      }
+    }
+  }
+
+  /**
+   * The site the original host names (host-routes.ts; undefined: the host-less table). The
+   * ingress's `X-Forwarded-Host`, else the verify request's own `Host` (an ingress that keeps it).
+   */
+  #siteOf(original: OriginalRequest, req: IncomingMessage): HostSite | undefined {
+    const routes = this.#deps.routes();
+    if (!routes.hasHosts) return undefined;
+    const host = requestHostName(original.host ?? hostField(req.rawHeaders));
+    const table = host === undefined ? undefined : routes.tableFor(host);
+    return table === undefined ? undefined : { host: host!, table };
+  }
+
+  /**
+   * The route the data plane would pick (design.md §3.2): none for the reserved prefix, nor, on the
+   * gateway's hosts, for its own paths (`/auth`, `/api`, …, and `/` without a root service).
+   */
+  #routeOf(original: OriginalRequest, site: HostSite | undefined): Route | undefined {
+    const { key } = original;
+    const table = site?.table ?? this.#deps.routes().hostless;
+    const gatewayHere = site === undefined || this.#deps.gatewayHosts.has(site.host);
+    if (isReservedPath(key) || (gatewayHere && (isGatewayPath(key) || (key === '/' && !table.hasRoot)))) return undefined;
+    return table.lookup(key);
+  }
+
+  /**
+   * The general limit (design.md §3.3), by the resolved client address. A request matched to a
+   * service (`record`) is summarised with the refused ones when over it.
+   * @throws {GatewayError} 429 over the limit.
+   */
+  async #limit(clientIp: string, serviceId: string, record?: AccessRecord, res?: ServerResponse): Promise<void> {
+    const limiter = this.#deps.generalLimiter;
+    if (limiter.limit === null) return;
+    const decision = await limiter.consume(rateLimitKey(clientIp));
+    if (decision.allowed) return;
+    this.#deps.refusals.rateLimited(serviceId);
+    const refusal = overLimit(decision);
+    record?.summariseInto(this.#deps.refused, res!, refusal.status);
+    throw refusal;
+  }
+
+  /** 200, no content, with the caller's identity fields (request-headers.ts names them) when there is a caller. */
+  #allow(res: ServerResponse, route: Route, user: SessionUser | undefined, host: string | undefined): void {
+    const fields: string[] = [];
+    if (user !== undefined) pushIdentityFields(fields, user, this.#deps.assertions.assertionFor(user, route, host));
+    const headers: Record<string, string> = { 'content-length': '0', 'cache-control': 'no-store' };
+    for (let i = 0; i < fields.length; i += 2) headers[fields[i]!] = fields[i + 1]!;
+    res.writeHead(200, withRequestId(res, headers)).end();
+  }
+
+  /**
+   * 401 with `Location`, the sign-in that comes back to the original request: on a service host
+   * its own `/.gatehouse/login?rd=` (design.md §4.16), else PUBLIC_URL's `/auth/login?returnTo=`.
+   * Traefik and Caddy pass the answer on; nginx reads the field with `auth_request_set`.
+   */
+  #signIn(res: ServerResponse, target: string, inbound: InboundHeaders, serviceHost: string | undefined): void {
+    const login = serviceHost === undefined ? this.#login : `${this.#deps.publicUrl.protocol}//${serviceHost}${this.#port}${SERVICE_HOST_PATHS.login}?rd=`;
+    res.setHeader('location', login + encodeURIComponent(target));
+    sendNotAuthenticated(res, target, inbound.accept, this.#deps.challenge, serviceHost === undefined ? undefined : `${SERVICE_HOST_PATHS.login}?rd=`);
+  }
+}
