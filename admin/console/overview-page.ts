@@ -5,7 +5,7 @@ import { consolePage, type ConsoleView } from './console-layout.js';
 import { auditTable, type AuditNames } from './audit-table.js';
 import { formatCount } from './fragments.js';
 import { servicesTable } from './services-table.js';
-import { trafficPanel } from './traffic-panel.js';
+import { trafficPanel } from './panels/traffic-panel.js';
 
 export interface OverviewData {
   counts: { total: number; enabled: number; disabled: number };

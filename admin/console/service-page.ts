@@ -2,25 +2,29 @@ import type { Service } from '../../shared/types.js';
 import type { ServiceHealth } from '../registry/service-health.js';
 import { html } from '../../shared/pages/html.js';
 import { serviceEntryPath } from '../../shared/services/service-entry.js';
-import { accessLogSection, type AccessLogSectionOptions } from './access-log-section.js';
+import { accessLogSection, type AccessLogSectionOptions } from './panels/access-log-section.js';
 import { policyLines } from './access-policy-text.js';
 import { ruleLine } from './rule-text.js';
 import { consolePage, type ConsoleView } from './console-layout.js';
 import { badge, formatCount, timeTag } from './fragments.js';
 import { hostLinks, serviceActions } from './services-table.js';
-import { targetsPanel } from './targets-panel.js';
-import { trafficPanel } from './traffic-panel.js';
+import { explainFromQuery, explainPanel } from './panels/explain-panel.js';
+import { targetsPanel } from './panels/targets-panel.js';
+import { trafficPanel } from './panels/traffic-panel.js';
 
 /**
  * `GET /dashboard/services/:id`: one service (design.md §4.6): its settings and actions, its
  * targets and their health as the proxy processes report it (`health`), its traffic charts, and
- * its access log with filters.
+ * its access log with filters, and "Who can reach this?" (design.md §4.18) answering the question in
+ * the page's query against `services`, the whole registry.
  */
-export function servicePage(view: ConsoleView, data: AccessLogSectionOptions & { etag: string; requestsLastHour: number; health: ServiceHealth }): string {
+export function servicePage(view: ConsoleView, data: AccessLogSectionOptions & { etag: string; requestsLastHour: number; health: ServiceHealth; services: readonly Service[] }): string {
   const { service } = data;
+  const query = data.url.searchParams;
   const body = html`<p class="breadcrumb"><a href="/dashboard">Overview</a> / Service</p>
 <div class="section-head" data-live="heading"><h1>${service.name}</h1>${serviceActions(service, data.etag, { afterDelete: '/dashboard' })}</div>
 <div data-live="summary">${summary(service, data.requestsLastHour, view)}</div>
+${explainPanel(service, query, explainFromQuery(service, data.services, query))}
 ${targetsPanel(data.health)}
 ${trafficPanel(service.id)}
 ${accessLogSection(data)}`;

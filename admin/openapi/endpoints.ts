@@ -5,6 +5,7 @@ import { TRAFFIC_PARAMETERS } from '../access-log/traffic-query.js';
 import { PAGE_PARAMETERS } from '../http/pagination.js';
 import { READ_ONLY, SERVICE_BODY_SCHEMAS } from '../registry/service-validation.js';
 import { TOKEN_BODY_SCHEMAS } from '../credentials/token-validation.js';
+import { EXPLAIN_BODY_SCHEMA } from '../explain/explain-input.js';
 import { RESPONSE_SCHEMAS as R } from './response-schemas.js';
 
 /**
@@ -60,6 +61,7 @@ export const REQUEST_SCHEMAS = {
   ),
   ServiceToggle: v.strictObject(SERVICE_BODY_SCHEMAS.toggle.entries),
   ApiTokenCreate: v.strictObject(TOKEN_BODY_SCHEMAS.create.entries),
+  ServiceExplain: v.pipe(v.strictObject(EXPLAIN_BODY_SCHEMA.entries), v.description('A request to explain: its path, method, caller and host')),
   RegistryDocument: v.pipe(
     v.strictObject({
       version: v.literal(1),
@@ -140,6 +142,9 @@ export const ENDPOINTS: Endpoint[] = [
     endpoint('GET /api/services/:id/health', 'getServiceHealth', "The service's targets and their health as each proxy process reports it (reports older than a minute left out)",
       { status: 200, description: 'The targets', schema: R.ServiceHealth },
       { params: { id: serviceId }, errors: ['SERVICE_NOT_FOUND'] }),
+    endpoint('POST /api/services/:id/explain', 'explainServiceAccess', 'Who can reach this? Which part of the service (a rule, its CORS preflight setting, its own settings) decides a request and why, as the data plane would; read only, not audited',
+      { status: 200, description: 'The explanation', schema: R.Explanation },
+      { params: { id: serviceId }, body: REQUEST_SCHEMAS.ServiceExplain, errors: ['SERVICE_NOT_FOUND'] }),
   ]),
   ...tagged('Identity assertion', 'admin', [
     endpoint('POST /api/assertion-keys/rotate', 'rotateAssertionKey', 'Signs identity assertions with a new key from now on; the previous key stays published until its assertions expire',

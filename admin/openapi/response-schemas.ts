@@ -292,6 +292,22 @@ const certificate = v.strictObject({
   status: v.pipe(v.picklist(['pending', 'valid', 'failing', 'expired']), v.description('pending: none yet (a self-signed one is served); valid; failing: the last order failed, retried with backoff; expired')),
 });
 
+/** `POST /api/services/:id/explain`'s answer (design.md §4.18, admin/explain/explanation.ts). */
+const explanation = v.strictObject({
+  method: v.pipe(v.string(), v.description('The method asked about, in capitals')),
+  path: v.pipe(v.string(), v.description('The path asked about, without its query')),
+  routingKey: v.pipe(v.string(), v.description('The path as routing and rules compare it: decoded, lowercased, separators collapsed, ; parameters dropped')),
+  matchesService: v.pipe(v.boolean(), v.description('false: the request does not reach this service at all (another service, the gateway itself, another host or prefix)')),
+  routedTo: v.optional(v.pipe(v.strictObject({ id: uuid, name: v.string(), path: v.string() }), v.description('The service that takes the path instead'))),
+  decidedBy: v.pipe(v.picklist(['routing', 'rule', 'corsPreflight', 'service']), v.description("routing: not this service; rule: the rule in rule; corsPreflight: the service's corsPreflight public; service: its requireAuth and access")),
+  rule: v.optional(v.pipe(v.strictObject({ index: v.pipe(count, v.description('Its position in rules, from 0')), ...serviceRule.entries }), v.description('The deciding rule'))),
+  outcome: v.pipe(
+    v.picklist(['elsewhere', 'public', 'deny', 'sign-in required', 'allowed', 'refused', 'disabled']),
+    v.description('public: forwarded without sign-in; deny: 403 by a deny rule; sign-in required: 401 or a browser sent to sign in; allowed: forwarded for this caller; refused: 403 by an access policy; disabled: 503'),
+  ),
+  reason: v.pipe(v.string(), v.description('One sentence saying why')),
+});
+
 /** The answers' schemas by the name the document gives them (`#/components/schemas/<name>`). */
 export const RESPONSE_SCHEMAS = {
   Service: service,
@@ -319,6 +335,7 @@ export const RESPONSE_SCHEMAS = {
   RegistryDocument: registryDocument,
   RegistryPlan: registryPlan,
   ServiceHealth: serviceHealth,
+  Explanation: explanation,
   TargetHealth: targetHealth,
   ProxyTargetHealth: proxyTargetHealth,
   Error: error,

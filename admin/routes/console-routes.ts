@@ -4,7 +4,7 @@ import { parseAccessLogQuery } from '../access-log/reading/access-log-filter.js'
 import type { AccessLogReads } from '../access-log/reading/access-log-reads.js';
 import type { ApiTokens } from '../credentials/api-tokens.js';
 import type { AuditLog, AuditRecord } from '../audit-log.js';
-import { CONSOLE_LOG_PAGE_SIZE } from '../console/access-log-section.js';
+import { CONSOLE_LOG_PAGE_SIZE } from '../console/panels/access-log-section.js';
 import { auditPage, CONSOLE_AUDIT_PAGE_SIZE } from '../console/audit-page.js';
 import type { ConsoleAssets } from '../console/console-assets.js';
 import type { ConsoleView } from '../console/console-layout.js';
@@ -137,7 +137,7 @@ async function renderService(deps: ConsoleDeps, ctx: RequestContext, view: Conso
   }
   const requests = requestsLastHour(deps.rollups).get(service.id) ?? 0;
   const health = deps.targetHealth.of(service);
-  return { status, html: servicePage(view, { service, etag, url: ctx.url, limit, offset, result, requestsLastHour: requests, health, servicesOrigin: ctx.origin.servicesOrigin, traceUiUrl: deps.traceUiUrl }) };
+  return { status, html: servicePage(view, { service, etag, url: ctx.url, limit, offset, result, requestsLastHour: requests, health, services: deps.registry.snapshot(), servicesOrigin: ctx.origin.servicesOrigin, traceUiUrl: deps.traceUiUrl }) };
 }
 
 /** `GET /dashboard/audit`: a page of the audit log, with who acted and on which service. */

@@ -98,6 +98,7 @@ function withConsole(router: Router, h: RouteHandlers): Router {
     .add('PATCH', '/api/services/:id/toggle', adminWrite(h.services.toggle))
     .add('GET', '/api/services/:id/logs', admin(h.services.logs))
     .add('GET', '/api/services/:id/health', admin(h.services.health))
+    .add('POST', '/api/services/:id/explain', adminWrite(h.services.explain))
     .add('POST', '/api/assertion-keys/rotate', adminWrite(h.assertionKeys.rotate))
     .add('GET', '/api/sessions', admin(h.sessions.list))
     .add('DELETE', '/api/sessions/:id', adminWrite(h.sessions.revoke))

@@ -4,6 +4,7 @@ import { parseAccessLogQuery } from '../access-log/reading/access-log-filter.js'
 import type { AccessLogReads } from '../access-log/reading/access-log-reads.js';
 import { readHostName } from '../../shared/services/host-names.js';
 import { actorOf } from '../actor.js';
+import { createExplainHandler } from './explain-route.js';
 import { rejectWrongParameters } from '../http/query-errors.js';
 import { parseIfMatch } from '../http/preconditions.js';
 import { MAX_REGISTRY_DOCUMENT_BYTES, readJsonBody } from '../http/request-body.js';
@@ -23,6 +24,8 @@ export interface ServiceHandlers {
   health: Handler;
   export: Handler;
   apply: Handler;
+  /** `POST /api/services/:id/explain` (explain-route.ts). */
+  explain: Handler;
 }
 
 /** What the service endpoints work with. */
@@ -39,7 +42,7 @@ interface ServiceDeps {
  * `If-Match` (412 when it no longer holds; without it they write unconditionally).
  */
 export function createServiceHandlers(deps: ServiceDeps): ServiceHandlers {
-  return { ...serviceCrud(deps.registry), ...registryDocument(deps.registry), ...serviceObservations(deps) };
+  return { ...serviceCrud(deps.registry), ...registryDocument(deps.registry), ...serviceObservations(deps), explain: createExplainHandler(deps.registry) };
 }
 
 /** Listing, reading and writing single services. */

@@ -1,20 +1,20 @@
 import type { IncomingMessage } from 'node:http';
-import { PUBLIC_GUARD, type CompiledRules, type RuleGuard } from '../../shared/services/service-rules.js';
+import { guardOfDecision, type CompiledRules, type RuleGuard } from '../../shared/services/service-rules.js';
 import type { Route } from '../routing/route-table.js';
 
 /**
  * The data plane's decision by a service's rules (design.md §4.18), for a route that has some
- * (`route.rules`): a `deny` rule that matches wins; then a real CORS preflight passes when the
- * service makes preflights public (a browser never sends credentials with one, Fetch §4.8, so it
- * could not sign in); then the first matching rule. `key` is the request path's routing key
- * (routing-key.ts), so every spelling of a path meets the same rule.
+ * (`route.rules`): `CompiledRules.decide` (service-rules.ts), which the admin plane's explanation
+ * calls too, so both read a request alike: a `deny` rule that matches first wins; then a real CORS
+ * preflight passes when the service makes preflights public (a browser never sends credentials
+ * with one, Fetch §4.8, so it could not sign in); then the first matching rule. `key` is the
+ * request path's routing key (routing-key.ts), so every spelling of a path meets the same rule.
  * @returns the guard to apply, or undefined when the service's own `requireAuth` and `access` decide.
  */
 export function ruleGuardFor(rules: CompiledRules, route: Route, req: Pick<IncomingMessage, 'method' | 'headers'>, key: string, hasBody: boolean): RuleGuard | undefined {
-  const guard = rules.match(req.method ?? '', key, route.key.length);
-  if (guard?.deny) return guard;
-  if (rules.publicPreflight && isCorsPreflight(req, hasBody)) return PUBLIC_GUARD;
-  return guard;
+  // the preflight's headers are read only where they could matter
+  const preflight = rules.publicPreflight && isCorsPreflight(req, hasBody);
+  return guardOfDecision(rules, rules.decide(req.method ?? '', key, route.key.length, preflight));
 }
 
 /**

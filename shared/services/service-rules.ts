@@ -20,16 +20,27 @@ export interface RuleGuard {
 export const PUBLIC_GUARD: RuleGuard = { deny: false, signIn: false, policy: undefined };
 const DENY_GUARD: RuleGuard = { deny: true, signIn: false, policy: undefined };
 
+/** {@link CompiledRules.decide}'s answer when no rule matches: the service's own settings decide. */
+export const NO_RULE = -1;
+/** {@link CompiledRules.decide}'s answer for a CORS preflight let through by `corsPreflight: "public"`. */
+export const PUBLIC_PREFLIGHT = -2;
+
 /** A service's compiled rules. */
 export interface CompiledRules {
   /** True when CORS preflights pass without sign-in (`corsPreflight: "public"`). */
   readonly publicPreflight: boolean;
+  /** Each rule's guard, at the rule's index in `service.rules`. */
+  readonly guards: readonly RuleGuard[];
   /**
-   * The guard of the first rule matching `method` (as sent; compared in capitals) and the path
-   * `key[from…]` (a routing key, routing-key.ts, from the end of the service's prefix: `''` or
-   * `/…`), or undefined when none does.
+   * Which part of the service decides a request (design.md §4.18), for the data plane
+   * (proxy/pipeline/rule-decision.ts) and for the admin plane's explanation alike: the first rule
+   * matching `method` (as sent; compared in capitals) and the path `key[from…]` (a routing key,
+   * routing-key.ts, from the end of the service's prefix: `''` or `/…`) when it is a `deny` rule;
+   * else {@link PUBLIC_PREFLIGHT} when `preflight` (the request is a real CORS preflight, Fetch
+   * §4.8) and the service makes preflights public; else that first matching rule.
+   * @returns the rule's index in {@link guards}, {@link PUBLIC_PREFLIGHT}, or {@link NO_RULE}.
    */
-  match(method: string, key: string, from: number): RuleGuard | undefined;
+  decide(method: string, key: string, from: number, preflight: boolean): number;
 }
 
 interface CompiledRule {
@@ -51,17 +62,36 @@ export function compileServiceRules(service: Service): CompiledRules | undefined
   const rules = (service.rules ?? []).map(compileRule);
   const publicPreflight = service.corsPreflight === 'public';
   if (rules.length === 0 && !publicPreflight) return undefined;
+  const guards = rules.map((rule) => rule.guard);
   return {
     publicPreflight,
-    match(method, key, from) {
-      const upper = method.toUpperCase();
-      for (const rule of rules) {
-        if (rule.methods !== undefined && !rule.methods.has(upper)) continue;
-        for (const pattern of rule.patterns) if (matchesPattern(key, from, pattern)) return rule.guard;
-      }
-      return undefined;
+    guards,
+    decide(method, key, from, preflight) {
+      const index = firstMatch(rules, method, key, from);
+      // a deny rule wins even over a preflight: a browser's preflight never reaches a denied path
+      if (index !== NO_RULE && guards[index]!.deny) return index;
+      return publicPreflight && preflight ? PUBLIC_PREFLIGHT : index;
     },
   };
+}
+
+/**
+ * The guard that {@link CompiledRules.decide}'s answer `decided` stands for: the rule's, the
+ * public guard for a public preflight, undefined for {@link NO_RULE}.
+ */
+export function guardOfDecision(rules: CompiledRules, decided: number): RuleGuard | undefined {
+  return decided >= 0 ? rules.guards[decided] : decided === PUBLIC_PREFLIGHT ? PUBLIC_GUARD : undefined;
+}
+
+/** The index of the first of `rules` matching `method` and `key[from…]`, or {@link NO_RULE}. */
+function firstMatch(rules: readonly CompiledRule[], method: string, key: string, from: number): number {
+  const upper = method.toUpperCase();
+  for (let index = 0; index < rules.length; index++) {
+    const rule = rules[index]!;
+    if (rule.methods !== undefined && !rule.methods.has(upper)) continue;
+    for (const pattern of rule.patterns) if (matchesPattern(key, from, pattern)) return index;
+  }
+  return NO_RULE;
 }
 
 function compileRule(rule: ServiceRule): CompiledRule {

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { accessLogSection } from '../../admin/console/access-log-section.js';
+import { accessLogSection } from '../../admin/console/panels/access-log-section.js';
 import type { AccessLogRecord } from '../../admin/access-log/reading/access-log-page.js';
 import { batchOf } from '../../shared/backends/access-log-batch.js';
 import { loadConfig } from '../../shared/config/config.js';

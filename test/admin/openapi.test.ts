@@ -284,6 +284,13 @@ describe("real answers match the document (each call's answer is checked)", () =
     assert.equal((await call('GET', `/api/services/${serviceId}/health`, { as: member })).status, 403);
   });
 
+  it("a service's explanation: who can reach a path", async () => {
+    const explained = await call('POST', `/api/services/${serviceId}/explain`, { authorization: writeToken, json: { path: '/x/y', method: 'get', user: { sub: 'someone', groups: ['g'] } } });
+    assert.equal(explained.status, 200, explained.text);
+    assert.equal((await call('POST', `/api/services/${serviceId}/explain`, { as: admin, json: { path: 'x' } })).status, 400);
+    assert.equal((await call('POST', `/api/services/${UNKNOWN_ID}/explain`, { as: admin, json: { path: '/' } })).status, 404);
+  });
+
   it('the dashboard: statistics, the audit log, traffic', async () => {
     const stats = await call('GET', '/dashboard/stats', { authorization: readToken });
     assert.equal(stats.json.totalServices, 2);

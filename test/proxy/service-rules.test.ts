@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AccessPolicy, Service } from '../../shared/types.js';
-import { compileServiceRules } from '../../shared/services/service-rules.js';
+import { compileServiceRules, NO_RULE } from '../../shared/services/service-rules.js';
 import { http2Request, openSession } from '../support/http2-client.js';
 import { rawRequest, type RawResponse } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
@@ -183,10 +183,11 @@ describe('rules inside a service', () => {
 
   it('the compiled rules: a method in any case meets the rule written in capitals; GET covers HEAD; a root service matches from its start', () => {
     const rules = compileServiceRules(service({ path: '/', targetUrl: 'http://t', rules: [{ paths: ['/x/*'], methods: ['DELETE', 'GET'], action: 'deny' }] }))!;
-    assert.equal(rules.match('delete', '/x/a', 0)?.deny, true);
-    assert.equal(rules.match('HEAD', '/x/a/b', 0)?.deny, true);
-    assert.equal(rules.match('POST', '/x/a', 0), undefined);
-    assert.equal(rules.match('GET', '/x/', 0), undefined, '* never matches the empty segment of a trailing /');
+    assert.equal(rules.decide('delete', '/x/a', 0, false), 0);
+    assert.equal(rules.decide('HEAD', '/x/a/b', 0, false), 0);
+    assert.equal(rules.guards[0]!.deny, true);
+    assert.equal(rules.decide('POST', '/x/a', 0, false), NO_RULE);
+    assert.equal(rules.decide('GET', '/x/', 0, false), NO_RULE, '* never matches the empty segment of a trailing /');
     assert.equal(compileServiceRules(service({ path: '/', targetUrl: 'http://t' })), undefined, 'no rules, no preflight setting: nothing to check');
   });
 

@@ -51,7 +51,7 @@
       const next = fresh.querySelector(`[data-live="${CSS.escape(region.dataset.live)}"]`);
       if (!next || rendered.get(region) === next.innerHTML) continue;
       const holdsFocus = region.contains(active);
-      // An opened long path (access-log-section.ts) stays open until its reader closes it.
+      // An opened long path (panels/access-log-section.ts) stays open until its reader closes it.
       if (!force && (holdsFocus || region.querySelector('details[open]') || document.querySelector('dialog[open]'))) continue;
       region.innerHTML = next.innerHTML;
       rendered.set(region, next.innerHTML);

@@ -1,10 +1,10 @@
-import type { Service } from '../../shared/types.js';
-import { FILTER_PARAMETERS } from '../access-log/reading/access-log-filter.js';
-import { RESIDUAL_SCAN_LIMIT, type AccessLogPage, type AccessLogRecord } from '../access-log/reading/access-log-page.js';
-import { html, type Html } from '../../shared/pages/html.js';
-import { isWildcardHost } from '../../shared/services/host-names.js';
-import { serviceEntryPath } from '../../shared/services/service-entry.js';
-import { emptyState, errorNotice, formatCount, pager, timeTag } from './fragments.js';
+import type { Service } from '../../../shared/types.js';
+import { FILTER_PARAMETERS } from '../../access-log/reading/access-log-filter.js';
+import { RESIDUAL_SCAN_LIMIT, type AccessLogPage, type AccessLogRecord } from '../../access-log/reading/access-log-page.js';
+import { html, type Html } from '../../../shared/pages/html.js';
+import { isWildcardHost } from '../../../shared/services/host-names.js';
+import { serviceEntryPath } from '../../../shared/services/service-entry.js';
+import { emptyState, errorNotice, formatCount, pager, timeTag } from '../fragments.js';
 
 /** Rows per page of the console's access log (`limit` in the page's query changes it). */
 export const CONSOLE_LOG_PAGE_SIZE = 50;
@@ -16,7 +16,8 @@ const STATUS_OPTIONS = [
   ['4xx', '4xx client error'],
   ['5xx', '5xx server error'],
 ] as const;
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+/** The methods the console's forms offer (any other may be typed). */
+export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 export interface AccessLogSectionOptions {
   service: Service;

@@ -1,4 +1,4 @@
-import { html, type Html } from '../../shared/pages/html.js';
+import { html, type Html } from '../../../shared/pages/html.js';
 
 /**
  * The traffic charts of one service, or of all services (`serviceId` undefined): requests by status

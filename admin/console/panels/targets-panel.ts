@@ -1,7 +1,7 @@
-import { html, type Html } from '../../shared/pages/html.js';
-import type { TargetState } from '../../shared/types.js';
-import type { ProxyTargetHealth, ServiceHealth, TargetHealthView } from '../registry/service-health.js';
-import { formatCount, timeTag } from './fragments.js';
+import { html, type Html } from '../../../shared/pages/html.js';
+import type { TargetState } from '../../../shared/types.js';
+import type { ProxyTargetHealth, ServiceHealth, TargetHealthView } from '../../registry/service-health.js';
+import { formatCount, timeTag } from '../fragments.js';
 
 /** How the console names each state, and what it means. */
 const STATES: Record<TargetState, { label: string; meaning: string }> = {
