@@ -34,7 +34,8 @@ const TRACES_TABLE = 'CREATE TABLE traces (record INTEGER PRIMARY KEY, trace BLO
  * each a byte of its header. Measured on a day of the bench's records (design.md §4.11), the id
  * and traces add 9.6 bytes per record at 1 % tracing, where the budget is 10. `http2` is 1 for a
  * request over HTTP/2 and NULL otherwise: either is a byte of the header and none of the body
- * (SQLite stores the integers 0 and 1 in the header alone), so the protocol costs a record one byte.
+ * (SQLite stores the integers 0 and 1 in the header alone), so the protocol costs a record one byte;
+ * so does `verify`, 1 for the verify endpoint's decision about an ingress's request (design.md §4.19).
  *
  * A summary is one record of a client address's requests to a service within one minute and
  * status class: the proxy's for requests its rate limit refused, the writer's for an address over
@@ -61,7 +62,8 @@ export const DAY_SCHEMA = `
     path_truncated INTEGER,
     host INTEGER,
     request_id,
-    http2 INTEGER
+    http2 INTEGER,
+    verify INTEGER
   );
   CREATE INDEX records_by_service_time ON records (service, time);
   CREATE INDEX records_by_service_class_time ON records (service, status / 100, time);
@@ -96,10 +98,10 @@ export const DAY_SCHEMA = `
  * the request was routed by, NULL when routed by path alone; design.md §3.2) with services on
  * host names, `request_id` and `trace` (which is the `traces` table, not a column) with request
  * ids and traces, `http2` (1 for a request over HTTP/2, NULL for HTTP/1.x; design.md §4.17) with
- * HTTP/2. The writer adds the missing ones ({@link addRecordColumns}); a reader of a file
+ * HTTP/2, `verify` with the verify endpoint (design.md §4.19). The writer adds the missing ones ({@link addRecordColumns}); a reader of a file
  * nobody writes reads NULL for them.
  */
-export const ADDED_RECORD_COLUMNS = ['target', 'count', 'path_truncated', 'host', 'request_id', 'trace', 'http2'] as const;
+export const ADDED_RECORD_COLUMNS = ['target', 'count', 'path_truncated', 'host', 'request_id', 'trace', 'http2', 'verify'] as const;
 export type AddedRecordColumn = (typeof ADDED_RECORD_COLUMNS)[number];
 
 /** What adds each of {@link ADDED_RECORD_COLUMNS} to a file that lacks it (a metadata change: no row is rewritten). */
@@ -111,6 +113,7 @@ const ADD_COLUMN: Record<AddedRecordColumn, string> = {
   request_id: 'ALTER TABLE records ADD COLUMN request_id',
   trace: TRACES_TABLE,
   http2: 'ALTER TABLE records ADD COLUMN http2 INTEGER',
+  verify: 'ALTER TABLE records ADD COLUMN verify INTEGER',
 };
 
 /** Which of {@link ADDED_RECORD_COLUMNS} a day file's records have (`trace`: whether it has the `traces` table). */

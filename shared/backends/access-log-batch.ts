@@ -75,6 +75,7 @@ function isAccessLogEntry(value: unknown): value is AccessLogEntry {
     (r.protocol === undefined || r.protocol === 'h2') &&
     (r.count === undefined || (Number.isSafeInteger(r.count) && (r.count as number) >= 1)) &&
     (r.pathTruncated === undefined || typeof r.pathTruncated === 'boolean') &&
+    (r.verify === undefined || typeof r.verify === 'boolean') &&
     isOptionalMatch(r.requestId, REQUEST_ID) &&
     isOptionalMatch(r.traceId, TRACE_ID) &&
     isOptionalMatch(r.spanId, SPAN_ID)

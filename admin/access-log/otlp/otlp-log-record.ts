@@ -73,6 +73,7 @@ export function toOtlpLogRecord(entry: AccessLogEntry, resource: Resource, servi
   if (serviceName !== undefined) attributes['gatehouse.service.name'] = serviceName;
   if (entry.target) attributes['gatehouse.target'] = entry.target;
   if (entry.pathTruncated === true) attributes['gatehouse.path_truncated'] = true;
+  if (entry.verify === true) attributes['gatehouse.verify'] = true;
   if (entry.requestId !== undefined) attributes['gatehouse.request_id'] = entry.requestId;
   const [severityNumber, severityText] = severityOf(entry.statusCode);
   return {

@@ -37,6 +37,11 @@ export interface AccessLogRecord {
   trace_id: string | null;
   /** A traced request's server span id, 16 lowercase hex characters; null when untraced. */
   span_id: string | null;
+  /**
+   * Present (true) on the verify endpoint's decision about an ingress's request (design.md §4.19):
+   * `path` and `method` are the original request's, which the gateway judged and did not forward.
+   */
+  verify?: true;
 }
 
 /**

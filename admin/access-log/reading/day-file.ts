@@ -17,6 +17,7 @@ const ADDED_COLUMNS: Record<AddedRecordColumn, string> = {
   request_id: 'r.request_id AS request_id',
   trace: '(SELECT trace FROM traces WHERE record = r.id) AS trace',
   http2: 'r.http2 AS http2',
+  verify: 'r.verify AS verify',
 };
 const ADDED_AS_NULL: Record<AddedRecordColumn, string> = {
   target: 'NULL AS target',
@@ -26,13 +27,14 @@ const ADDED_AS_NULL: Record<AddedRecordColumn, string> = {
   request_id: 'NULL AS request_id',
   trace: 'NULL AS trace',
   http2: 'NULL AS http2',
+  verify: 'NULL AS verify',
 };
 
 /** A record as {@link DayFile.row} selects it, its `id` and `time` made the API's (day-schema.ts `DAY_ID_FACTOR`, epoch ms). */
 export type Row = {
   id: number; time: number; status: number; duration: number; user: string | null; path: string; method: string; ip: string;
   target: string | null; count: number | null; truncated: number | null; host: string | null;
-  request_id: Buffer | string | null; trace: Buffer | null; http2: number | null;
+  request_id: Buffer | string | null; trace: Buffer | null; http2: number | null; verify: number | null;
 };
 
 /** A day file open for reading, with its statements. */
@@ -107,5 +109,6 @@ export function toRecord(row: Row, serviceId: string): AccessLogRecord {
     path_truncated: row.truncated === 1,
     request_id: requestIdOf(row.request_id),
     ...traceOf(row.trace),
+    ...(row.verify === 1 ? { verify: true as const } : {}),
   };
 }

@@ -79,7 +79,7 @@ export class DayWriter {
     this.#findString = this.db.prepare('SELECT code FROM strings WHERE text = ?');
     this.#insertString = this.db.prepare('INSERT INTO strings (text) VALUES (?)');
     this.#insertRecord = this.db.prepare(
-      'INSERT INTO records (time, service, user, path, method, status, duration, ip, target, count, path_truncated, host, request_id, http2) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO records (time, service, user, path, method, status, duration, ip, target, count, path_truncated, host, request_id, http2, verify) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     this.#insertTrace = this.db.prepare('INSERT INTO traces (record, trace) VALUES (?, ?)');
     this.#addToSummary = this.db.prepare('UPDATE records SET count = coalesce(count, 1) + ? WHERE id = ?');
@@ -186,6 +186,7 @@ export class DayWriter {
       r.host ? this.#code(r.host) : null,
       r.requestId === undefined ? null : storedRequestId(r.requestId),
       r.protocol === 'h2' ? 1 : null,
+      r.verify === true ? 1 : null,
     );
     if (r.traceId !== undefined && r.spanId !== undefined) this.#insertTrace.run(lastInsertRowid, storedTrace(r.traceId, r.spanId));
     if (over) this.#shares!.startSummary(ip, service, minute, cls, Number(lastInsertRowid));
