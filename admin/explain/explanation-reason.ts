@@ -14,10 +14,10 @@ export interface ReasonParts {
 
 /** A policy's lists in the order the policy checks them (shared/services/access-policy.ts), as a sentence names them. */
 const POLICY_CHECKS: readonly (readonly [keyof AccessPolicy, string])[] = [
-  ['subjects', 'subject'],
-  ['emails', 'email'],
-  ['emailDomains', 'email domain'],
-  ['groups', 'groups'],
+  ['subjects', 'their subject'],
+  ['emails', 'their email'],
+  ['emailDomains', 'their email domain'],
+  ['groups', 'one of their groups'],
 ];
 const NO_LISTS: AccessPolicy = { subjects: [], emails: [], emailDomains: [], groups: [] };
 
@@ -64,7 +64,7 @@ function whoPasses(policy: AccessPolicy | null): string {
 /** Which list let `user` in, asked of the same compiled policy code the data plane runs, one list at a time. */
 function whyAllowed(policy: AccessPolicy | null, user: SessionUser): string {
   for (const [list, label] of POLICY_CHECKS) {
-    if (policy !== null && compileAccessPolicy({ ...NO_LISTS, [list]: policy[list] })?.allows(user) === true) return `their ${label} is on the access list`;
+    if (policy !== null && compileAccessPolicy({ ...NO_LISTS, [list]: policy[list] })?.allows(user) === true) return `${label} is on the access list`;
   }
   return 'any signed-in caller passes';
 }

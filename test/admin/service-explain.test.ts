@@ -127,15 +127,15 @@ describe('POST /api/services/:id/explain: each outcome, as the data plane decide
 
   it("the service's access policy: allowed by subject, email, email domain or group, each said; refused otherwise", async () => {
     const cases: [Caller, string][] = [
-      [{ sub: 'robot' }, 'subject'],
-      [{ sub: 'b', email: 'Boss@Example.com' }, 'email'],
-      [{ sub: 'p', email: 'someone@partner.example' }, 'email domain'],
-      [{ sub: 's', groups: ['visitors', 'staff'] }, 'groups'],
+      [{ sub: 'robot' }, 'their subject'],
+      [{ sub: 'b', email: 'Boss@Example.com' }, 'their email'],
+      [{ sub: 'p', email: 'someone@partner.example' }, 'their email domain'],
+      [{ sub: 's', groups: ['visitors', 'staff'] }, 'one of their groups'],
     ];
     for (const [caller, by] of cases) {
       const answer = await agrees('app', 'GET', '/app/reports', caller, 'allowed');
       assert.equal(answer.decidedBy, 'service');
-      assert.match(answer.reason, new RegExp(`lets this caller in: their ${by} is on the access list\\.$`), JSON.stringify(caller));
+      assert.match(answer.reason, new RegExp(`lets this caller in: ${by} is on the access list\\.$`), JSON.stringify(caller));
     }
     const refused = await agrees('app', 'GET', '/app/reports', { sub: 'outsider', email: 'x@partner.example.org', groups: ['visitors'] }, 'refused');
     assert.match(refused.reason, /on none of the service's access lists, so 403 Access denied/);
