@@ -37,7 +37,7 @@ export function reasonFor(parts: ReasonParts): string {
     case 'sign-in required':
       return `${who}: an anonymous request must sign in first (401, or a browser is sent to sign in), then ${whoPasses(policyOf(parts))}${stepUp(parts.rule)}.`;
     case 'allowed':
-      return `${who} and lets this caller in: ${whyAllowed(policyOf(parts), user!)}${stepUp(parts.rule)}.`;
+      return `${parts.rule === undefined ? 'No rule matches, and the service' : `${who} and`} lets this caller in: ${whyAllowed(policyOf(parts), user!)}${stepUp(parts.rule)}.`;
     case 'refused':
       return `${who}: this caller is signed in but on none of ${parts.rule === undefined ? "the service's" : 'its'} access lists, so 403 Access denied.`;
     case 'elsewhere':
