@@ -34,16 +34,21 @@ events { worker_connections 256; }
 http {
   access_log off;
 ${temp}
+  # kept-alive connections: without them every request opens one to each
+  upstream gatehouse { server ${site.gateway}; keepalive 32; }
+  upstream application { server ${site.upstream}; keepalive 32; }
+  proxy_http_version 1.1;
+
   server {
     listen 127.0.0.1:${site.port};
 
     # the gateway's sign-in (and its host sign-in paths)
-    location /auth/ { proxy_pass http://${site.gateway}; proxy_set_header Host $http_host; proxy_set_header X-Forwarded-For $remote_addr; }
-    location /.gatehouse/ { proxy_pass http://${site.gateway}; proxy_set_header Host $http_host; proxy_set_header X-Forwarded-For $remote_addr; }
+    location /auth/ { proxy_pass http://gatehouse; proxy_set_header Host $http_host; proxy_set_header X-Forwarded-For $remote_addr; proxy_set_header Connection ""; }
+    location /.gatehouse/ { proxy_pass http://gatehouse; proxy_set_header Host $http_host; proxy_set_header X-Forwarded-For $remote_addr; proxy_set_header Connection ""; }
 
     location = /_gatehouse_verify {
       internal;
-      proxy_pass http://${site.gateway}/auth/verify;
+      proxy_pass http://gatehouse/auth/verify;
       proxy_method GET;
       proxy_pass_request_body off;
       proxy_set_header Content-Length "";
@@ -52,6 +57,7 @@ ${temp}
       proxy_set_header X-Forwarded-Host $http_host;
       proxy_set_header X-Forwarded-Proto $scheme;
       proxy_set_header X-Forwarded-For $remote_addr;
+      proxy_set_header Connection "";
     }
 
     location / {
@@ -65,7 +71,8 @@ ${temp}
       proxy_set_header X-Forwarded-User $gatehouse_user;
       proxy_set_header X-Forwarded-Email $gatehouse_email;
       proxy_set_header X-Gatehouse-Assertion $gatehouse_assertion;
-      proxy_pass http://${site.upstream};
+      proxy_set_header Connection "";
+      proxy_pass http://application;
     }
   }
 }

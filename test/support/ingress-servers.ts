@@ -21,6 +21,8 @@ export interface Ingress {
   /** `http://127.0.0.1:<port>`: PUBLIC_URL's origin in these tests. */
   readonly origin: string;
   readonly port: number;
+  /** Its (main) process id. */
+  readonly pid: number;
   /** Everything it wrote to stdout and stderr so far (for a failing test's message). */
   output(): string;
   stop(): Promise<void>;
@@ -76,7 +78,7 @@ async function startIngress(name: string, site: IngressSite, configure: (dir: st
     await stop();
     throw new Error(`${name} did not start: ${(error as Error).message}\n${output}`);
   }
-  return { name, origin: `http://127.0.0.1:${site.port}`, port: site.port, output: () => output, stop };
+  return { name, origin: `http://127.0.0.1:${site.port}`, port: site.port, pid: child.pid!, output: () => output, stop };
 }
 
 /** True once `port` takes a TCP connection. @throws `exited` when `child` is gone (no use waiting). */
