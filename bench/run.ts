@@ -84,7 +84,7 @@ async function main(): Promise<void> {
       [
         ...(index === 0 ? [upstreamTarget] : []),
         baselineTarget,
-        ...gateways.flatMap(({ targets }) => [targets.public, targets.protected, targets.policy, ...(targets.pool ? [targets.pool] : [])]),
+        ...gateways.flatMap(({ targets }) => [targets.public, targets.protected, targets.policy, targets.rules, ...(targets.pool ? [targets.pool] : [])]),
         ...peers.map((peer): Target => ({ name: peer.name, workers, url: peer.url, headers: peer.headers })),
       ],
       settings,
@@ -171,7 +171,7 @@ async function startStack(options: StackOptions, ledger: ClientLedger): Promise<
  * The protected targets carry the session cookie; each is accounted to its stack's service.
  * An embedded stack's rows are named `embedded gateway …`.
  */
-function gatewayTargets(stack: GatewayStack): { public: Target; protected: Target; policy: Target; pool: Target | undefined } {
+function gatewayTargets(stack: GatewayStack): { public: Target; protected: Target; policy: Target; rules: Target; pool: Target | undefined } {
   const rowName = stack.mode === 'embedded' ? ROWS.embedded : (row: string) => row;
   const { poolService } = stack.routes;
   return {
@@ -200,6 +200,13 @@ function gatewayTargets(stack: GatewayStack): { public: Target; protected: Targe
       url: `${stack.origin}/protected-policy${REQUEST_PATH}`,
       headers: { cookie: stack.cookie },
       account: { stack: stack.name, serviceId: stack.routes.policyService.id },
+    },
+    rules: {
+      name: rowName(ROWS.rules),
+      workers: stack.workers,
+      url: `${stack.origin}/protected-rules${REQUEST_PATH}`,
+      headers: { cookie: stack.cookie },
+      account: { stack: stack.name, serviceId: stack.routes.rulesService.id },
     },
   };
 }

@@ -24,6 +24,8 @@ export interface BenchRoutes {
   protectedService: Service;
   /** `/protected-policy`: a session required, and {@link BENCH_POLICY} (design.md §4.7). */
   policyService: Service;
+  /** `/protected-rules`: as `/protected`, with {@link BENCH_RULES} (design.md §4.18), none of which matches the bench's path. */
+  rulesService: Service;
   /** `/pool`: as `/public`, but a pool of three targets balanced round robin, when the stack has one. */
   poolService?: Service;
   /** `/grpc`: public, its target a gRPC server over h2c (`h2c://…`), when the stack has one. */
@@ -45,15 +47,27 @@ const BENCH_POLICY = {
   groups: ['bench-admins', 'bench-users'],
 };
 
+/**
+ * 16 rules (design.md §4.18) that the bench's request (`/protected-rules/bench`, GET) meets none
+ * of, after comparing every one: no methods (so no rule is passed over by its method), and each
+ * rule's two paths start with the request's own segment (`/bench`, or `*`), so each path compares
+ * a segment before it fails. The most work the rules do for a request the service's own settings
+ * then decide. A rule that matched would stop earlier.
+ */
+export const BENCH_RULES = Array.from({ length: 16 }, (_, n) => ({
+  paths: [`/bench/internal-${n}`, `/*/admin-${n}`],
+  action: n % 2 === 0 ? ('deny' as const) : ('public' as const),
+}));
+
 /** How many services {@link BenchRoutes} has. */
-const ROUTED_SERVICES = 3;
+const ROUTED_SERVICES = 4;
 
 /** Every filler service lives under its own two-segment path, so both registries have the same depth. */
 const FILLER_DEPTH_PATH = (index: number) => `/team-${index % 100}/svc-${index}`;
 
 /**
- * Creates the gateway's SQLite file at `databasePath` (migrated) with `/public`, `/protected` and
- * `/protected-policy`, all pointing at `upstreamUrl`, with `poolUrls` `/pool` balancing over
+ * Creates the gateway's SQLite file at `databasePath` (migrated) with `/public`, `/protected`,
+ * `/protected-policy` and `/protected-rules`, all pointing at `upstreamUrl`, with `poolUrls` `/pool` balancing over
  * them, with `grpcTargetUrl` `/grpc` (public) in front of that gRPC server, plus filler services
  * (enabled, public, at `/team-<n>/svc-<i>`, target `<upstreamUrl>/filler/<i>`) so that
  * `totalServices` are registered.
@@ -74,6 +88,10 @@ export async function seedRegistry(databasePath: string, upstreamUrl: string, to
       { name: 'Bench protected, policy', path: '/protected-policy', targetUrl: upstreamUrl, requireAuth: true, access: BENCH_POLICY },
       actor,
     );
+    const rulesService = await registry.create(
+      { name: 'Bench protected, rules', path: '/protected-rules', targetUrl: upstreamUrl, requireAuth: true, rules: BENCH_RULES },
+      actor,
+    );
     const poolService = poolUrls
       ? await registry.create({ name: 'Bench pool', path: '/pool', targets: poolUrls.map((url) => ({ url, weight: 1 })), requireAuth: false }, actor)
       : undefined;
@@ -92,7 +110,7 @@ export async function seedRegistry(databasePath: string, upstreamUrl: string, to
         insert.run(randomUUID(), `Filler ${i}`, FILLER_DEPTH_PATH(i), `${upstreamUrl}/filler/${i}`, now, now);
       }
     })();
-    return { publicService, protectedService, policyService, poolService, grpcService };
+    return { publicService, protectedService, policyService, rulesService, poolService, grpcService };
   } finally {
     db.close();
   }

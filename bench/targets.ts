@@ -19,6 +19,8 @@ const LIMITS = {
   minRoutingRatio: 0.95,
   /** The protected route with an access policy: requests/s at least this share of the protected route's. */
   minPolicyRatio: 0.97,
+  /** The protected route with 16 rules none matches (seed.ts): requests/s at least this share of the protected route's (no rules). */
+  minRulesRatio: 0.97,
   /** The public route over a pool of three targets: requests/s at least this share of the one-target public route's. */
   minPoolRatio: 0.97,
   /** The same pool: CPU per request (whole gateway) at most this multiple of the one-target public route's. */
@@ -51,6 +53,8 @@ export const ROWS = {
   public: 'gateway public',
   protected: 'gateway protected',
   policy: 'gateway protected, policy',
+  /** The protected route with 16 rules, every one compared and none matching (seed.ts `BENCH_RULES`). */
+  rules: 'gateway protected, 16 rules',
   /** The public route over a pool of three targets (round robin). */
   pool: 'gateway public, 3-target pool',
   /** Caddy's `reverse_proxy` (caddy-peer.ts). */
@@ -213,7 +217,7 @@ export function accessLogScaleTargets(scale: AccessLogScaleResult): TargetResult
 
 /**
  * The targets of one gateway (`row` names its rows, `label` its targets) at `workers`: throughput
- * against the baseline and the peers, CPU per request, the access policy's cost, p99 at a fixed rate.
+ * against the baseline and the peers, CPU per request, the access policy's and the rules' cost, p99 at a fixed rate.
  */
 function gatewayTargets(inputs: TargetInputs, workers: number, row: (name: string) => string, label: string): TargetResult[] {
   const results: TargetResult[] = [];
@@ -248,6 +252,8 @@ function gatewayTargets(inputs: TargetInputs, workers: number, row: (name: strin
   }
   const policy = throughputRatio(inputs, workers, row(ROWS.policy), protectedRow, 3);
   if (policy) push(`protected route with an access policy within ${Math.round((1 - LIMITS.minPolicyRatio) * 100)}% of protected (req/s)`, policy.ratio >= LIMITS.minPolicyRatio, policy.detail);
+  const rules = throughputRatio(inputs, workers, row(ROWS.rules), protectedRow, 3);
+  if (rules) push(`protected route with 16 rules within ${Math.round((1 - LIMITS.minRulesRatio) * 100)}% of protected without (req/s)`, rules.ratio >= LIMITS.minRulesRatio, rules.detail);
 
   for (const tool of ['autocannon', 'paced'] as const) {
     const measured = inputs.fixedRate.find((m) => m.name === protectedRow && m.workers === workers && m.tool === tool);

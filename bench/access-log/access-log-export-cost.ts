@@ -97,7 +97,7 @@ export async function measureHere(options: ExportCostOptions): Promise<ExportCos
       for (const exported of [false, true]) {
         const dir = join(workDir, `run-${runs.length}`);
         const databasePath = join(dir, 'gateway.db');
-        const { publicService } = await seedRegistry(databasePath, 'http://127.0.0.1:9', 3);
+        const { publicService } = await seedRegistry(databasePath, 'http://127.0.0.1:9', 4);
         // Each run its own records (distinct event ids), made before it is measured.
         const warmup = [...batchesOf(publicService.id, WARMUP_RECORDS, 1_000 + runs.length), ...batchesOf(publicService.id, 1, 2_000 + runs.length)];
         const batches = batchesOf(publicService.id, options.records, 1 + runs.length);
