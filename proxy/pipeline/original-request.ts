@@ -1,6 +1,6 @@
 import { GatewayError } from '../../shared/errors.js';
 import { isCanonicalPath, pathLength } from '../../shared/routing/canonical-path.js';
-import { routingKey } from '../../shared/routing/routing-key.js';
+import { remainderAfter, routingKey } from '../../shared/routing/routing-key.js';
 
 /**
  * The request an ingress asks the verify endpoint about (design.md §4.19), as read from the
@@ -50,11 +50,37 @@ export function readOriginalRequest(raw: readonly string[], names: readonly stri
     else if (name === HOST_FIELD) host = once(host, value);
   }
   if (target === undefined) return undefined;
-  if (method !== undefined && !TOKEN.test(method)) throw new GatewayError('BAD_REQUEST');
+  return checked(method ?? 'GET', target, host);
+}
+
+/** The verify path's two segments (`/auth/verify`), after which the suffix form's original path starts. */
+const VERIFY_DEPTH = 2;
+
+/**
+ * The original request of the suffix form, `<method> /auth/verify<path>?<query>` with the
+ * original `Host` (how Envoy's `ext_authz` HTTP service asks, its `path_prefix` `/auth/verify`):
+ * the verify request's own method, its target after the verify path (`path` its path, already
+ * through the data plane's first step), the ingress's `X-Forwarded-Host` if it sends one. A
+ * field naming the original URI as well is refused, as in {@link readOriginalRequest}.
+ * @throws {GatewayError} `BAD_REQUEST` for an ambiguous or malformed original request.
+ */
+export function readSuffixRequest(method: string, target: string, path: string, raw: readonly string[], names: readonly string[]): OriginalRequest {
+  let host: string | undefined;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    if (URI_FIELDS.has(name) || METHOD_FIELDS.has(name)) throw new GatewayError('BAD_REQUEST');
+    if (name === HOST_FIELD) host = once(host, raw[2 * i + 1]!.trim());
+  }
+  return checked(method, remainderAfter(path, VERIFY_DEPTH) + target.slice(path.length), host);
+}
+
+/** The original request once its parts pass the data plane's checks (design.md §3.1). */
+function checked(method: string, target: string, host: string | undefined): OriginalRequest {
+  if (!TOKEN.test(method)) throw new GatewayError('BAD_REQUEST');
   if (host !== undefined && (host === '' || host.includes(','))) throw new GatewayError('BAD_REQUEST');
   const pathEnd = pathLength(target);
   if (!isCanonicalPath(target, pathEnd)) throw new GatewayError('BAD_REQUEST');
-  return { method: method ?? 'GET', target, key: routingKey(target.slice(0, pathEnd)), host };
+  return { method, target, key: routingKey(target.slice(0, pathEnd)), host };
 }
 
 /** `value` when nothing was said before or the same was; a different second value is refused. */

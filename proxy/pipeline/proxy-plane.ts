@@ -7,7 +7,7 @@ import { rateLimitKey } from '../../shared/http/client-ip.js';
 import type { Config } from '../../shared/config/config.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/backends/event-bus.js';
-import { FAVICON_PATH, isGatewayPath, isReservedPath, JWKS_PATH, SERVICE_HOST_PATHS, VERIFY_PATH } from '../../shared/http/gateway-paths.js';
+import { FAVICON_PATH, isGatewayPath, isReservedPath, isVerifyPath, JWKS_PATH, SERVICE_HOST_PATHS } from '../../shared/http/gateway-paths.js';
 import { acceptsHtml } from '../../shared/http/http-response.js';
 import { safeReturnTo } from '../../shared/http/return-to.js';
 import { answerFailure } from '../../shared/http/failure-response.js';
@@ -201,7 +201,8 @@ class GatewayProxyPlane implements ProxyPlane {
     const gatewayHere = site === undefined || this.#gatewayHosts.has(site.host);
     // design.md §4.16: on a service host the session cookie names a host session
     const serviceHost = gatewayHere ? undefined : site.host;
-    if (gatewayHere && key === VERIFY_PATH) return this.#verify.answer(req, res, inbound, identity, clientIp);
+    // design.md §4.19: an ingress's question is the gateway's on every host, another peer's only on its own hosts
+    if (isVerifyPath(key) && (gatewayHere || this.#verify.trusts(req))) return this.#verify.answer(req, res, inbound, identity, clientIp, path, key);
     if (gatewayHere && this.#servedByGateway(req, res, key, table)) return;
     const route = table.lookup(key);
     if (route === undefined) return this.#unmatched(req, res, path, clientIp, gatewayHere);

@@ -3,7 +3,7 @@ import type { AccessLogSink } from '../../shared/backends/access-log-sink.js';
 import { overLimit, type RateLimiter } from '../../shared/backends/rate-limiter.js';
 import { GatewayError } from '../../shared/errors.js';
 import { rateLimitKey } from '../../shared/http/client-ip.js';
-import { isGatewayPath, isReservedPath, SERVICE_HOST_PATHS } from '../../shared/http/gateway-paths.js';
+import { isGatewayPath, isReservedPath, SERVICE_HOST_PATHS, VERIFY_PATH } from '../../shared/http/gateway-paths.js';
 import { withRequestId } from '../../shared/http/request-id.js';
 import { isClientGone } from '../../shared/http/response-state.js';
 import type { TrustedProxies } from '../../shared/http/trusted-proxies.js';
@@ -14,11 +14,14 @@ import { pushIdentityFields } from '../headers/request-headers.js';
 import type { HostRoutes, HostSite } from '../routing/host-routes.js';
 import { hostField, requestHostName } from '../routing/request-host.js';
 import type { Route } from '../routing/route-table.js';
-import type { AccessDecision } from './access-decision.js';
+import type { AccessDecision, AccessOutcome } from './access-decision.js';
+import { insufficientUserAuthentication, stepUpSignIn } from './step-up-required.js';
+import { sendError } from '../../shared/http/http-response.js';
+import type { StepUp } from '../../shared/identity/step-up.js';
 import { sendAccessDenied } from './access-denied.js';
 import { AccessRecord } from './access-record.js';
 import { sendNotAuthenticated } from './login-required.js';
-import { readOriginalRequest, type OriginalRequest } from './original-request.js';
+import { readOriginalRequest, readSuffixRequest, type OriginalRequest } from './original-request.js';
 import type { RefusalCounter, RefusedRequests } from './refused-requests.js';
 import type { RequestIdentity } from './request-identity.js';
 import { sendServiceDisabled } from './service-disabled.js';
@@ -72,16 +75,18 @@ export class VerifyEndpoint {
 
   /**
    * Answers `req` (its `inbound` fields, `identity` and resolved `clientIp` as the pipeline read
-   * them). The general rate limit counts it, and a request matched to a service is access-logged
-   * with the original method and target, marked `verify`.
-   * @throws {GatewayError} 405 for another method, 400 for an ambiguous or malformed original
-   *   request, 403 for an untrusted peer or one naming none, 404 where no service matches, 429 over
-   *   the general limit; what {@link AccessDecision.decide} throws.
+   * them; `path` its raw path, `key` that path's routing key: {@link VERIFY_PATH}, or under it for
+   * the suffix form). The general rate limit counts it, and a request matched to a service is
+   * access-logged with the original method and target, marked `verify`.
+   * @throws {GatewayError} 405 for a method but GET or HEAD (the suffix form takes any: it is the
+   *   original's), 400 for an ambiguous or malformed original request, 403 for an untrusted peer
+   *   or one naming none, 404 where no service matches, 429 over the general limit; what
+   *   {@link AccessDecision.decide} throws.
    */
-  async answer(req: IncomingMessage, res: ServerResponse, inbound: InboundHeaders, identity: RequestIdentity, clientIp: string): Promise<void> {
-    if (req.method !== 'GET' && req.method !== 'HEAD') throw new GatewayError('METHOD_NOT_ALLOWED', { headers: { allow: ALLOW } });
-    const peer = req.socket.remoteAddress ?? '';
-    const original = peer !== '' && this.#deps.trusted.trusts(peer) ? readOriginalRequest(req.rawHeaders, inbound.names) : undefined;
+  async answer(req: IncomingMessage, res: ServerResponse, inbound: InboundHeaders, identity: RequestIdentity, clientIp: string, path: string, key: string): Promise<void> {
+    const suffix = key !== VERIFY_PATH;
+    if (!suffix && req.method !== 'GET' && req.method !== 'HEAD') throw new GatewayError('METHOD_NOT_ALLOWED', { headers: { allow: ALLOW } });
+    const original = this.trusts(req) ? this.#originalOf(req, inbound, path, suffix) : undefined;
     const site = original && this.#siteOf(original, req);
     const route = original && this.#routeOf(original, site);
     if (route === undefined) {
@@ -98,10 +103,11 @@ export class VerifyEndpoint {
     await this.#limit(clientIp, route.service.id, record, res);
     const serviceHost = site === undefined || this.#deps.gatewayHosts.has(site.host) ? undefined : site.host;
     const decidedOn = { method: original!.method, headers: req.headers };
-    const { kind, user } = await this.#deps.decision.decide({ req: decidedOn, inbound, route, key: original!.key, serviceHost, identity });
+    const outcome = await this.#deps.decision.decide({ req: decidedOn, inbound, route, key: original!.key, serviceHost, identity });
+    const { user } = outcome;
     if (user !== undefined) record.userId = user.sub;
     if (isClientGone(res)) return;
-    switch (kind) {
+    switch (outcome.kind) {
       case 'allow':
         return this.#allow(res, route, user, site?.host);
       case 'disabled':
@@ -110,12 +116,30 @@ export class VerifyEndpoint {
         return sendAccessDenied(res, route.service, user, inbound.accept);
       case 'sign-in':
         return this.#signIn(res, original!.target, inbound, serviceHost);
+      case 'step-up':
+        return this.#stepUp(res, original!.target, serviceHost, outcome.needs, outcome.bearer);
       default: {
         // A new outcome must be answered here before the build passes.
-        const unhandled: never = kind;
-        throw new Error(`verify: unhandled outcome ${String(unhandled)}`);
+        const unhandled: never = outcome;
+        throw new Error(`verify: unhandled outcome ${String((unhandled as AccessOutcome).kind)}`);
       }
     }
+  }
+
+  /**
+   * Whether `req` comes from a TRUST_PROXY peer, the only one whose word on the original request
+   * counts. Its verify requests are answered on every host: an ingress that keeps the original
+   * `Host` (Caddy, Envoy) may name a service host, whose app must never answer in the gateway's place.
+   */
+  trusts(req: IncomingMessage): boolean {
+    const peer = req.socket.remoteAddress ?? '';
+    return peer !== '' && this.#deps.trusted.trusts(peer);
+  }
+
+  /** The original request a trusted peer names, in fields or (`suffix`) by the verify request itself. */
+  #originalOf(req: IncomingMessage, inbound: InboundHeaders, path: string, suffix: boolean): OriginalRequest | undefined {
+    if (!suffix) return readOriginalRequest(req.rawHeaders, inbound.names);
+    return readSuffixRequest(req.method ?? 'GET', req.url ?? path, path, req.rawHeaders, inbound.names);
   }
 
   /**
@@ -176,5 +200,17 @@ export class VerifyEndpoint {
     const login = serviceHost === undefined ? this.#login : `${this.#deps.publicUrl.protocol}//${serviceHost}${this.#port}${SERVICE_HOST_PATHS.login}?rd=`;
     res.setHeader('location', login + encodeURIComponent(target));
     sendNotAuthenticated(res, target, inbound.accept, this.#deps.challenge, serviceHost === undefined ? undefined : `${SERVICE_HOST_PATHS.login}?rd=`);
+  }
+
+  /**
+   * A caller short of the service's step-up (design.md §4.18): for a session, 401 with `Location` the
+   * step-up sign-in (`max_age`, `acr_values`) that returns to the original request, as for a missing
+   * session; for a bearer token, 401 `insufficient_user_authentication` (RFC 9470 §3).
+   */
+  #stepUp(res: ServerResponse, target: string, serviceHost: string | undefined, needs: StepUp, bearer: boolean): void {
+    if (bearer) return sendError(res, insufficientUserAuthentication(needs));
+    const origin = serviceHost === undefined ? this.#deps.publicUrl.origin : `${this.#deps.publicUrl.protocol}//${serviceHost}${this.#port}`;
+    res.setHeader('location', stepUpSignIn(target, needs, serviceHost !== undefined, origin));
+    sendError(res, new GatewayError('NOT_AUTHENTICATED', { message: 'Step-up sign-in required' }));
   }
 }

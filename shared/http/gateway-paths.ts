@@ -37,6 +37,14 @@ function isAtOrUnder(key: string, prefix: string): boolean {
 export const VERIFY_PATH = '/auth/verify';
 
 /**
+ * True when `key` (a routing key) is {@link VERIFY_PATH} or under it: under it is the suffix form
+ * `/auth/verify/<original path>` (Envoy `ext_authz`'s `path_prefix`, design.md §4.19).
+ */
+export function isVerifyPath(key: string): boolean {
+  return isAtOrUnder(key, VERIFY_PATH);
+}
+
+/**
  * The gateway's reserved prefix on every host (design.md §3.2), services' own hosts included:
  * nothing under it is ever forwarded to a service. On a service host it holds the sign-in's
  * paths below; elsewhere nothing.

@@ -131,6 +131,28 @@ describe('GET /auth/verify asked directly', () => {
     assert.equal(res.headers.location, `http://app.example.test:${port}/.gatehouse/login?rd=${encodeURIComponent('/x?y=1')}`);
   });
 
+  it("answers a trusted ingress that keeps a service host's Host itself: the app there never answers in its place", async () => {
+    const res = await request(`${gw.origin}/auth/verify`, { headers: { host: 'app.example.test', 'x-forwarded-uri': '/x' } });
+    await res.body.dump();
+    assert.equal(res.statusCode, 401);
+    assert.equal(res.headers.location, `http://app.example.test:${new URL(gw.origin).port}/.gatehouse/login?rd=%2Fx`);
+    assert.deepEqual(upstream.requests.filter((r) => r.url.includes('verify')), []);
+  });
+
+  it("takes Envoy ext_authz's form: the original method, and the original path after /auth/verify", async () => {
+    const ask = async (method: string, target: string, headers: Record<string, string> = {}, dispatcher?: Agent) => {
+      const res = await request(`${gw.origin}/auth/verify${target}`, { method: method as 'GET', headers: { 'content-length': '0', ...headers }, ...(dispatcher ? { dispatcher } : {}) });
+      await res.body.dump();
+      return { status: res.statusCode, location: res.headers.location, user: res.headers['x-forwarded-user'] };
+    };
+    assert.deepEqual(await ask('POST', '/app/page?q=1'), { status: 401, location: `${gw.origin}/auth/login?returnTo=${encodeURIComponent('/app/page?q=1')}`, user: undefined });
+    assert.equal((await ask('PUT', '/app/page', { cookie: user.cookie })).user, 'user-sub');
+    assert.equal((await ask('DELETE', '/APP/%69nternal', { cookie: user.cookie })).status, 403);
+    assert.equal((await ask('GET', '/app/page', { cookie: user.cookie, 'x-forwarded-uri': '/app/page' })).status, 400);
+    assert.equal((await ask('GET', '/app/page', { cookie: admin.cookie }, untrusted)).status, 403);
+    assert.equal((await ask('GET', '/', { host: 'app.example.test' })).location, `http://app.example.test:${new URL(gw.origin).port}/.gatehouse/login?rd=%2F`);
+  });
+
   it('is access-logged with the original method and path, marked as a verify', async () => {
     const res = await verify({ 'x-forwarded-uri': '/app/logged?z=1', 'x-forwarded-method': 'DELETE' });
     await res.body.dump();
