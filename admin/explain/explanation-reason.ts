@@ -35,9 +35,9 @@ export function reasonFor(parts: ReasonParts): string {
         ? 'The service lets CORS preflights through without sign-in (corsPreflight: public) and no deny rule matches: the target answers the preflight.'
         : `${who}: no sign-in needed${user === undefined ? '' : ', and this caller is still named to the target'}.`;
     case 'sign-in required':
-      return `${who}: an anonymous request must sign in first (401, or a browser is sent to sign in), then ${whoPasses(policyOf(parts))}${stepUp(parts.rule)}.`;
+      return `${who}: an anonymous request must sign in first (401, or a browser is sent to sign in), then ${whoPasses(policyOf(parts))}${stepUp(parts)}.`;
     case 'allowed':
-      return `${parts.rule === undefined ? 'No rule matches, and the service' : `${who} and`} lets this caller in: ${whyAllowed(policyOf(parts), user!)}${stepUp(parts.rule)}.`;
+      return `${parts.rule === undefined ? 'No rule matches, and the service' : `${who} and`} lets this caller in: ${whyAllowed(policyOf(parts), user!)}${stepUp(parts)}.`;
     case 'refused':
       return `${who}: this caller is signed in but on none of ${parts.rule === undefined ? "the service's" : 'its'} access lists, so 403 Access denied.`;
     case 'elsewhere':
@@ -69,11 +69,19 @@ function whyAllowed(policy: AccessPolicy | null, user: SessionUser): string {
   return 'any signed-in caller passes';
 }
 
-/** A step-up requirement of a rule (design.md §4.18), said after who passes; '' for none. */
-function stepUp(rule: ExplainedRule | undefined): string {
-  const { maxAge, acr } = (rule ?? {}) as { maxAge?: number; acr?: string[] };
+/** The step-up fields of a rule or a service (design.md §4.18: a rule's replace the service's). */
+type StepUpFields = { maxAge?: number | null; acr?: string[] | null };
+
+/**
+ * The step-up the deciding rule (or, where none decides, the service) asks of a signed-in caller,
+ * said after who passes; '' for none. The explanation cannot know the caller's sign-in time or
+ * `acr`, so it says what the gateway will check.
+ */
+function stepUp({ rule, service }: ReasonParts): string {
+  const { maxAge, acr } = (rule ?? service) as StepUpFields;
   const parts: string[] = [];
-  if (maxAge !== undefined) parts.push(`a sign-in at most ${maxAge} seconds old`);
-  if (acr !== undefined && acr.length > 0) parts.push(`an authentication context (acr) of ${acr.join(' or ')}`);
-  return parts.length === 0 ? '' : `, with ${parts.join(' and ')}`;
+  if (maxAge === 0) parts.push('a fresh sign-in (maxAge 0)');
+  else if (typeof maxAge === 'number') parts.push(`a sign-in at most ${maxAge} seconds old`);
+  if (acr && acr.length > 0) parts.push(`an acr of ${acr.join(' or ')}`);
+  return parts.length === 0 ? '' : `; step-up: ${parts.join(' with ')}, else the browser signs in again`;
 }

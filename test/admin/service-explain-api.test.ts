@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useAdminSession } from '../support/admin-session.js';
 import type { SignedIn } from '../support/sessions.js';
+import { service as sample } from '../support/samples.js';
+import { parseExplainBody } from '../../admin/explain/explain-input.js';
+import { explainService } from '../../admin/explain/service-explanation.js';
 
 let serviceId = '';
 let member: SignedIn;
@@ -132,5 +135,23 @@ describe("the service page's \"Who can reach this?\" without JavaScript", () => 
     const html = await page('who-path=%2Fhooked%2F..%2Fadmin');
     assert.match(html, /<p class="notice error" role="alert">Invalid question: path is refused by the gateway before routing/);
     assert.match(html, /Hooked &lt;app&gt;/);
+  });
+});
+
+describe('the sentence names step-up (maxAge, acr) where the gateway will check it', () => {
+  it("a require rule's own step-up, else the service's for requests no rule decides; none where no sign-in is needed", () => {
+    const stepUp = { maxAge: 300, acr: ['mfa', 'hwk'] };
+    const app = sample({
+      path: '/app',
+      targetUrl: 'http://127.0.0.1:9',
+      requireAuth: true,
+      maxAge: 0,
+      rules: [{ paths: ['/admin'], action: 'require', access: null, ...stepUp }, { paths: ['/hooks'], action: 'public' }],
+    } as Parameters<typeof sample>[0]);
+    const ask = (path: string, user?: { sub: string }) => explainService(app, [app], parseExplainBody({ path, user: user ?? null })).reason;
+    assert.match(ask('/app/admin', { sub: 'a' }), /lets this caller in: any signed-in caller passes; step-up: a sign-in at most 300 seconds old with an acr of mfa or hwk, else the browser signs in again\.$/);
+    assert.match(ask('/app/admin'), /then any signed-in caller passes; step-up: a sign-in at most 300 seconds old with an acr of mfa or hwk/);
+    assert.match(ask('/app/other', { sub: 'a' }), /step-up: a fresh sign-in \(maxAge 0\), else the browser signs in again\.$/);
+    assert.doesNotMatch(ask('/app/hooks'), /step-up/);
   });
 });
