@@ -26,6 +26,7 @@ import { measureFixedRate, measureMemory, measureThroughput, type Target } from 
 import { readSettings, type BenchSettings } from './settings.js';
 import { evaluateTargets, ROWS } from './targets.js';
 import { makeBenchCertificate } from './tls-certificate.js';
+import type { Service } from '../shared/types.js';
 
 /** Path every target is requested at, below its prefix (the upstream answers any path). */
 const REQUEST_PATH = '/bench';
@@ -173,41 +174,21 @@ async function startStack(options: StackOptions, ledger: ClientLedger): Promise<
  */
 function gatewayTargets(stack: GatewayStack): { public: Target; protected: Target; policy: Target; rules: Target; pool: Target | undefined } {
   const rowName = stack.mode === 'embedded' ? ROWS.embedded : (row: string) => row;
-  const { poolService } = stack.routes;
+  /** Row `row` on `prefix`'s service, with the session cookie when `signedIn`. */
+  const target = (row: string, prefix: string, service: Service, signedIn: boolean): Target => ({
+    name: rowName(row),
+    workers: stack.workers,
+    url: `${stack.origin}${prefix}${REQUEST_PATH}`,
+    ...(signedIn ? { headers: { cookie: stack.cookie } } : {}),
+    account: { stack: stack.name, serviceId: service.id },
+  });
+  const { routes } = stack;
   return {
-    pool: poolService && {
-      name: rowName(ROWS.pool),
-      workers: stack.workers,
-      url: `${stack.origin}/pool${REQUEST_PATH}`,
-      account: { stack: stack.name, serviceId: poolService.id },
-    },
-    public: {
-      name: rowName(ROWS.public),
-      workers: stack.workers,
-      url: `${stack.origin}/public${REQUEST_PATH}`,
-      account: { stack: stack.name, serviceId: stack.routes.publicService.id },
-    },
-    protected: {
-      name: rowName(ROWS.protected),
-      workers: stack.workers,
-      url: `${stack.origin}/protected${REQUEST_PATH}`,
-      headers: { cookie: stack.cookie },
-      account: { stack: stack.name, serviceId: stack.routes.protectedService.id },
-    },
-    policy: {
-      name: rowName(ROWS.policy),
-      workers: stack.workers,
-      url: `${stack.origin}/protected-policy${REQUEST_PATH}`,
-      headers: { cookie: stack.cookie },
-      account: { stack: stack.name, serviceId: stack.routes.policyService.id },
-    },
-    rules: {
-      name: rowName(ROWS.rules),
-      workers: stack.workers,
-      url: `${stack.origin}/protected-rules${REQUEST_PATH}`,
-      headers: { cookie: stack.cookie },
-      account: { stack: stack.name, serviceId: stack.routes.rulesService.id },
-    },
+    pool: routes.poolService && target(ROWS.pool, '/pool', routes.poolService, false),
+    public: target(ROWS.public, '/public', routes.publicService, false),
+    protected: target(ROWS.protected, '/protected', routes.protectedService, true),
+    policy: target(ROWS.policy, '/protected-policy', routes.policyService, true),
+    rules: target(ROWS.rules, '/protected-rules', routes.rulesService, true),
   };
 }
 
