@@ -110,6 +110,7 @@ const accessLogRecord = v.strictObject({
   request_id: v.pipe(v.nullable(v.string()), v.description("The request's id, as its answer's X-Request-Id carried it: 16 lowercase hex characters, a traced request's trace id (32), or a trusted proxy's own (1–128 visible ASCII characters); null for records stored before request ids")),
   trace_id: v.pipe(v.nullable(v.pipe(v.string(), v.regex(/^[0-9a-f]{32}$/))), v.description("A traced request's trace id (W3C Trace Context, 32 lowercase hex characters); null when the request was not traced")),
   span_id: v.pipe(v.nullable(v.pipe(v.string(), v.regex(/^[0-9a-f]{16}$/))), v.description("A traced request's server span id (16 lowercase hex characters); null when the request was not traced")),
+  verify: v.optional(v.pipe(v.literal(true), v.description("Present on the verify endpoint's decision about an ingress's request (GET /auth/verify): path and method are the original request's, which the gateway judged and did not forward"))),
 });
 
 /** A page of a service's access log (interface.md §4.2, README "Where access-log records go"). */
