@@ -302,4 +302,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE services ADD COLUMN rules TEXT NOT NULL DEFAULT '[]';
   ALTER TABLE services ADD COLUMN cors_preflight TEXT NOT NULL DEFAULT 'auth';
   `,
+  `
+  -- Step-up sign-in (design.md §4.18): max_age in seconds, or NULL for none; acr: JSON text of the
+  -- accepted values, or NULL for none. A rule's own are in its JSON (rules).
+  ALTER TABLE services ADD COLUMN max_age INTEGER;
+  ALTER TABLE services ADD COLUMN acr TEXT;
+  `,
 ];

@@ -45,6 +45,13 @@ export interface Service {
   rules?: ServiceRule[];
   /** `public`: CORS preflights pass without sign-in (design.md §4.18); `auth` (default, or absent): as any request. */
   corsPreflight?: CorsPreflight;
+  /**
+   * Step-up sign-in (design.md §4.18): the caller's sign-in must be at most this many seconds old
+   * (0–31,536,000); null or absent: any age. For requests no rule decides.
+   */
+  maxAge?: number | null;
+  /** Step-up sign-in: the caller's `acr` must be one of these (1–8); null or absent: any. For requests no rule decides. */
+  acr?: string[] | null;
 }
 
 /** Whether a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) needs sign-in like any request. */
@@ -64,6 +71,10 @@ export interface ServiceRule {
   action: RuleAction;
   /** With `require` only: who may pass, instead of the service's policy; null: any signed-in caller. */
   access?: AccessPolicy | null;
+  /** With `require` only: the sign-in's most age in seconds, instead of the service's (step-up, design.md §4.18); absent: any. */
+  maxAge?: number;
+  /** With `require` only: the accepted `acr` values (1–8), instead of the service's; absent: any. */
+  acr?: string[];
 }
 
 /** What a matching rule does (design.md §4.18). */
@@ -161,6 +172,16 @@ export interface SessionUser {
   isAdmin: boolean;
   /** The groups claim (OIDC_GROUPS_CLAIM) at sign-in (design.md §4.7); absent in sessions made before. */
   groups?: string[];
+  /**
+   * When the user last authenticated at the provider, epoch **ms** (the ID token's or bearer token's
+   * `auth_time`, OIDC Core 1.0 §2, which is in seconds). Absent when the token had none, and in
+   * sessions made before step-up: unknown, which no `maxAge` accepts (design.md §4.18).
+   */
+  authTime?: number;
+  /** The token's `acr` (Authentication Context Class Reference); absent: unknown, which no `acr` list accepts. */
+  acr?: string;
+  /** The token's `amr` (Authentication Methods References, RFC 8176), for the record; absent when it had none. */
+  amr?: string[];
 }
 
 /**

@@ -22,6 +22,8 @@ export const SERVICE_FIELD_LABELS: Readonly<Record<string, string>> = {
   retries: 'Retries',
   rules: 'Rules',
   corsPreflight: 'CORS preflights',
+  maxAge: 'Recent sign-in (seconds)',
+  acr: 'Authentication levels (acr)',
 };
 
 /**

@@ -9,6 +9,7 @@ import { consolePage, csrfInput, type ConsoleView } from './console-layout.js';
 import { LOAD_BALANCING_LABELS } from './pool-settings-text.js';
 import { ruleLine } from './rule-text.js';
 import { MAX_RULES } from '../registry/rule-fields.js';
+import { MAX_ACR_VALUES, MAX_STEP_UP_AGE_S } from '../../shared/identity/step-up.js';
 
 /** What each list of the access policy holds, under its textarea (design.md §4.7). */
 const POLICY_HINTS: Record<keyof AccessPolicy, string> = {
@@ -87,6 +88,7 @@ export function serviceFormPage(view: ConsoleView, tagged?: TaggedService): stri
     <p class="hint" id="forwardAuthorization-hint">For API clients signing in with a bearer token: the target receives their Authorization header. Unchecked, the gateway removes it.</p>
     <p class="field-error" id="forwardAuthorization-error" data-error-for="forwardAuthorization" hidden></p>
   </div>
+  ${stepUpFields(service)}
   ${rulesFields(service)}
   ${poolFields(service)}
   <div class="buttons">
@@ -97,6 +99,25 @@ export function serviceFormPage(view: ConsoleView, tagged?: TaggedService): stri
   return consolePage(view, { title, section: editing ? 'none' : 'new-service', body, scripts: ['form-errors.js', 'service-form.js'] });
 }
 
+/** Step-up sign-in (design.md §4.18): the sign-in's most age in seconds, and the accepted acr values. */
+function stepUpFields(service: TaggedService['service'] | undefined): Html {
+  return html`${field({
+    name: 'maxAge',
+    label: 'Recent sign-in (seconds)',
+    value: service?.maxAge == null ? '' : String(service.maxAge),
+    placeholder: '300',
+    hint: `Optional, only with sign-in required: a session whose sign-in is older than this many seconds (0 to ${MAX_STEP_UP_AGE_S}, with a minute's leeway) is sent to sign in again, then back to its page, in the same session; 0 asks the provider for a new sign-in every time. Bearer tokens get 401 insufficient_user_authentication.`,
+  })}
+  ${field({
+    name: 'acr',
+    label: 'Authentication levels (acr)',
+    value: service?.acr?.join('\n'),
+    multiline: true,
+    placeholder: 'mfa',
+    hint: `Optional, only with sign-in required: the sign-in’s acr (from the provider’s ID token) must be one of these, up to ${MAX_ACR_VALUES}, one per line; otherwise the user signs in again asking the provider for one of them.`,
+  })}`;
+}
+
 /** The rules (design.md §4.18), one per line as rule-text.ts writes them, and the CORS preflights' setting. */
 function rulesFields(service: TaggedService['service'] | undefined): Html {
   return html`${field({
@@ -104,8 +125,8 @@ function rulesFields(service: TaggedService['service'] | undefined): Html {
     label: 'Rules',
     value: service?.rules.map(ruleLine).join('\n'),
     multiline: true,
-    placeholder: 'public POST /hooks/*\ndeny /internal\nrequire groups=admins /admin',
-    hint: `Optional, one rule per line, up to ${MAX_RULES}; the first that matches a request decides, others follow the settings above. A line: public, deny or require; then optionally methods such as GET,POST; for require optionally groups=, emails=, domains=, subjects= with entries separated by commas; then paths within the service, such as /hooks/* (* is any one segment). public: no sign-in needed; deny: 403 for everyone; require: sign-in, and only the users listed (anyone signed in when none are).`,
+    placeholder: 'public POST /hooks/*\ndeny /internal\nrequire groups=admins /admin\nrequire maxAge=300 acr=mfa /billing',
+    hint: `Optional, one rule per line, up to ${MAX_RULES}; the first that matches a request decides, others follow the settings above. A line: public, deny or require; then optionally methods such as GET,POST; for require optionally groups=, emails=, domains=, subjects= with entries separated by commas, and maxAge= (seconds) and acr= for a step-up sign-in instead of the service’s; then paths within the service, such as /hooks/* (* is any one segment). public: no sign-in needed; deny: 403 for everyone; require: sign-in, and only the users listed (anyone signed in when none are).`,
   })}
   <div class="field checkbox">
     <input type="checkbox" id="corsPreflight" name="corsPreflight"${service?.corsPreflight === 'public' ? ' checked' : ''} aria-describedby="corsPreflight-hint corsPreflight-error">

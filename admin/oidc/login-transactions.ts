@@ -2,6 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { sessionKey } from '../../shared/backends/session-store.js';
 import { constantTimeEqual } from '../../shared/identity/secrets.js';
 import { browserKeyHash } from './browser-binding.js';
+import type { StepUpRequest } from '../../shared/identity/step-up.js';
 import type { HostHandoff } from './host-handoffs.js';
 
 /** How long a login may take at the identity provider, in ms. */
@@ -16,6 +17,12 @@ export interface LoginTransaction {
   returnTo: string;
   /** When the sign-in is for a service host (design.md §4.16): what to hand it once signed in. */
   handoff?: Omit<HostHandoff, 'handle'>;
+  /**
+   * A step-up sign-in (design.md §4.18): what the authorization request asked (`max_age`,
+   * `acr_values`), which the callback checks the ID token against, and after which it updates the
+   * browser's session in place.
+   */
+  stepUp?: StepUpRequest;
   /** The `redirect_uri` the authorization request named: the token request must repeat it (RFC 6749 §4.1.3). */
   redirectUri: string;
   /** SHA-256 (hex) of the browser key in the starting browser's transaction cookie (browser-binding.ts). */

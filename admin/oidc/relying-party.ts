@@ -5,6 +5,8 @@ import { errorCode } from '../../shared/error-code.js';
 import { GatewayError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { SpanExport } from '../../shared/tracing/span-export.js';
+import { signInOf, type StepUpRequest } from '../../shared/identity/step-up.js';
+import type { SessionUser } from '../../shared/types.js';
 import { tracedFetch } from '../tracing/traced-fetch.js';
 import { withFetch, type ConfigurationSetup } from './configuration-copy.js';
 import type { LoginTransaction } from './login-transactions.js';
@@ -20,10 +22,15 @@ export interface StartedLogin {
   codeVerifier: string;
 }
 
+/** How and when the user signed in, from an ID token alone (step-up.ts `signInOf`): never from userinfo. */
+export type SignIn = Pick<SessionUser, 'authTime' | 'acr' | 'amr'>;
+
 /** A completed login: the ID token (kept for logout), the user's claims, and the refresh token when the provider issued one. */
 export interface CompletedLogin {
   idToken: string;
   claims: Record<string, unknown>;
+  /** The ID token's `auth_time`, `acr`, `amr` (design.md §4.18). */
+  signIn: SignIn;
   /** Secret: kept only sealed (shared/identity/token-encryption.ts), never logged. */
   refreshToken?: string;
 }
@@ -33,6 +40,8 @@ export interface RefreshedGrant {
   claims: Record<string, unknown>;
   /** Absent when the provider returned no new ID token. */
   idToken?: string;
+  /** The new ID token's `auth_time`, `acr`, `amr`; absent with it (userinfo never says how the user signed in). */
+  signIn?: SignIn;
   /** Absent when the provider keeps the refresh token (no rotation). */
   refreshToken?: string;
 }
@@ -73,10 +82,12 @@ export class RelyingParty {
 
   /**
    * Builds the authorization request whose response comes back to `redirectUri` (the callback of
-   * the origin the login started on: PUBLIC_URL's or ADMIN_URL's).
+   * the origin the login started on: PUBLIC_URL's or ADMIN_URL's). A step-up (`stepUp`, design.md
+   * §4.18) asks `max_age` and `acr_values` (OIDC Core 1.0 §3.1.2.1), and `prompt=login` for a
+   * `maxAge` of 0 (a new authentication, whatever the provider's session).
    * @throws {GatewayError} IDENTITY_PROVIDER_UNAVAILABLE (503) when discovery fails.
    */
-  async startLogin(redirectUri: string): Promise<StartedLogin> {
+  async startLogin(redirectUri: string, stepUp: StepUpRequest = {}): Promise<StartedLogin> {
     const configuration = await this.#configuration();
     const codeVerifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
@@ -91,6 +102,9 @@ export class RelyingParty {
       state,
       nonce,
       ...(formPost ? { response_mode: 'form_post' } : {}),
+      ...(stepUp.maxAge === undefined ? {} : { max_age: String(stepUp.maxAge) }),
+      ...(stepUp.maxAge === 0 ? { prompt: 'login' } : {}),
+      ...(stepUp.acr === undefined ? {} : { acr_values: stepUp.acr.join(' ') }),
     });
     return { authorizationUrl, state, nonce, codeVerifier };
   }
@@ -120,8 +134,9 @@ export class RelyingParty {
         expectedNonce: transaction.nonce,
         idTokenExpected: true,
       });
-      const claims = await this.#completeClaims(configuration, { ...tokens.claims()! }, tokens.access_token);
-      return { idToken: tokens.id_token!, claims, ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
+      const idClaims = tokens.claims()!;
+      const claims = await this.#completeClaims(configuration, { ...idClaims }, tokens.access_token);
+      return { idToken: tokens.id_token!, claims, signIn: signInOf(idClaims), ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
     });
   }
 
@@ -148,7 +163,8 @@ export class RelyingParty {
     const idClaims = tokens.claims();
     if (idClaims !== undefined && idClaims.sub !== sub) throw new GrantRevoked('the refreshed ID token names another subject');
     const claims = await this.#completeClaims(configuration, { ...(idClaims ?? { sub }) }, tokens.access_token);
-    return { claims, ...(tokens.id_token ? { idToken: tokens.id_token } : {}), ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
+    const idToken = tokens.id_token && idClaims ? { idToken: tokens.id_token, signIn: signInOf(idClaims) } : {};
+    return { claims, ...idToken, ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}) };
   }
 
   /**

@@ -66,6 +66,8 @@ export function toDocument(services: readonly StoredService[]): RegistryDocument
       retries: s.retries,
       rules: s.rules,
       corsPreflight: s.corsPreflight,
+      maxAge: s.maxAge,
+      acr: s.acr,
     })),
   };
 }

@@ -3,12 +3,13 @@ import type { AccessPolicy, ServiceRule } from '../../shared/types.js';
 import { atMostChars } from '../http/char-length.js';
 import { accessSchema } from './access-policy-fields.js';
 import { got, isObject, MAX_PATH_LENGTH } from './service-fields.js';
+import { acrSchema, maxAgeSchema } from './step-up-fields.js';
 
 /**
  * The rules of a service's `rules` and `corsPreflight` (design.md §4.18, limits in §5): valibot
  * schemas for the bodies' schemas (service-validation.ts). Each message names the rule's field
- * it is about (`paths`, `methods`, `action`, `access`), since a list's entries are reported on
- * the list (`rules`).
+ * it is about (`paths`, `methods`, `action`, `access`, `maxAge`, `acr`), since a list's entries are
+ * reported on the list (`rules`).
  */
 
 /** Most rules of one service (design.md §5). */
@@ -21,8 +22,6 @@ export const MAX_RULE_METHODS = 16;
 const RULE_SEGMENT = /^([A-Za-z0-9._~-]+|\*)$/;
 /** An HTTP method as a rule names it: a token (RFC 9110 §5.6.2) in capitals, at most 32 characters. */
 const METHOD = /^[A-Z0-9!#$%&'*+.^_`|~-]{1,32}$/;
-/** A rule's fields that belong to step-up sign-in, not yet supported (design.md §4.18). */
-const STEP_UP_FIELDS = ['maxAge', 'acr'];
 
 const segmentsOf = (path: string): string[] => (path === '/' ? [] : path.slice(1).split('/'));
 
@@ -46,13 +45,12 @@ const ruleMethod = v.pipe(
 function ruleKeyMessage(issue: v.BaseIssue<unknown>): string {
   const key = String(issue.input ?? issue.expected ?? '');
   if (issue.expected !== 'never') return `each rule needs paths and action (a rule lacks ${issue.expected})`;
-  if (STEP_UP_FIELDS.includes(key)) return `${key} is not supported yet (step-up sign-in)`;
   return `a rule has an unknown field ${JSON.stringify(key)}`;
 }
 
-/** One rule: `{ paths, methods?, action, access? }`, `access` only with `require`. */
+/** One rule: `{ paths, methods?, action, access?, maxAge?, acr? }`, the last three only with `require`. */
 const ruleSchema = v.pipe(
-  v.custom<object>(isObject, 'must contain only objects ({ paths, methods?, action, access? })'),
+  v.custom<object>(isObject, 'must contain only objects ({ paths, methods?, action, access?, maxAge?, acr? })'),
   v.strictObject(
     {
       paths: v.pipe(
@@ -73,17 +71,41 @@ const ruleSchema = v.pipe(
       ),
       action: v.picklist(['public', 'deny', 'require'], (issue) => `action must be public, deny or require ${got(issue)}`),
       access: v.optional(accessSchema),
+      maxAge: v.optional(maxAgeSchema('maxAge ')),
+      acr: v.optional(acrSchema('acr ')),
     },
     ruleKeyMessage,
   ),
   v.check((rule) => rule.access === undefined || rule.action === 'require', 'access is only for a rule whose action is require'),
+  v.check((rule) => rule.maxAge === undefined || rule.action === 'require', 'maxAge is only for a rule whose action is require'),
+  v.check((rule) => rule.acr === undefined || rule.action === 'require', 'acr is only for a rule whose action is require'),
   v.transform(normalRule),
 );
 
-/** A rule as stored and answered: `methods` only when given, `access` (null for none) only with `require`. */
-function normalRule(rule: { paths: string[]; methods?: string[] | undefined; action: ServiceRule['action']; access?: AccessPolicy | null | undefined }): ServiceRule {
-  const { paths, methods, action } = rule;
-  return { paths, ...(methods === undefined ? {} : { methods }), action, ...(action === 'require' ? { access: rule.access ?? null } : {}) };
+/** What {@link normalRule} reads: a rule as its schema checked it. */
+interface CheckedRule {
+  paths: string[];
+  methods?: string[] | undefined;
+  action: ServiceRule['action'];
+  access?: AccessPolicy | null | undefined;
+  maxAge?: number | undefined;
+  acr?: string[] | undefined;
+}
+
+/**
+ * A rule as stored and answered: `methods` only when given, `access` (null for none) only with
+ * `require`, and `maxAge` and `acr` (step-up) only when given.
+ */
+function normalRule(rule: CheckedRule): ServiceRule {
+  const { paths, methods, action, maxAge, acr } = rule;
+  return {
+    paths,
+    ...(methods === undefined ? {} : { methods }),
+    action,
+    ...(action === 'require' ? { access: rule.access ?? null } : {}),
+    ...(maxAge === undefined ? {} : { maxAge }),
+    ...(acr === undefined ? {} : { acr }),
+  };
 }
 
 /** `rules` (design.md §4.18): 0 to 64 rules, in order; the first that matches a request decides. */
@@ -92,7 +114,7 @@ export const rulesSchema = v.pipe(
   v.maxLength(MAX_RULES, `must have at most ${MAX_RULES} rules`),
   v.description(
     'Rules inside the service, the first matching one deciding: public (no sign-in), deny (403), or require (sign-in and its own access policy); ' +
-      'a request none matches follows requireAuth and access. Paths are matched on the routing key, as service paths are',
+      'a request none matches follows requireAuth, access, maxAge and acr. A require rule may ask step-up (maxAge, acr) instead of the service. Paths are matched on the routing key, as service paths are',
   ),
 );
 

@@ -8,6 +8,7 @@ import { parseRegistryDocument, planRegistry, toDocument, type RegistryDocument,
 import { afterChanges, changedFields } from './service-changes.js';
 import { withoutEmptyHosts, type StoredService } from './stored-service.js';
 import { assertPolicyNeedsSignIn } from './access-policy-fields.js';
+import { assertStepUpNeedsSignIn } from './step-up-fields.js';
 import { assertHostsAllowed } from './reserved-hosts.js';
 import { routeInUse, sharedRoute } from './route-uniqueness.js';
 import { parseServiceCreate, parseServiceUpdate, parseToggle } from './service-validation.js';
@@ -76,16 +77,16 @@ export class ServiceRegistry {
     this.#samePath = db.prepare('SELECT * FROM services WHERE lower(path) = lower(?) AND id != ?');
     this.#insert = db.prepare(
       `INSERT INTO services (id, name, path, target_url, require_auth, description, enabled, created_at, updated_at, access, forward_authorization,
-         targets, load_balancing, health_check, outlier_detection, retries, hosts, rules, cors_preflight)
+         targets, load_balancing, health_check, outlier_detection, retries, hosts, rules, cors_preflight, max_age, acr)
        VALUES (@id, @name, @path, @targetUrl, @requireAuth, @description, @enabled, @createdAt, @updatedAt, @access, @forwardAuthorization,
-         @targets, @loadBalancing, @healthCheck, @outlierDetection, @retries, @hosts, @rules, @corsPreflight)`,
+         @targets, @loadBalancing, @healthCheck, @outlierDetection, @retries, @hosts, @rules, @corsPreflight, @maxAge, @acr)`,
     );
     this.#update = db.prepare(
       `UPDATE services SET name = @name, path = @path, target_url = @targetUrl, require_auth = @requireAuth,
          description = @description, enabled = @enabled, updated_at = @updatedAt, access = @access,
          forward_authorization = @forwardAuthorization, targets = @targets, load_balancing = @loadBalancing,
          health_check = @healthCheck, outlier_detection = @outlierDetection, retries = @retries, hosts = @hosts,
-         rules = @rules, cors_preflight = @corsPreflight,
+         rules = @rules, cors_preflight = @corsPreflight, max_age = @maxAge, acr = @acr,
          version = version + 1 WHERE id = @id`,
     );
     this.#delete = db.prepare('DELETE FROM services WHERE id = ?');
@@ -183,6 +184,7 @@ export class ServiceRegistry {
       if (Object.keys(changes).length === 0) return { service: before, changed: false };
       const after: StoredService = withoutEmptyHosts({ ...before, ...patch, updatedAt: new Date().toISOString() });
       assertPolicyNeedsSignIn(after);
+      assertStepUpNeedsSignIn(after);
       if (changes.hosts) assertHostsAllowed(after.hosts ?? [], this.#reservedHosts);
       if (changes.path || changes.hosts) this.#assertRouteFree(after);
       this.#update.run(toParams(after));

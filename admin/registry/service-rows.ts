@@ -4,7 +4,8 @@ import type { StoredService } from './stored-service.js';
 
 /**
  * A `services` row: snake_case columns, booleans as 0/1, timestamps as ISO text, the access policy
- * and the health check as JSON text or NULL, the targets, outlier detection and rules as JSON text.
+ * and the health check as JSON text or NULL, the targets, outlier detection and rules as JSON text,
+ * step-up's `max_age` and `acr` (JSON text) NULL for none.
  */
 export interface ServiceRow {
   id: string;
@@ -32,10 +33,14 @@ export interface ServiceRow {
   rules: string;
   /** `auth` or `public`. */
   cors_preflight: string;
+  /** Step-up (design.md §4.18): seconds, or NULL for none. */
+  max_age: number | null;
+  /** Step-up: JSON text of the accepted `acr` values, or NULL for none. */
+  acr: string | null;
 }
 
 /** Named parameters of the insert and update statements. */
-export type ServiceParams = Omit<StoredService, 'hosts' | 'requireAuth' | 'enabled' | 'access' | 'forwardAuthorization' | 'targets' | 'healthCheck' | 'outlierDetection' | 'rules'> & {
+export type ServiceParams = Omit<StoredService, 'hosts' | 'requireAuth' | 'enabled' | 'access' | 'forwardAuthorization' | 'targets' | 'healthCheck' | 'outlierDetection' | 'rules' | 'acr'> & {
   hosts: string;
   requireAuth: number;
   enabled: number;
@@ -45,6 +50,7 @@ export type ServiceParams = Omit<StoredService, 'hosts' | 'requireAuth' | 'enabl
   healthCheck: string | null;
   outlierDetection: string;
   rules: string;
+  acr: string | null;
 };
 
 /** A row as a service; a row from before pools has the one target `target_url` (shared/services/target-pool-settings.ts). */
@@ -71,7 +77,8 @@ export function fromRow(row: ServiceRow): StoredService {
     outlierDetection: JSON.parse(row.outlier_detection) as OutlierDetection,
     retries: row.retries,
   });
-  return { ...service, ...pool, rules: JSON.parse(row.rules) as ServiceRule[], corsPreflight: row.cors_preflight as CorsPreflight };
+  const stepUp = { maxAge: row.max_age, acr: row.acr === null ? null : (JSON.parse(row.acr) as string[]) };
+  return { ...service, ...pool, rules: JSON.parse(row.rules) as ServiceRule[], corsPreflight: row.cors_preflight as CorsPreflight, ...stepUp };
 }
 
 /** A row's `hosts`, as a service carries them: none, no field. */
@@ -93,5 +100,6 @@ export function toParams(service: StoredService): ServiceParams {
     healthCheck: service.healthCheck === null ? null : JSON.stringify(service.healthCheck),
     outlierDetection: JSON.stringify(service.outlierDetection),
     rules: JSON.stringify(service.rules),
+    acr: service.acr === null ? null : JSON.stringify(service.acr),
   };
 }

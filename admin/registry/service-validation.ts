@@ -4,6 +4,7 @@ import { parseWith, requireObject } from '../http/json-body-validation.js';
 import { accessSchema, assertPolicyNeedsSignIn } from './access-policy-fields.js';
 import { poolEntries, poolPatchEntries, targetEntries, withPool, type Targets } from './pool-fields.js';
 import { ruleEntries, rulePatchEntries } from './rule-fields.js';
+import { assertStepUpNeedsSignIn, stepUpEntries, stepUpPatchEntries } from './step-up-fields.js';
 import { withoutEmptyHosts } from './stored-service.js';
 import { booleanSchema, descriptionSchema, hostsSchema, nameSchema, pathSchema } from './service-fields.js';
 
@@ -29,6 +30,7 @@ const createSchema = v.object({
   forwardAuthorization: v.optional(booleanSchema, false),
   ...poolEntries,
   ...ruleEntries,
+  ...stepUpEntries,
 });
 
 const updateSchema = v.object({
@@ -43,6 +45,7 @@ const updateSchema = v.object({
   forwardAuthorization: v.optional(booleanSchema),
   ...poolPatchEntries,
   ...rulePatchEntries,
+  ...stepUpPatchEntries,
 });
 
 /**
@@ -67,7 +70,7 @@ type Whole<S extends v.GenericSchema> = Omit<v.InferOutput<S>, keyof Targets> & 
  * `access` normalised (null when none), `forwardAuthorization` defaulted to false; `targetUrl` and
  * `targets` both present ({@link withPool}), `loadBalancing`, `healthCheck`, `outlierDetection`
  * (each of its fields) and `retries` defaulted (shared/services/target-pool-settings.ts), `rules`
- * to `[]` and `corsPreflight` to `auth` (rule-fields.ts).
+ * to `[]` and `corsPreflight` to `auth` (rule-fields.ts), `maxAge` and `acr` to null (step-up-fields.ts).
  */
 export type ServiceCreateInput = Whole<typeof createSchema>;
 /**
@@ -103,7 +106,7 @@ export function parseServiceEntry(entry: unknown): ServiceEntryInput {
 
 /**
  * A whole service (a create body, a document entry): `name`, `path` and `targetUrl` or `targets`
- * present, every field valid, `targetUrl` and `targets` agreeing, a policy only with `requireAuth`.
+ * present, every field valid, `targetUrl` and `targets` agreeing, a policy and step-up only with `requireAuth`.
  */
 function parseWhole<S extends typeof createSchema | typeof entrySchema>(schema: S, body: unknown, ignored: readonly string[]): Whole<S> {
   const object = requireObject(body);
@@ -114,6 +117,7 @@ function parseWhole<S extends typeof createSchema | typeof entrySchema>(schema: 
   }
   const input = parseWith(schema, object, 'Invalid service', ignored);
   assertPolicyNeedsSignIn(input);
+  assertStepUpNeedsSignIn(input);
   return withoutEmptyHosts(withPool(input)) as Whole<S>;
 }
 

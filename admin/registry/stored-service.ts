@@ -3,10 +3,10 @@ import type { AccessPolicy, CorsPreflight, Service, ServiceRule } from '../../sh
 
 /**
  * A service as the registry keeps and returns it (service-registry.ts) and as a registry document
- * lists it (registry-document.ts): `access`, `forwardAuthorization`, the pool's settings, `rules`
- * and `corsPreflight` always present; `hosts` only when it has some ({@link withoutEmptyHosts}).
+ * lists it (registry-document.ts): `access`, `forwardAuthorization`, the pool's settings, `rules`,
+ * `corsPreflight`, `maxAge` and `acr` always present; `hosts` only when it has some ({@link withoutEmptyHosts}).
  */
-export type StoredService = Service & { access: AccessPolicy | null; forwardAuthorization: boolean; rules: ServiceRule[]; corsPreflight: CorsPreflight } & PoolSettings;
+export type StoredService = Service & { access: AccessPolicy | null; forwardAuthorization: boolean; rules: ServiceRule[]; corsPreflight: CorsPreflight; maxAge: number | null; acr: string[] | null } & PoolSettings;
 
 /**
  * `value` without `hosts` when that is empty: a service without hosts has no `hosts` field

@@ -21,6 +21,10 @@ import type { HostHandoffs } from '../oidc/host-handoffs.js';
 import { sendToServiceHost } from './host-session-routes.js';
 import { userFromClaims } from '../../shared/identity/identity-claims.js';
 import { loginFailedPage } from '../../shared/pages/login-page.js';
+import { stepUpRefusedPage } from '../../shared/pages/step-up-pages.js';
+import { readStepUpQuery } from '../../shared/identity/step-up.js';
+import { stepUpShortfall } from '../oidc/step-up-check.js';
+import { stepUpInPlace } from '../sessions/step-up-session.js';
 import { readFormBody } from '../http/request-body.js';
 import type { Handler, RequestContext } from '../http/request-context.js';
 
@@ -60,28 +64,34 @@ export function createSignInHandlers(deps: SignInDeps): { login: Handler; callba
 }
 
 /**
- * `GET /auth/login[?returnTo][?rd&bind]` → 302 to the provider's authorization URL, with the
- * transaction cookie that binds the sign-in to this browser (a key it already holds is kept).
- * `rd` (design.md §4.16, return-address.ts) is an absolute return address; one on a service host
- * comes with `bind`, the hash of that host's hand-off cookie, and a browser already signed in here
- * is handed to the host at once, without the provider (nor an attempt counted).
+ * `GET /auth/login[?returnTo][?rd&bind][&max_age][&acr_values]` → 302 to the provider's
+ * authorization URL, with the transaction cookie that binds the sign-in to this browser (a key it
+ * already holds is kept). `rd` (design.md §4.16, return-address.ts) is an absolute return address;
+ * one on a service host comes with `bind`, the hash of that host's hand-off cookie, and a browser
+ * already signed in here is handed to the host at once, without the provider (nor an attempt
+ * counted), unless it is a step-up. `max_age` and `acr_values` (design.md §4.18, step-up.ts
+ * `readStepUpQuery`) make it a step-up: asked of the provider and checked at the callback.
  * @throws {GatewayError} BAD_REQUEST for an `rd` refused, or a service host's without `bind` or on
- *   ADMIN_URL's origin (whose sessions are the console's alone); 429 past RATE_LIMIT_AUTH.
+ *   ADMIN_URL's origin (whose sessions are the console's alone), or a malformed `max_age` or
+ *   `acr_values`; 429 past RATE_LIMIT_AUTH.
  */
 async function login(deps: SignInDeps, ctx: RequestContext): Promise<void> {
   const params = ctx.url.searchParams;
   const { returnTo, handoff } = returnOf(deps.returnRules, params);
+  const stepUp = readStepUpQuery(params);
+  if (stepUp === null) throw new GatewayError('BAD_REQUEST');
   // Only the public origin's sessions are services' (design.md §4.5): ADMIN_URL's never leave it.
   if (handoff !== undefined && ctx.origin.kind !== 'public') throw new GatewayError('BAD_REQUEST');
-  if (handoff !== undefined && ctx.session !== null) {
+  if (handoff !== undefined && ctx.session !== null && stepUp === undefined) {
     return sendToServiceHost(deps.handoffs, ctx.res, deps.config.publicUrl, { ...handoff, handle: ctx.session.handle });
   }
   await countAttempt(deps.authLimiter, ctx);
   const redirectUri = ctx.origin.callbackUrl;
-  const started = await deps.relyingParty.startLogin(redirectUri);
+  const started = await deps.relyingParty.startLogin(redirectUri, stepUp);
   const { state, nonce, codeVerifier } = started;
   const browserKey = browserKeyOf(ctx) ?? newBrowserKey();
-  deps.transactions.save({ state, nonce, codeVerifier, returnTo, redirectUri, browserKeyHash: browserKeyHash(browserKey), ...(handoff && { handoff }) });
+  const transaction = { state, nonce, codeVerifier, returnTo, redirectUri, browserKeyHash: browserKeyHash(browserKey) };
+  deps.transactions.save({ ...transaction, ...(handoff && { handoff }), ...(stepUp && { stepUp }) });
   redirect(ctx.res, started.authorizationUrl.href, { 'set-cookie': ctx.origin.cookies.transaction(browserKey) });
 }
 
@@ -105,7 +115,9 @@ function returnOf(rules: ReturnAddressRules, params: URLSearchParams): { returnT
  * `/auth/callback` → 302 to the transaction's `returnTo` with the new session's cookie; the
  * browser's previous session, if any, ends, and the sign-in is audited (`USER_LOGIN`). A response
  * that cannot become a session is a 400 page (failLogin); one without a refresh token is noted
- * once per process (`notice`).
+ * once per process (`notice`). A step-up (design.md §4.18) whose ID token falls short of what was
+ * asked is a 403 page, the session kept as it was (refuseStepUp); one that meets it updates the
+ * browser's session in place when it can (step-up-session.ts), so no second session is made.
  */
 async function callback(deps: SignInDeps, notice: RefreshTokenNotice, ctx: RequestContext): Promise<void> {
   const { config, sessions } = deps;
@@ -120,16 +132,43 @@ async function callback(deps: SignInDeps, notice: RefreshTokenNotice, ctx: Reque
     await failLogin(deps, ctx, error);
     return;
   }
-  const user = userFromClaims(completed.claims, config);
+  const user: SessionUser = { ...userFromClaims(completed.claims, config), ...completed.signIn };
+  const { handoff, stepUp } = transaction;
+  const shortfall = stepUp && stepUpShortfall(completed.signIn, stepUp, Date.now());
+  if (shortfall) return refuseStepUp(deps, ctx, transaction, shortfall);
   notice.signedIn(completed.refreshToken);
-  if (ctx.sessionId) await sessions.destroy(ctx.sessionId);
-  const session = newSession(deps, ctx, user, completed);
-  const sessionId = await sessions.create(session);
-  deps.audit.record({ action: 'USER_LOGIN', userId: user.sub, serviceId: null, ipAddress: ctx.clientIp, details: { email: user.email, isAdmin: user.isAdmin } });
-  const cookie = { 'set-cookie': ctx.origin.cookies.session(sessionId, config.sessionTtlMs) };
-  const { handoff } = transaction;
-  if (handoff !== undefined) return sendToServiceHost(deps.handoffs, ctx.res, config.publicUrl, { ...handoff, handle: session.handle }, cookie);
+  const steppedUp = stepUp !== undefined && (await stepUpInPlace(sessions, deps.cipher, ctx.session, ctx.origin.sessionScope, user, completed));
+  let handle = ctx.session?.handle ?? '';
+  let cookie: Record<string, string> = {};
+  if (!steppedUp) {
+    if (ctx.sessionId) await sessions.destroy(ctx.sessionId);
+    const session = newSession(deps, ctx, user, completed);
+    handle = session.handle;
+    cookie = { 'set-cookie': ctx.origin.cookies.session(await sessions.create(session), config.sessionTtlMs) };
+  }
+  const details = { email: user.email, isAdmin: user.isAdmin, ...(stepUp && { stepUp: true, sameSession: steppedUp }) };
+  deps.audit.record({ action: 'USER_LOGIN', userId: user.sub, serviceId: null, ipAddress: ctx.clientIp, details });
+  if (handoff !== undefined) return sendToServiceHost(deps.handoffs, ctx.res, config.publicUrl, { ...handoff, handle }, cookie);
   redirect(ctx.res, transaction.returnTo, cookie);
+}
+
+/**
+ * A step-up sign-in whose ID token falls short of what was asked (design.md §4.18): 403 with a page
+ * saying what is needed and a link to try again, the session untouched; audited as `LOGIN_FAILED`
+ * and counted as an attempt (RATE_LIMIT_AUTH), so a provider that cannot give it is not asked in a
+ * loop. Never a redirect: the browser would come back to the step-up it just failed.
+ */
+async function refuseStepUp(deps: SignInDeps, ctx: RequestContext, transaction: LoginTransaction, shortfall: string): Promise<void> {
+  const stepUp = transaction.stepUp!;
+  const reason = `Step-up sign-in not met: ${shortfall}`;
+  ctx.logger.warn({ reason, ip: ctx.clientIp }, 'login failed');
+  deps.audit.record({ action: 'LOGIN_FAILED', userId: null, serviceId: null, ipAddress: ctx.clientIp, details: { reason } });
+  await countAttempt(deps.authLimiter, ctx);
+  // "Try again" is the page itself: its service asks for the step-up again, with its own requirement
+  const { handoff } = transaction;
+  const publicUrl = deps.config.publicUrl;
+  const retry = handoff === undefined ? transaction.returnTo : `${publicUrl.protocol}//${handoff.host}${publicUrl.port === '' ? '' : `:${publicUrl.port}`}${handoff.returnTo}`;
+  sendHtml(ctx.res, 403, stepUpRefusedPage(stepUp, shortfall, retry));
 }
 
 /** Counts an authentication attempt (design.md §5); throws 429 past RATE_LIMIT_AUTH. */

@@ -137,7 +137,10 @@ export class SessionRevalidator {
       const sealed = refreshed.refreshToken === undefined ? undefined : cipher.encrypt(refreshed.refreshToken, session.handle);
       await this.#deps.store.update(session.handle, (current) => {
         const { providerDownSince: _, ...rest } = current;
-        return { ...rest, user, idToken: refreshed.idToken ?? current.idToken, refreshToken: sealed ?? current.refreshToken, checkedAt: Date.now() };
+        // design.md §4.18: how the user signed in comes from a new ID token alone (OIDC Core 1.0 §12.2:
+        // still the original sign-in's); what it leaves out is kept
+        const signIn = { ...signInKept(current.user), ...refreshed.signIn };
+        return { ...rest, user: { ...user, ...signIn }, idToken: refreshed.idToken ?? current.idToken, refreshToken: sealed ?? current.refreshToken, checkedAt: Date.now() };
       });
       return 'refreshed';
     } catch (error) {
@@ -168,4 +171,10 @@ export class SessionRevalidator {
   async #end(session: Session, cause: RevocationCause): Promise<void> {
     await this.#deps.revocation.end([session], PROVIDER, cause);
   }
+}
+
+/** The sign-in facts (`authTime`, `acr`, `amr`) of `user`, for what a refresh's ID token leaves out. */
+function signInKept(user: Session['user']): Pick<Session['user'], 'authTime' | 'acr' | 'amr'> {
+  const { authTime, acr, amr } = user;
+  return { ...(authTime === undefined ? {} : { authTime }), ...(acr === undefined ? {} : { acr }), ...(amr === undefined ? {} : { amr }) };
 }

@@ -4,6 +4,7 @@ import type { Config } from '../../shared/config/config.js';
 import { errorCode } from '../../shared/error-code.js';
 import { GatewayError } from '../../shared/errors.js';
 import { userFromClaims } from '../../shared/identity/identity-claims.js';
+import { signInOf } from '../../shared/identity/step-up.js';
 import type { Logger } from '../../shared/logger.js';
 import type { SessionUser } from '../../shared/types.js';
 import { IssuerKeys } from '../../shared/identity/issuer-keys.js';
@@ -44,8 +45,9 @@ function invalidToken(): GatewayError {
 /**
  * Machine clients on protected services (design.md §4.7): the caller of a request's
  * `Authorization: Bearer <JWT>`, from the token's claims (shared/identity/identity-claims.ts, as a session's
- * user is made, so an access policy reads both alike). The token must be signed by OIDC_ISSUER's
- * key (issuer-keys.ts) with an asymmetric algorithm, carry `iss` = the issuer, an `aud` among
+ * user is made, so an access policy reads both alike), with its `auth_time`, `acr` and `amr`
+ * (step-up.ts `signInOf`), which a service's step-up checks as a session's (design.md §4.18).
+ * The token must be signed by OIDC_ISSUER's key (issuer-keys.ts) with an asymmetric algorithm, carry `iss` = the issuer, an `aud` among
  * OIDC_API_AUDIENCES, a `sub`, and an `exp`, with `exp` and `nbf` holding within 5 s of skew.
  * Verified tokens are remembered until their `exp` (an ExpiringCache, shared/expiring-cache.ts).
  */
@@ -106,7 +108,8 @@ export class BearerTokens {
       this.#logger.debug({ reason: errorCode(error) ?? (error as Error).name }, 'bearer token refused');
       throw invalidToken();
     }
-    const user = userFromClaims(claims, this.#config);
+    // the token's auth_time, acr and amr, for a service's step-up (design.md §4.18, RFC 9470)
+    const user = { ...userFromClaims(claims, this.#config), ...signInOf(claims) };
     this.#verified.set(hash, user, claims.exp! * 1000);
     return user;
   }

@@ -4,6 +4,7 @@ import { gatewayCookieNames } from '../../shared/http/cookies.js';
 import { redirect } from '../../shared/http/http-response.js';
 import { handoffBinding, newHandoffKey } from '../../shared/identity/secrets.js';
 import { MAX_RETURN_ADDRESS_LENGTH } from '../../shared/http/return-to.js';
+import { stepUpQuery, type StepUp } from '../../shared/identity/step-up.js';
 
 /** How long a service host's hand-off cookie lives, in seconds: as long as a login may take (10 minutes). */
 const HANDOFF_COOKIE_MAX_AGE_S = 600;
@@ -32,14 +33,17 @@ export class HostSignIn {
     this.#secure = publicUrl.protocol === 'https:';
   }
 
-  /** Answers with the redirect for `target` (a path and query, as requested) on `host` (normal form). */
-  send(res: ServerResponse, host: string, target: string): void {
+  /**
+   * Answers with the redirect for `target` (a path and query, as requested) on `host` (normal form);
+   * with `stepUp`, the sign-in asks the provider for it (`max_age`, `acr_values`: design.md §4.18).
+   */
+  send(res: ServerResponse, host: string, target: string, stepUp: StepUp = {}): void {
     const key = newHandoffKey();
     // The sign-in origin takes return addresses up to 2,048 characters (return-address.ts): past
     // that, the host's root, rather than a sign-in that cannot finish.
     const address = `${this.#scheme}//${host}${this.#port}`;
     const returnAddress = address.length + target.length > MAX_RETURN_ADDRESS_LENGTH ? `${address}/` : address + target;
     const cookie = serialize(this.#cookieName, key, { httpOnly: true, path: '/', sameSite: 'lax', secure: this.#secure, maxAge: HANDOFF_COOKIE_MAX_AGE_S });
-    redirect(res, `${this.#login}${encodeURIComponent(returnAddress)}&bind=${handoffBinding(key)}`, { 'set-cookie': cookie });
+    redirect(res, `${this.#login}${encodeURIComponent(returnAddress)}&bind=${handoffBinding(key)}${stepUpQuery(stepUp)}`, { 'set-cookie': cookie });
   }
 }

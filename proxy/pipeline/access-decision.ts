@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { PUBLIC_GUARD } from '../../shared/services/service-rules.js';
+import { fallsShort, type StepUp } from '../../shared/identity/step-up.js';
 import type { SessionUser } from '../../shared/types.js';
 import type { BearerTokens } from '../auth/bearer-token.js';
 import type { SessionCheck } from '../auth/session-check.js';
@@ -15,9 +16,14 @@ import { ruleGuardFor } from './rule-decision.js';
  * - `allow`: forward (with `user`'s identity when there is one);
  * - `disabled`: 503 `Service is disabled`;
  * - `deny`: 403 `Access denied` (a `deny` rule, or an access policy refusing `user`);
- * - `sign-in`: no caller where one is needed: 401, or a browser sent to sign in.
+ * - `sign-in`: no caller where one is needed: 401, or a browser sent to sign in;
+ * - `step-up`: an allowed caller whose sign-in is too old or of another `acr` than `needs` asks
+ *   (design.md §4.18): a browser sent to sign in again, a bearer token's caller (`bearer`) 401
+ *   `insufficient_user_authentication` (RFC 9470 §3).
  */
-export type AccessOutcome = { readonly kind: 'allow' | 'disabled' | 'deny' | 'sign-in'; readonly user: SessionUser | undefined };
+export type AccessOutcome =
+  | { readonly kind: 'allow' | 'disabled' | 'deny' | 'sign-in'; readonly user: SessionUser | undefined }
+  | { readonly kind: 'step-up'; readonly user: SessionUser; readonly needs: StepUp; readonly bearer: boolean };
 
 /** The part of a request the decision reads. */
 export interface DecisionInput {
@@ -37,7 +43,8 @@ export interface DecisionInput {
 
 /**
  * The auth decision of the data plane, one for the proxied request and for the auth decision an
- * ingress asks for: the service's rules, then who is asking, then enabled, deny, sign-in, access.
+ * ingress asks for: the service's rules, then who is asking, then enabled, deny, sign-in, access,
+ * step-up.
  */
 export class AccessDecision {
   readonly #sessions: SessionCheck;
@@ -64,12 +71,17 @@ export class AccessDecision {
     const required = service.enabled && signIn;
     // Without a session, a protected service takes a machine client's bearer token (design.md §4.7).
     // A bearer token is read only where it may matter: no await at all on an anonymous public request.
-    const user = (await this.#sessions.user(inbound.cookie, required, input.serviceHost, input.identity)) ?? (required || rule === PUBLIC_GUARD ? await this.#bearerUser(inbound, required, input.identity) : undefined);
+    const sessionUser = await this.#sessions.user(inbound.cookie, required, input.serviceHost, input.identity);
+    const user = sessionUser ?? (required || rule === PUBLIC_GUARD ? await this.#bearerUser(inbound, required, input.identity) : undefined);
     if (!service.enabled) return { kind: 'disabled', user };
     if (rule?.deny) return { kind: 'deny', user };
     if (user === undefined) return { kind: signIn ? 'sign-in' : 'allow', user };
     const policy = rule === undefined ? route.access : rule.policy;
-    return { kind: policy?.allows(user) === false ? 'deny' : 'allow', user };
+    if (policy?.allows(user) === false) return { kind: 'deny', user };
+    // design.md §4.18: a rule's step-up replaces the service's; where no sign-in is needed, none applies
+    const needs: StepUp = rule === undefined ? service : rule;
+    if (signIn && fallsShort(user, needs, Date.now())) return { kind: 'step-up', user, needs, bearer: sessionUser === undefined };
+    return { kind: 'allow', user };
   }
 
   /**

@@ -35,6 +35,8 @@ import type { Route, RouteTable } from '../routing/route-table.js';
 import { remainderAfter, routingKey } from '../../shared/routing/routing-key.js';
 import { sendServiceDisabled } from './service-disabled.js';
 import { AccessDecision } from './access-decision.js';
+import { StepUpRequired } from './step-up-required.js';
+import { readStepUpQuery } from '../../shared/identity/step-up.js';
 import { VerifyEndpoint } from './verify-endpoint.js';
 import { SessionCheck } from '../auth/session-check.js';
 import { nameServerSpan, RequestIdentities } from './request-identity.js';
@@ -101,6 +103,8 @@ class GatewayProxyPlane implements ProxyPlane {
   readonly #requestHeaders: RequestHeaderBuilder;
   readonly #decision: AccessDecision;
   readonly #hostSignIn: HostSignIn;
+  /** Answers a caller whose sign-in falls short of a step-up (design.md §4.18). */
+  readonly #stepUp: StepUpRequired;
   readonly #identities: RequestIdentities;
   /** The general limit is counted in Redis (split mode): a traced request's call to it is a span. */
   readonly #sharedLimit: boolean;
@@ -131,6 +135,7 @@ class GatewayProxyPlane implements ProxyPlane {
     this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl, 'public', this.#bearerTokens !== undefined);
     this.#decision = new AccessDecision(new SessionCheck(deps.sessionGate, deps.config.publicUrl, deps.logger), this.#bearerTokens);
     this.#hostSignIn = new HostSignIn(deps.config.publicUrl);
+    this.#stepUp = new StepUpRequired(this.#hostSignIn);
     this.#identities = new RequestIdentities(deps.config.trustProxy, deps.config.tracing, deps.spanExport);
     this.#sharedLimit = deps.config.redis !== undefined;
     this.#assertions = new IdentityAssertions(deps.config.publicUrl, deps.config.assertionTtlMs);
@@ -229,12 +234,14 @@ class GatewayProxyPlane implements ProxyPlane {
     // §3.4–3.5 who is asking (read first, so that every outcome below is logged with the user),
     // then disabled service, deny, sign-in and access (access-decision.ts)
     const { service } = route;
-    const { kind, user } = await this.#decision.decide({ req, inbound, route, key, serviceHost, identity });
+    const outcome = await this.#decision.decide({ req, inbound, route, key, serviceHost, identity });
+    const { kind, user } = outcome;
     if (user !== undefined) record.userId = user.sub;
     if (isClientGone(res)) return; // the client left while we were deciding
     if (kind === 'disabled') return sendServiceDisabled(res, service, inbound.accept);
     if (kind === 'deny') return sendAccessDenied(res, service, user, inbound.accept);
     if (kind === 'sign-in') return this.#askToSignIn(req, res, target, inbound, serviceHost);
+    if (outcome.kind === 'step-up') return this.#stepUp.send(res, { method: req.method, accept: inbound.accept, target, serviceHost }, outcome.needs, outcome.bearer);
     // design.md §5 "bare prefix": past every check, as the app's own answer would be
     const mode = forwardMode(req, inbound);
     if (isBarePrefix(req.method, key, route, mode === 'websocket')) return redirectToEntry(res, route, target.slice(pathEnd));
@@ -302,7 +309,9 @@ class GatewayProxyPlane implements ProxyPlane {
     const site = routes.hasHosts ? routes.siteOf(req.rawHeaders) : undefined;
     if (site !== undefined && !this.#gatewayHosts.has(site.host)) {
       if (path === SERVICE_HOST_PATHS.login && (req.method === 'GET' || req.method === 'HEAD')) {
-        return this.#hostSignIn.send(res, site.host, safeReturnTo(new URLSearchParams((req.url ?? '').slice(path.length + 1)).get('rd')));
+        const params = new URLSearchParams((req.url ?? '').slice(path.length + 1));
+        // a step-up's requirement goes on to the sign-in origin (design.md §4.18); a malformed one is dropped
+        return this.#hostSignIn.send(res, site.host, safeReturnTo(params.get('rd')), readStepUpQuery(params) ?? undefined);
       }
       if (path === SERVICE_HOST_PATHS.callback || path === SERVICE_HOST_PATHS.logout || path === SERVICE_HOST_PATHS.csrfToken) {
         sendContinueIfExpected(req, res);

@@ -1,4 +1,5 @@
 import type { Service, ServiceRule } from '../types.js';
+import type { StepUp } from '../identity/step-up.js';
 import { compileAccessPolicy, type CompiledAccessPolicy } from './access-policy.js';
 
 /**
@@ -6,8 +7,12 @@ import { compileAccessPolicy, type CompiledAccessPolicy } from './access-policy.
  * policy (proxy/routing/route-table.ts), so a request compares strings and looks up sets only.
  */
 
-/** What a matching rule asks of a request: made once per rule, so deciding allocates nothing. */
-export interface RuleGuard {
+/**
+ * What a matching rule asks of a request: made once per rule, so deciding allocates nothing. As a
+ * {@link StepUp}, a `require` rule's own step-up (`maxAge`, `acr`; undefined: none), replacing the
+ * service's as its policy does.
+ */
+export interface RuleGuard extends StepUp {
   /** `deny`: 403 `Access denied` whoever asks. */
   readonly deny: boolean;
   /** True for `require`: the caller must be signed in (a session, or a bearer token). */
@@ -105,7 +110,7 @@ function compileRule(rule: ServiceRule): CompiledRule {
 function guardOf(rule: ServiceRule): RuleGuard {
   if (rule.action === 'public') return PUBLIC_GUARD;
   if (rule.action === 'deny') return DENY_GUARD;
-  return { deny: false, signIn: true, policy: compileAccessPolicy(rule.access) };
+  return { deny: false, signIn: true, policy: compileAccessPolicy(rule.access), maxAge: rule.maxAge, acr: rule.acr };
 }
 
 /**

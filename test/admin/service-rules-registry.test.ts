@@ -7,24 +7,14 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Actor, AuditRecord } from '../../admin/audit-log.js';
 import { parseServiceCreate, parseServiceUpdate } from '../../admin/registry/service-validation.js';
-import { GatewayError } from '../../shared/errors.js';
 import { tempRegistry, type TempRegistry } from '../support/temp-registry.js';
+import { refusalFields } from '../support/validation-refusal.js';
 
 const actor: Actor = { userId: 'admin-sub', ipAddress: '203.0.113.7' };
 const valid = { name: 'App', path: '/app', targetUrl: 'http://app:8080' };
 const groups = (...names: string[]) => ({ groups: names, emails: [], emailDomains: [], subjects: [] });
 
-/** The `fields` of the 400 that `run` throws. */
-function refusal(run: () => unknown): Record<string, string> | undefined {
-  try {
-    run();
-  } catch (error) {
-    assert.ok(error instanceof GatewayError);
-    assert.equal(error.status, 400);
-    return error.fields;
-  }
-  assert.fail('expected a 400');
-}
+const refusal = refusalFields;
 
 /** The reason given for `rules` when a create body carries `rules`. */
 const rulesReason = (rules: unknown): string | undefined => refusal(() => parseServiceCreate({ ...valid, rules }))?.rules;
@@ -59,7 +49,7 @@ describe('rules: validation', () => {
   it('each field of a rule, with a message naming it', () => {
     assert.equal(rulesReason('x'), 'must be a list of rules');
     assert.equal(rulesReason(Array.from({ length: 65 }, () => ({ paths: ['/a'], action: 'deny' }))), 'must have at most 64 rules');
-    assert.equal(rulesReason([null]), 'must contain only objects ({ paths, methods?, action, access? })');
+    assert.equal(rulesReason([null]), 'must contain only objects ({ paths, methods?, action, access?, maxAge?, acr? })');
     assert.equal(rulesReason([{ action: 'deny' }]), 'each rule needs paths and action (a rule lacks "paths")');
     assert.equal(rulesReason([{ paths: [], action: 'deny' }]), 'paths must not be empty');
     assert.equal(rulesReason([{ paths: 'x', action: 'deny' }]), 'paths must be a list of paths');
@@ -73,8 +63,8 @@ describe('rules: validation', () => {
     assert.equal(rulesReason([{ paths: ['/a'], methods: [], action: 'deny' }]), 'methods must not be empty (leave it out for every method)');
     assert.equal(rulesReason([{ paths: ['/a'], action: 'allow' }]), 'action must be public, deny or require (got "allow")');
     assert.equal(rulesReason([{ paths: ['/a'], action: 'public', access: groups('x') }]), 'access is only for a rule whose action is require');
-    assert.equal(rulesReason([{ paths: ['/a'], action: 'require', maxAge: 300 }]), 'maxAge is not supported yet (step-up sign-in)');
-    assert.equal(rulesReason([{ paths: ['/a'], action: 'require', acr: ['mfa'] }]), 'acr is not supported yet (step-up sign-in)');
+    // step-up's own fields: test/admin/step-up-fields.test.ts
+    assert.equal(rulesReason([{ paths: ['/a'], action: 'public', maxAge: 300 }]), 'maxAge is only for a rule whose action is require');
     assert.equal(rulesReason([{ paths: ['/a'], action: 'deny', path: '/b' }]), 'a rule has an unknown field "path"');
     assert.deepEqual(refusal(() => parseServiceCreate({ ...valid, corsPreflight: 'yes' })), { corsPreflight: 'must be auth or public (got "yes")' });
     assert.deepEqual(refusal(() => parseServiceUpdate({ rules: [{ paths: ['/a'] }] })), { rules: 'each rule needs paths and action (a rule lacks "action")' });

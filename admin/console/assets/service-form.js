@@ -56,7 +56,8 @@
   /**
    * A line of the rules' textarea as a rule (rule-text.ts writes them): its action, then words
    * starting with / are paths, `groups=a,b` (emails=, domains=, subjects=) a require rule's policy,
-   * any other word methods (comma-separated). What is wrong is the API's to say.
+   * `maxAge=300` and `acr=a,b` its step-up, any other word methods (comma-separated). What is wrong
+   * is the API's to say.
    */
   function ruleOf(line) {
     const [action, ...words] = line.split(/\s+/);
@@ -67,6 +68,8 @@
       const list = /^(\w+)=(.*)$/.exec(word);
       if (word.startsWith('/')) rule.paths.push(...word.split(',').filter((path) => path !== ''));
       else if (list && Object.hasOwn(POLICY_WORDS, list[1])) access[POLICY_WORDS[list[1]]].push(...list[2].split(',').filter((entry) => entry !== ''));
+      else if (list && list[1] === 'maxAge') rule.maxAge = numberOf(list[2]);
+      else if (list && list[1] === 'acr') rule.acr = list[2].split(',').filter((entry) => entry !== '');
       else methods.push(...word.split(',').filter((method) => method !== ''));
     }
     if (methods.length > 0) rule.methods = methods;
@@ -104,6 +107,9 @@
       forwardAuthorization: checked('forwardAuthorization'),
       rules,
       corsPreflight: checked('corsPreflight') ? 'public' : 'auth',
+      // step-up: empty is none (null); acr values one per line or separated by commas
+      maxAge: value('maxAge').trim() === '' ? null : numberOf(value('maxAge')),
+      acr: value('acr').trim() === '' ? null : value('acr').split(/[\n,]/).map((entry) => entry.trim()).filter((entry) => entry !== ''),
       loadBalancing: value('loadBalancing'),
       outlierDetection: group('outlierDetection', ['maxFails', 'windowSeconds', 'ejectSeconds']),
       healthCheck: checked('healthCheckEnabled')
