@@ -14,7 +14,10 @@ import { pushIdentityFields } from '../headers/request-headers.js';
 import type { HostRoutes, HostSite } from '../routing/host-routes.js';
 import { hostField, requestHostName } from '../routing/request-host.js';
 import type { Route } from '../routing/route-table.js';
-import type { AccessDecision } from './access-decision.js';
+import type { AccessDecision, AccessOutcome } from './access-decision.js';
+import { insufficientUserAuthentication, stepUpRequiredError, stepUpSignIn } from './step-up-required.js';
+import { sendError } from '../../shared/http/http-response.js';
+import type { StepUp } from '../../shared/identity/step-up.js';
 import { sendAccessDenied } from './access-denied.js';
 import { AccessRecord } from './access-record.js';
 import { sendNotAuthenticated } from './login-required.js';
@@ -113,10 +116,12 @@ export class VerifyEndpoint {
         return sendAccessDenied(res, route.service, user, inbound.accept);
       case 'sign-in':
         return this.#signIn(res, original!.target, inbound, serviceHost);
+      case 'step-up':
+        return this.#stepUp(res, original!.target, serviceHost, outcome.needs, outcome.bearer);
       default: {
         // A new outcome must be answered here before the build passes.
-        const unhandled: never = outcome.kind;
-        throw new Error(`verify: unhandled outcome ${String(unhandled)}`);
+        const unhandled: never = outcome;
+        throw new Error(`verify: unhandled outcome ${String((unhandled as AccessOutcome).kind)}`);
       }
     }
   }
@@ -195,5 +200,17 @@ export class VerifyEndpoint {
     const login = serviceHost === undefined ? this.#login : `${this.#deps.publicUrl.protocol}//${serviceHost}${this.#port}${SERVICE_HOST_PATHS.login}?rd=`;
     res.setHeader('location', login + encodeURIComponent(target));
     sendNotAuthenticated(res, target, inbound.accept, this.#deps.challenge, serviceHost === undefined ? undefined : `${SERVICE_HOST_PATHS.login}?rd=`);
+  }
+
+  /**
+   * A caller short of the service's step-up (design.md §4.18): for a session, 401 with `Location` the
+   * step-up sign-in (`max_age`, `acr_values`) that returns to the original request, as for a missing
+   * session; for a bearer token, 401 `insufficient_user_authentication` (RFC 9470 §3).
+   */
+  #stepUp(res: ServerResponse, target: string, serviceHost: string | undefined, needs: StepUp, bearer: boolean): void {
+    if (bearer) return sendError(res, insufficientUserAuthentication(needs));
+    const origin = serviceHost === undefined ? this.#deps.publicUrl.origin : `${this.#deps.publicUrl.protocol}//${serviceHost}${this.#port}`;
+    res.setHeader('location', stepUpSignIn(target, needs, serviceHost !== undefined, origin));
+    sendError(res, stepUpRequiredError());
   }
 }
