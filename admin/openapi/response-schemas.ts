@@ -4,6 +4,7 @@ import { HEALTH_CHECK_RANGES, LOAD_BALANCING_METHODS, MAX_RETRIES, MAX_TARGETS, 
 import { TOKEN_SCOPES } from '../credentials/token-scope.js';
 import { MAX_HOSTS } from '../registry/service-fields.js';
 import { MAX_RULE_METHODS, MAX_RULE_PATHS, MAX_RULES } from '../registry/rule-fields.js';
+import { MAX_ACR_VALUES, MAX_STEP_UP_AGE_S } from '../../shared/identity/step-up.js';
 import { TRAFFIC_RANGES, type TrafficRange } from '../access-log/traffic-rollups.js';
 import { STATUS_CLASSES, type StatusClass } from '../../shared/http/status-classes.js';
 import { TARGET_STATES } from '../../shared/services/target-health-report.js';
@@ -29,11 +30,17 @@ const accessPolicy = v.strictObject({
 });
 
 /** One rule inside a service (design.md §4.18): `methods` only when given, `access` only with `require`. */
+/** Step-up sign-in's fields (design.md §4.18), of a service (nullable) and of a require rule (optional). */
+const maxAge = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_STEP_UP_AGE_S));
+const acrValues = v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(MAX_ACR_VALUES));
+
 const serviceRule = v.strictObject({
   paths: v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(MAX_RULE_PATHS), v.description('Paths within the service: whole segments, * for any one segment')),
   methods: v.optional(v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(MAX_RULE_METHODS), v.description('HTTP methods (GET covers HEAD); absent: every method'))),
   action: v.picklist(['public', 'deny', 'require']),
   access: v.optional(v.pipe(v.nullable(accessPolicy), v.description('With require only: who may pass, instead of the service policy; null: any signed-in caller'))),
+  maxAge: v.optional(v.pipe(maxAge, v.description("With require only: the sign-in's most age in seconds, instead of the service's (step-up); absent: any"))),
+  acr: v.optional(v.pipe(acrValues, v.description("With require only: the accepted acr values, instead of the service's (step-up); absent: any"))),
 });
 
 /** An integer from `min` to `max`. */
@@ -83,11 +90,13 @@ const declaredEntries = {
   retries: v.pipe(integerIn([0, MAX_RETRIES]), v.description('Most retries on another target of a request that reached one')),
   rules: v.pipe(v.array(serviceRule), v.maxLength(MAX_RULES), v.description('Rules inside the service, in order, the first matching one deciding; [] for none')),
   corsPreflight: v.pipe(v.picklist(['auth', 'public']), v.description('public: CORS preflights pass without sign-in')),
+  maxAge: v.pipe(v.nullable(maxAge), v.description("Step-up: the sign-in's most age in seconds for requests no rule decides (a minute of leeway); null: any")),
+  acr: v.pipe(v.nullable(acrValues), v.description("Step-up: the sign-in's acr must be one of these for requests no rule decides; null: any")),
 };
 
 /**
  * A registry entry (interface.md §2.1), with `access`, `forwardAuthorization`, the pool's fields,
- * `rules` and `corsPreflight` always present (design.md §5, §4.13, §4.18).
+ * `rules`, `corsPreflight`, `maxAge` and `acr` always present (design.md §5, §4.13, §4.18).
  */
 const service = v.strictObject({ id: uuid, ...declaredEntries, createdAt: timestamp, updatedAt: timestamp });
 
