@@ -23,6 +23,12 @@ export interface LoginTransaction {
    * browser's session in place.
    */
   stepUp?: StepUpRequest;
+  /**
+   * With `stepUp`: the handle of the session the browser had when it started (its cookie comes with
+   * that top-level GET; a `form_post` callback is a cross-site POST, which a SameSite=Lax cookie
+   * does not come with). The transaction is this browser's alone, so it names no one else's session.
+   */
+  sessionHandle?: string;
   /** The `redirect_uri` the authorization request named: the token request must repeat it (RFC 6749 §4.1.3). */
   redirectUri: string;
   /** SHA-256 (hex) of the browser key in the starting browser's transaction cookie (browser-binding.ts). */

@@ -91,7 +91,8 @@ async function login(deps: SignInDeps, ctx: RequestContext): Promise<void> {
   const { state, nonce, codeVerifier } = started;
   const browserKey = browserKeyOf(ctx) ?? newBrowserKey();
   const transaction = { state, nonce, codeVerifier, returnTo, redirectUri, browserKeyHash: browserKeyHash(browserKey) };
-  deps.transactions.save({ ...transaction, ...(handoff && { handoff }), ...(stepUp && { stepUp }) });
+  const stepped = stepUp && { stepUp, ...(ctx.session && { sessionHandle: ctx.session.handle }) };
+  deps.transactions.save({ ...transaction, ...(handoff && { handoff }), ...stepped });
   redirect(ctx.res, started.authorizationUrl.href, { 'set-cookie': ctx.origin.cookies.transaction(browserKey) });
 }
 
@@ -137,11 +138,14 @@ async function callback(deps: SignInDeps, notice: RefreshTokenNotice, ctx: Reque
   const shortfall = stepUp && stepUpShortfall(completed.signIn, stepUp, Date.now());
   if (shortfall) return refuseStepUp(deps, ctx, transaction, shortfall);
   notice.signedIn(completed.refreshToken);
-  const steppedUp = stepUp !== undefined && (await stepUpInPlace(sessions, deps.cipher, ctx.session, ctx.origin.sessionScope, user, completed));
-  let handle = ctx.session?.handle ?? '';
+  const current = transaction.sessionHandle === undefined ? null : await sessions.byHandle(transaction.sessionHandle);
+  const steppedUp = stepUp !== undefined && (await stepUpInPlace(sessions, deps.cipher, current, ctx.origin.sessionScope, user, completed));
+  let handle = current?.handle ?? '';
   let cookie: Record<string, string> = {};
   if (!steppedUp) {
     if (ctx.sessionId) await sessions.destroy(ctx.sessionId);
+    // a step-up's session that could not be updated (another user, provider session or origin) ends as any earlier one
+    if (current !== null) await sessions.revoke([current.handle]);
     const session = newSession(deps, ctx, user, completed);
     handle = session.handle;
     cookie = { 'set-cookie': ctx.origin.cookies.session(await sessions.create(session), config.sessionTtlMs) };

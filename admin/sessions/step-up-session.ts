@@ -9,7 +9,8 @@ import type { CompletedLogin } from '../oidc/relying-party.js';
  * user (`authTime`, `acr`, `amr`, claims), ID token and refresh token. Only for the same user in the
  * same provider session on the same origin: a sign-in as someone else, or in another provider
  * session (whose `sid` a back-channel logout would name, and the stores index), is a new session.
- * @param current the session the callback's cookie names, or null.
+ * @param current the session the browser had when the step-up started (login-transactions.ts
+ *   `sessionHandle`), or null.
  * @returns true when `current` was updated; false when the caller must make a new session instead.
  */
 export async function stepUpInPlace(

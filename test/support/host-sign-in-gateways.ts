@@ -61,17 +61,19 @@ interface Started {
 export interface HostSignInOptions {
   /** Embedded only: the console and API on ADMIN_URL `http://admin.localhost:<free ADMIN_PORT>`. */
   adminOrigin?: boolean;
+  /** The provider's `acr` values (identity-provider.ts `acrValues`), for step-up; default none. */
+  acrValues?: string[];
 }
 
 /**
  * The embedded gateway at `http://localhost:PORT` (the provider at 127.0.0.1 is another site, as a
  * real one is), with ADMIN_URL at `http://admin.localhost:ADMIN_PORT` when `adminOrigin`.
  */
-async function embedded(users: DemoUser[], adminOrigin: boolean): Promise<Started> {
+async function embedded(users: DemoUser[], adminOrigin: boolean, acrValues: string[] | undefined): Promise<Started> {
   const adminPort = adminOrigin ? await freePort() : undefined;
   const adminUrl = adminPort === undefined ? undefined : `http://admin.localhost:${adminPort}`;
   const adminEnv: Record<string, string> = adminUrl === undefined ? {} : { ADMIN_PORT: String(adminPort), ADMIN_URL: adminUrl };
-  const env = await startGatewayWithProvider(adminEnv, { users, backchannelLogout: true }, 'localhost');
+  const env = await startGatewayWithProvider(adminEnv, { users, backchannelLogout: true, ...(acrValues && { acrValues }) }, 'localhost');
   return {
     publicUrl: env.gw.gateway.config.publicUrl.origin,
     listenerPorts: [env.gw.gateway.port],
@@ -85,8 +87,8 @@ async function embedded(users: DemoUser[], adminOrigin: boolean): Promise<Starte
 }
 
 /** Redis, an admin process and two proxy processes; PUBLIC_URL is the first proxy's origin. */
-async function split(users: DemoUser[]): Promise<Started> {
-  const gateway = await startSplitGateway({}, { users, backchannelLogout: true });
+async function split(users: DemoUser[], acrValues: string[] | undefined): Promise<Started> {
+  const gateway = await startSplitGateway({}, { users, backchannelLogout: true, ...(acrValues && { acrValues }) });
   return {
     publicUrl: gateway.env.PUBLIC_URL!,
     listenerPorts: gateway.proxies.map((proxy) => Number(new URL(proxy.url).port)),
@@ -113,7 +115,7 @@ export async function startHostSignInGateway(topology: Topology, users: DemoUser
   const upstream = await startEchoUpstream();
   let started: Started;
   try {
-    started = await (topology === 'split' ? split(users) : embedded(users, options.adminOrigin === true));
+    started = await (topology === 'split' ? split(users, options.acrValues) : embedded(users, options.adminOrigin === true, options.acrValues));
   } catch (error) {
     await upstream.close();
     throw error;
