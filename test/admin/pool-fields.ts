@@ -2,7 +2,7 @@
  * The pool's fields (design.md §4.13) as every service answer carries them when none was given: the one
  * target `targetUrl` with weight 1 and the documented defaults, written out here rather than taken
  * from the code under test; with them the rules' defaults (design.md §4.18: none, preflights as any
- * request). Not a test file itself.
+ * request) and step-up's (none: null). Not a test file itself.
  */
 import type { Service } from '../../shared/types.js';
 
@@ -15,6 +15,8 @@ export function defaultPool(targetUrl: string) {
     retries: 1,
     rules: [],
     corsPreflight: 'auth',
+    maxAge: null,
+    acr: null,
   };
 }
 

@@ -274,7 +274,7 @@ describe('the migration to hosts', () => {
     const migrated = openDatabase(path);
     try {
       const rows = migrated.prepare('SELECT * FROM services ORDER BY id').all() as Record<string, unknown>[];
-      assert.deepEqual(rows, (rowsBefore as Record<string, unknown>[]).map((row) => ({ ...row, hosts: '[]', rules: '[]', cors_preflight: 'auth' })));
+      assert.deepEqual(rows, (rowsBefore as Record<string, unknown>[]).map((row) => ({ ...row, hosts: '[]', rules: '[]', cors_preflight: 'auth', max_age: null, acr: null })));
       const indexes = migrated.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'services' AND sql IS NOT NULL ORDER BY name").all();
       assert.deepEqual(indexes, [{ name: 'services_by_lower_path' }, { name: 'services_by_path' }]);
       const registry = new ServiceRegistry(migrated, new AuditLog(migrated), new MemoryEventBus());

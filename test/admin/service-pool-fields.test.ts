@@ -303,6 +303,8 @@ describe('a registry document\'s entry', () => {
       outlierDetection: { maxFails: 10, windowSeconds: 10, ejectSeconds: 30 },
       rules: [],
       corsPreflight: 'auth',
+      maxAge: null,
+      acr: null,
     });
     assert.deepEqual(refusal(() => parseServiceEntry({ ...entry, targetUrl: 'http://elsewhere' })).fields, { targetUrl: 'must be the first target\'s url ("http://orders-1:8080")' });
   });
