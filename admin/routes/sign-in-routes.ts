@@ -121,7 +121,7 @@ function returnOf(rules: ReturnAddressRules, params: URLSearchParams): { returnT
  * browser's session in place when it can (step-up-session.ts), so no second session is made.
  */
 async function callback(deps: SignInDeps, notice: RefreshTokenNotice, ctx: RequestContext): Promise<void> {
-  const { config, sessions } = deps;
+  const { config } = deps;
   const method = ctx.req.method === 'POST' ? 'POST' : 'GET';
   const params = method === 'POST' ? await readFormBody(ctx) : ctx.url.searchParams;
   let transaction: LoginTransaction;
@@ -138,22 +138,36 @@ async function callback(deps: SignInDeps, notice: RefreshTokenNotice, ctx: Reque
   const shortfall = stepUp && stepUpShortfall(completed.signIn, stepUp, Date.now());
   if (shortfall) return refuseStepUp(deps, ctx, transaction, shortfall);
   notice.signedIn(completed.refreshToken);
-  const current = transaction.sessionHandle === undefined ? null : await sessions.byHandle(transaction.sessionHandle);
-  const steppedUp = stepUp !== undefined && (await stepUpInPlace(sessions, deps.cipher, current, ctx.origin.sessionScope, user, completed));
-  let handle = current?.handle ?? '';
-  let cookie: Record<string, string> = {};
-  if (!steppedUp) {
-    if (ctx.sessionId) await sessions.destroy(ctx.sessionId);
-    // a step-up's session that could not be updated (another user, provider session or origin) ends as any earlier one
-    if (current !== null) await sessions.revoke([current.handle]);
-    const session = newSession(deps, ctx, user, completed);
-    handle = session.handle;
-    cookie = { 'set-cookie': ctx.origin.cookies.session(await sessions.create(session), config.sessionTtlMs) };
-  }
+  const { handle, cookie, steppedUp } = await signedInSession(deps, ctx, transaction, user, completed);
   const details = { email: user.email, isAdmin: user.isAdmin, ...(stepUp && { stepUp: true, sameSession: steppedUp }) };
   deps.audit.record({ action: 'USER_LOGIN', userId: user.sub, serviceId: null, ipAddress: ctx.clientIp, details });
   if (handoff !== undefined) return sendToServiceHost(deps.handoffs, ctx.res, config.publicUrl, { ...handoff, handle }, cookie);
   redirect(ctx.res, transaction.returnTo, cookie);
+}
+
+/**
+ * The session a completed sign-in leaves the browser with: a step-up's session updated in place
+ * (step-up-session.ts; no cookie to set), else a new one (its cookie), the browser's earlier one
+ * ended: the callback's cookie's, and a step-up's that could not be updated (another user,
+ * provider session or origin).
+ */
+async function signedInSession(
+  deps: SignInDeps,
+  ctx: RequestContext,
+  transaction: LoginTransaction,
+  user: SessionUser,
+  completed: CompletedLogin,
+): Promise<{ handle: string; cookie: Record<string, string>; steppedUp: boolean }> {
+  const { sessions } = deps;
+  const current = transaction.sessionHandle === undefined ? null : await sessions.byHandle(transaction.sessionHandle);
+  if (transaction.stepUp !== undefined && (await stepUpInPlace(sessions, deps.cipher, current, ctx.origin.sessionScope, user, completed))) {
+    return { handle: current!.handle, cookie: {}, steppedUp: true };
+  }
+  if (ctx.sessionId) await sessions.destroy(ctx.sessionId);
+  if (current !== null) await sessions.revoke([current.handle]);
+  const session = newSession(deps, ctx, user, completed);
+  const sessionId = await sessions.create(session);
+  return { handle: session.handle, cookie: { 'set-cookie': ctx.origin.cookies.session(sessionId, deps.config.sessionTtlMs) }, steppedUp: false };
 }
 
 /**
