@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { PUBLIC_GUARD } from '../../shared/services/service-rules.js';
 import { fallsShort, type StepUp } from '../../shared/identity/step-up.js';
 import type { SessionUser } from '../../shared/types.js';
+import { accessVerdict } from '../../shared/services/access-verdict.js';
 import type { BearerTokens } from '../auth/bearer-token.js';
 import type { SessionCheck } from '../auth/session-check.js';
 import type { InboundHeaders } from '../headers/inbound-headers.js';
@@ -73,11 +74,9 @@ export class AccessDecision {
     // A bearer token is read only where it may matter: no await at all on an anonymous public request.
     const sessionUser = await this.#sessions.user(inbound.cookie, required, input.serviceHost, input.identity);
     const user = sessionUser ?? (required || rule === PUBLIC_GUARD ? await this.#bearerUser(inbound, required, input.identity) : undefined);
-    if (!service.enabled) return { kind: 'disabled', user };
-    if (rule?.deny) return { kind: 'deny', user };
-    if (user === undefined) return { kind: signIn ? 'sign-in' : 'allow', user };
-    const policy = rule === undefined ? route.access : rule.policy;
-    if (policy?.allows(user) === false) return { kind: 'deny', user };
+    // the order of checks the admin plane's explanation states too (access-verdict.ts)
+    const kind = accessVerdict({ enabled: service.enabled, requireAuth: service.requireAuth, access: route.access, guard: rule, user });
+    if (kind !== 'allow' || user === undefined) return { kind, user };
     // design.md §4.18: a rule's step-up replaces the service's; where no sign-in is needed, none applies
     const needs: StepUp = rule === undefined ? service : rule;
     if (signIn && fallsShort(user, needs, Date.now())) return { kind: 'step-up', user, needs, bearer: sessionUser === undefined };

@@ -40,7 +40,7 @@ for (const javaScriptEnabled of [true, false]) {
     const page = await context.newPage();
     await page.goto(`${env.publicUrl}/dashboard/services/${serviceId}`);
     const form = page.locator('form[data-explain-form]');
-    await form.getByLabel('Path').fill('/hooked/Internal/x');
+    await form.getByLabel('Request path').fill('/hooked/Internal/x');
     await form.getByRole('button', { name: 'Explain' }).click();
     await page.locator('[data-explanation]').waitFor();
     assert.equal(await page.locator('[data-explanation]').getAttribute('data-outcome'), 'deny');
@@ -48,8 +48,8 @@ for (const javaScriptEnabled of [true, false]) {
     assert.equal(await page.locator('[data-reason]').textContent(), 'Rule 2 (deny /internal) matches: 403 Access denied for everyone, signed in or not.');
     assert.match(page.url(), /who-path=%2Fhooked%2FInternal%2Fx/, 'the answer is a link');
 
-    await form.getByLabel('Path').fill('/hooked/reports');
-    await form.getByLabel('Method').fill('POST');
+    await form.getByLabel('Request path').fill('/hooked/reports');
+    await form.getByLabel('Request method').fill('POST');
     await form.getByLabel('Subject').fill('ann');
     await form.getByLabel('Groups').fill('visitors, staff');
     await form.getByRole('button', { name: 'Explain' }).click();

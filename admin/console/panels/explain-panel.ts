@@ -58,9 +58,9 @@ export function explainPanel(service: Service, query: URLSearchParams, answer: P
 <h2 id="explain-heading">Who can reach this?</h2>
 <p class="hint">Which rule decides a request, and why, as the gateway would decide it. Leave the caller empty for a request without sign-in.</p>
 <form class="filters" method="get" action="${action}#who-can-reach" data-explain-form>
-  <div class="field"><label for="who-path">Path</label>
+  <div class="field"><label for="who-path">Request path</label>
     <input id="who-path" name="${FIELDS.path}" value="${value(FIELDS.path)}" required placeholder="${service.path === '/' ? '/admin' : `${service.path}/admin`}" spellcheck="false"></div>
-  <div class="field"><label for="who-method">Method</label>
+  <div class="field"><label for="who-method">Request method</label>
     <input id="who-method" name="${FIELDS.method}" list="who-methods" value="${value(FIELDS.method)}" autocomplete="off" size="8" placeholder="GET">
     <datalist id="who-methods">${METHODS.map((m) => html`<option value="${m}">`)}</datalist></div>
   <div class="field"><label for="who-sub">Subject</label>
