@@ -15,16 +15,10 @@ import {
   startWhatwgUpstream,
   type PathReadingUpstream,
 } from '../support/path-reading-upstreams.js';
-import { rawRequest, type RawResponse } from '../support/raw-connection.js';
+import { rawGet } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { startEchoUpstream, type Echo, type EchoUpstream } from '../support/upstream.js';
 import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
-
-/** `GET target` sent byte for byte over TCP (fetch clients would normalise `\` and `#`). */
-function rawGet(port: number, target: string, cookie?: string): Promise<RawResponse> {
-  const session = cookie === undefined ? '' : `Cookie: ${cookie}\r\n`;
-  return rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: gatehouse.test\r\n${session}Connection: close\r\n\r\n`);
-}
 
 /** The public/protected pair of services for `upstream` under `/<name>`. */
 function pair(name: string, upstream: { origin: string }): ReturnType<typeof service>[] {

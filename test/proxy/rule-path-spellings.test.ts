@@ -14,15 +14,9 @@ import {
   startWhatwgUpstream,
   type PathReadingUpstream,
 } from '../support/path-reading-upstreams.js';
-import { rawRequest, type RawResponse } from '../support/raw-connection.js';
+import { rawGet, rawRequest } from '../support/raw-connection.js';
 import { service } from '../support/samples.js';
 import { startDataPlane, type TestDataPlane } from '../support/data-plane.js';
-
-/** `GET target` sent byte for byte over TCP (fetch clients would normalise `\`). */
-function rawGet(port: number, target: string, cookie?: string): Promise<RawResponse> {
-  const session = cookie === undefined ? '' : `Cookie: ${cookie}\r\n`;
-  return rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: gatehouse.test\r\n${session}Connection: close\r\n\r\n`);
-}
 
 /**
  * Two services per upstream: `/<name>` public with `/secret` denied, and `/<name>-app` protected

@@ -138,6 +138,12 @@ export async function rawRequest(port: number, text: string): Promise<RawRespons
   return { ...parseHead(head), body: blank === -1 ? '' : reply.slice(blank + 4) };
 }
 
+/** `GET target` sent byte for byte (fetch clients would normalise `\` and `#`), with `cookie` as its Cookie when given. */
+export function rawGet(port: number, target: string, cookie?: string): Promise<RawResponse> {
+  const session = cookie === undefined ? '' : `Cookie: ${cookie}\r\n`;
+  return rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: gatehouse.test\r\n${session}Connection: close\r\n\r\n`);
+}
+
 /** `count` raw header lines with distinct names (`X-Pad-0: 0`, …), so no stack folds them into fewer fields. */
 export function headerPadding(count: number): string[] {
   return Array.from({ length: count }, (_, i) => `X-Pad-${i}: ${i}`);
