@@ -50,13 +50,13 @@ export interface CompiledRules {
 
 interface CompiledRule {
   /** Each path's segments, lowercased as the routing key is; `*` matches any one segment. */
-  readonly patterns: readonly (readonly string[])[];
+  readonly patterns: readonly Pattern[];
   /** Undefined: every method. */
   readonly methods: ReadonlySet<string> | undefined;
   readonly guard: RuleGuard;
 }
 
-const SLASH = 0x2f;
+type Pattern = readonly string[];
 
 /**
  * Compiles `service.rules` and `corsPreflight`.
@@ -68,11 +68,12 @@ export function compileServiceRules(service: Service): CompiledRules | undefined
   const publicPreflight = service.corsPreflight === 'public';
   if (rules.length === 0 && !publicPreflight) return undefined;
   const guards = rules.map((rule) => rule.guard);
+  const segments = new KeySegments(Math.max(0, ...rules.flatMap((rule) => rule.patterns.map((pattern) => pattern.length))));
   return {
     publicPreflight,
     guards,
     decide(method, key, from, preflight) {
-      const index = firstMatch(rules, method, key, from);
+      const index = firstMatch(rules, method, segments.read(key, from));
       // a deny rule wins even over a preflight: a browser's preflight never reaches a denied path
       if (index !== NO_RULE && guards[index]!.deny) return index;
       return publicPreflight && preflight ? PUBLIC_PREFLIGHT : index;
@@ -88,13 +89,14 @@ export function guardOfDecision(rules: CompiledRules, decided: number): RuleGuar
   return decided >= 0 ? rules.guards[decided] : decided === PUBLIC_PREFLIGHT ? PUBLIC_GUARD : undefined;
 }
 
-/** The index of the first of `rules` matching `method` and `key[from…]`, or {@link NO_RULE}. */
-function firstMatch(rules: readonly CompiledRule[], method: string, key: string, from: number): number {
-  const upper = method.toUpperCase();
+/** The index of the first of `rules` matching `method` and the path `segments` holds, or {@link NO_RULE}. */
+function firstMatch(rules: readonly CompiledRule[], method: string, segments: KeySegments): number {
+  let upper: string | undefined;
   for (let index = 0; index < rules.length; index++) {
     const rule = rules[index]!;
-    if (rule.methods !== undefined && !rule.methods.has(upper)) continue;
-    for (const pattern of rule.patterns) if (matchesPattern(key, from, pattern)) return index;
+    if (rule.methods !== undefined && !rule.methods.has((upper ??= method.toUpperCase()))) continue;
+    const { patterns } = rule;
+    for (let p = 0; p < patterns.length; p++) if (segments.startWith(patterns[p]!)) return index;
   }
   return NO_RULE;
 }
@@ -114,19 +116,57 @@ function guardOf(rule: ServiceRule): RuleGuard {
 }
 
 /**
- * True when the key from `from` starts with the pattern's segments on whole segments: `/hooks/*`
- * matches `/hooks/a` and `/hooks/a/b`, not `/hooks` nor `/hooksx/a`; `*` never matches the empty
- * segment after a trailing `/`.
+ * A routing key's first segments after a service's prefix, found once per decision so that each
+ * pattern compares lengths and characters only. One per compiled rule set, reused: a decision is
+ * synchronous.
  */
-function matchesPattern(key: string, from: number, pattern: readonly string[]): boolean {
-  let at = from;
-  for (const segment of pattern) {
-    if (key.charCodeAt(at) !== SLASH) return false;
-    let end = key.indexOf('/', at + 1);
-    if (end === -1) end = key.length;
-    const length = end - at - 1;
-    if (segment === '*' ? length === 0 : length !== segment.length || !key.startsWith(segment, at + 1)) return false;
-    at = end;
+class KeySegments {
+  /** `bounds[i]` is the `/` before segment `i`; `bounds[count]` the end of the last one read. */
+  readonly #bounds: Int32Array;
+  #key = '';
+  #count = 0;
+
+  /** `depth`: the most segments any pattern has. */
+  constructor(depth: number) {
+    this.#bounds = new Int32Array(depth + 1);
   }
-  return at === key.length || key.charCodeAt(at) === SLASH;
+
+  /** Reads up to `depth` segments of `key[from…]` (`''` or `/…`, routing-key.ts). */
+  read(key: string, from: number): this {
+    const bounds = this.#bounds;
+    let count = 0;
+    let at = from;
+    bounds[0] = at;
+    while (count < bounds.length - 1 && at < key.length) {
+      const end = key.indexOf('/', at + 1);
+      at = end === -1 ? key.length : end;
+      bounds[++count] = at;
+    }
+    this.#key = key;
+    this.#count = count;
+    return this;
+  }
+
+  /**
+   * True when the path starts with `pattern`'s segments on whole segments: `/hooks/*` matches
+   * `/hooks/a` and `/hooks/a/b`, not `/hooks` nor `/hooksx/a`; `*` never matches the empty segment
+   * after a trailing `/`.
+   */
+  startWith(pattern: Pattern): boolean {
+    if (pattern.length > this.#count) return false;
+    const bounds = this.#bounds;
+    const key = this.#key;
+    for (let i = 0; i < pattern.length; i++) {
+      const segment = pattern[i]!;
+      const start = bounds[i]! + 1;
+      const length = bounds[i + 1]! - start;
+      if (segment === '*') {
+        if (length === 0) return false;
+        continue;
+      }
+      if (length !== segment.length) return false;
+      for (let c = 0; c < length; c++) if (key.charCodeAt(start + c) !== segment.charCodeAt(c)) return false;
+    }
+    return true;
+  }
 }

@@ -191,6 +191,38 @@ describe('rules inside a service', () => {
     assert.equal(compileServiceRules(service({ path: '/', targetUrl: 'http://t' })), undefined, 'no rules, no preflight setting: nothing to check');
   });
 
+  it('the compiled rules match whole segments from the end of the prefix, * one non-empty segment, / everything', () => {
+    const rules = compileServiceRules(
+      service({
+        path: '/app',
+        targetUrl: 'http://t',
+        rules: [
+          { paths: ['/a/*/c'], action: 'deny' },
+          { paths: ['/abc', '/ab/d'], action: 'public' },
+          { paths: ['/'], methods: ['PUT'], action: 'deny' },
+        ],
+      }),
+    )!;
+    const from = '/app'.length;
+    const cases: [string, string, number][] = [
+      ['GET', '/app/a/b/c', 0],
+      ['GET', '/app/a/b/c/d/e', 0],
+      ['GET', '/app/a/b/cd', NO_RULE],
+      ['GET', '/app/a//c', NO_RULE], // not a routing key, but * never takes an empty segment
+      ['GET', '/app/a/b', NO_RULE],
+      ['GET', '/app/abc', 1],
+      ['GET', '/app/abd', NO_RULE],
+      ['GET', '/app/abc/x', 1],
+      ['GET', '/app/ab/d', 1],
+      ['GET', '/app/ab/e', NO_RULE],
+      ['GET', '/app', NO_RULE],
+      ['PUT', '/app', 2],
+      ['PUT', '/app/zzz/y', 2],
+      ['put', '/app/a/b/c', 0],
+    ];
+    for (const [method, key, expected] of cases) assert.equal(rules.decide(method, key, from, false), expected, `${method} ${key}`);
+  });
+
   it('CORS preflight: through without a session only with corsPreflight public, only for a real preflight', async () => {
     const preflight = { Origin: 'https://ui.example', 'Access-Control-Request-Method': 'PUT' };
     const before = upstream.requests.length;
