@@ -117,6 +117,7 @@ export class RequestHeaderBuilder {
   readonly #forAdmin: boolean;
   readonly #removed: ReadonlySet<string>;
   readonly #bearerTokens: boolean;
+  readonly #forwardGroups: boolean;
 
   /**
    * `trusted`: TRUST_PROXY; only such peers may extend X-Forwarded-For (with the hops it
@@ -126,14 +127,16 @@ export class RequestHeaderBuilder {
    * `policy`: whom the list is for (see {@link HeaderPolicy}).
    * `bearerTokens`: whether protected services take bearer tokens (OIDC_API_AUDIENCES, design.md
    * §4.7); their `Authorization: Bearer` then reaches only a service with `forwardAuthorization`.
+   * `forwardGroups`: FORWARD_GROUPS, whether a caller's groups go as `X-Forwarded-Groups`.
    */
-  constructor(trusted: TrustedProxies, publicUrl: URL, policy: HeaderPolicy = 'public', bearerTokens = false) {
+  constructor(trusted: TrustedProxies, publicUrl: URL, policy: HeaderPolicy = 'public', bearerTokens = false, forwardGroups = false) {
     this.#publicHost = publicUrl.host;
     this.#publicPort = publicUrl.port === '' ? '' : `:${publicUrl.port}`;
     this.#trusted = trusted;
     this.#forAdmin = policy === 'admin';
     this.#removed = REMOVED_BY_POLICY[policy];
     this.#bearerTokens = bearerTokens;
+    this.#forwardGroups = forwardGroups;
   }
 
   /**
@@ -176,7 +179,7 @@ export class RequestHeaderBuilder {
     if (this.#forAdmin) out.push(PUBLIC_HANDOFF_HEADER, '1'); // see admin/http/served-origin.ts
     if (identity !== undefined) propagate(identity, inbound, out);
     if (route !== undefined && route.prefix !== '') out.push('x-forwarded-prefix', route.prefix);
-    if (user) pushIdentityFields(out, user, assertion);
+    if (user) pushIdentityFields(out, user, assertion, this.#forwardGroups);
     this.#copyAllowed(req.rawHeaders, inbound, out, route !== undefined && this.#withholdsBearerFrom(route), req.httpVersionMajor === 2);
     return out;
   }
@@ -236,14 +239,33 @@ export class RequestHeaderBuilder {
 
 /**
  * Appends a caller's identity fields to the flat list `out` (design.md §3.6): `X-Forwarded-User`
- * (sub), `X-Forwarded-Email` when the user has one, `X-Gatehouse-Assertion` when signed (§4.7).
+ * (sub), `X-Forwarded-Email` when the user has one, with `groups` (FORWARD_GROUPS)
+ * `X-Forwarded-Groups` when the user has some, `X-Gatehouse-Assertion` when signed (§4.7).
  * The one place these names are written: what a target gets, and what the verify endpoint
  * answers an ingress with (design.md §4.19).
  */
-export function pushIdentityFields(out: string[], user: SessionUser, assertion: string | undefined): void {
+export function pushIdentityFields(out: string[], user: SessionUser, assertion: string | undefined, groups: boolean): void {
   out.push('x-forwarded-user', fieldValue(user.sub));
   if (user.email) out.push('x-forwarded-email', fieldValue(user.email));
+  if (groups && user.groups !== undefined && user.groups.length > 0) out.push('x-forwarded-groups', groupsValue(user.groups));
   if (assertion !== undefined) out.push(ASSERTION_HEADER, assertion);
+}
+
+/** What a group name keeps as it is in `X-Forwarded-Groups`: printable ASCII but `%` and `,`. */
+const GROUP_ESCAPED = /[^\x20-\x24\x26-\x2b\x2d-\x7e]/gu;
+
+/** A character's UTF-8 bytes as `%XX` (a lone surrogate as U+FFFD's, which encodeURIComponent would throw on). */
+function percentEncoded(character: string): string {
+  return Buffer.from(character, 'utf8').toString('hex').toUpperCase().replace(/../g, '%$&');
+}
+
+/**
+ * `X-Forwarded-Groups`' value (FORWARD_GROUPS): the groups comma-separated, in each one `%`, `,`
+ * and what is not printable ASCII percent-encoded as UTF-8 (RFC 3986 §2.1), so a group named
+ * `a,b` is never read as two, and a name beyond ASCII arrives intact.
+ */
+function groupsValue(groups: readonly string[]): string {
+  return groups.map((group) => group.replace(GROUP_ESCAPED, percentEncoded)).join(',');
 }
 
 /**

@@ -132,7 +132,7 @@ class GatewayProxyPlane implements ProxyPlane {
     this.#forwarder = new ServiceForwarder({ headersTimeoutMs: deps.config.upstreamTimeoutMs, logger: deps.logger, failures: deps.upstreamFailures });
     this.#refused = new RefusedRequests(deps.accessLog);
     this.#bearerTokens = bearerTokensFor(deps.config, deps.logger);
-    this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl, 'public', this.#bearerTokens !== undefined);
+    this.#requestHeaders = new RequestHeaderBuilder(deps.config.trustProxy, deps.config.publicUrl, 'public', this.#bearerTokens !== undefined, deps.config.oidc.forwardGroups);
     this.#decision = new AccessDecision(new SessionCheck(deps.sessionGate, deps.config.publicUrl, deps.logger), this.#bearerTokens);
     this.#hostSignIn = new HostSignIn(deps.config.publicUrl);
     this.#stepUp = new StepUpRequired(this.#hostSignIn);
@@ -155,6 +155,7 @@ class GatewayProxyPlane implements ProxyPlane {
       gatewayHosts: this.#gatewayHosts,
       refused: this.#refused,
       challenge: this.#bearerTokens?.challenge,
+      forwardGroups: deps.config.oidc.forwardGroups,
     });
     this.#unsubscribe = [
       deps.bus.onRegistry((services) => this.#replaceRoutes(services)),

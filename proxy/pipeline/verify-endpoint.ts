@@ -45,6 +45,8 @@ export interface VerifyEndpointDeps {
   readonly refusals: RefusalCounter;
   /** `WWW-Authenticate` of a 401 while bearer tokens are on (RFC 6750 §3). */
   readonly challenge: Record<string, string> | undefined;
+  /** FORWARD_GROUPS: the answer names the caller's groups too. */
+  readonly forwardGroups: boolean;
 }
 
 /** The methods the endpoint answers (an ingress asks with GET; nginx's `proxy_method GET`). */
@@ -185,7 +187,7 @@ export class VerifyEndpoint {
   /** 200, no content, with the caller's identity fields (request-headers.ts names them) when there is a caller. */
   #allow(res: ServerResponse, route: Route, user: SessionUser | undefined, host: string | undefined): void {
     const fields: string[] = [];
-    if (user !== undefined) pushIdentityFields(fields, user, this.#deps.assertions.assertionFor(user, route, host));
+    if (user !== undefined) pushIdentityFields(fields, user, this.#deps.assertions.assertionFor(user, route, host), this.#deps.forwardGroups);
     const headers: Record<string, string> = { 'content-length': '0', 'cache-control': 'no-store' };
     for (let i = 0; i < fields.length; i += 2) headers[fields[i]!] = fields[i + 1]!;
     res.writeHead(200, withRequestId(res, headers)).end();

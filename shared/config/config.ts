@@ -47,6 +47,12 @@ export interface Config {
     scopes: string;
     groupsClaim: string;
     /**
+     * FORWARD_GROUPS=true: a caller's groups go to targets, and in the verify endpoint's answer, as
+     * `X-Forwarded-Groups` (request-headers.ts `pushIdentityFields`); off, only the identity
+     * assertion carries them.
+     */
+    forwardGroups: boolean;
+    /**
      * OIDC_API_AUDIENCES: the `aud` values a bearer token may carry (design.md §4.7); empty: bearer
      * tokens are off and an `Authorization` header is forwarded as any other field.
      */
@@ -223,6 +229,7 @@ const schema = v.object({
   OIDC_CLIENT_SECRET: v.optional(nonEmpty),
   OIDC_SCOPES: v.pipe(nonEmpty, v.check((scopes) => scopes.split(/\s+/).includes('openid'), 'must include openid')),
   OIDC_GROUPS_CLAIM: nonEmpty,
+  FORWARD_GROUPS: v.picklist(['true', 'false'], 'must be true or false'),
   OIDC_API_AUDIENCES: list,
   ADMIN_EMAILS: lowerSet,
   ADMIN_SUBJECTS: list,
@@ -312,6 +319,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       clientSecret: out.OIDC_CLIENT_SECRET,
       scopes: out.OIDC_SCOPES,
       groupsClaim: out.OIDC_GROUPS_CLAIM,
+      forwardGroups: out.FORWARD_GROUPS === 'true',
       apiAudiences: out.OIDC_API_AUDIENCES,
     },
     admins: { emails: out.ADMIN_EMAILS, subjects: new Set(out.ADMIN_SUBJECTS), groups: new Set(out.ADMIN_GROUPS) },

@@ -40,6 +40,7 @@ export const VARIABLES: readonly VariableDoc[] = [
   { name: 'OIDC_CLIENT_SECRET', default: undefined, meaning: 'Client secret; unset for a public client (PKCE only).' },
   { name: 'OIDC_SCOPES', default: 'openid profile email', meaning: 'Scopes requested at login.' },
   { name: 'OIDC_GROUPS_CLAIM', default: 'groups', meaning: 'Claim that lists the user\'s groups, read from the ID token, else from userinfo; kept with the session for `ADMIN_GROUPS` and services\' access policies.' },
+  { name: 'FORWARD_GROUPS', default: 'false', meaning: '`true`: a signed-in caller\'s groups go to targets, and to an ingress in `/auth/verify`\'s answer, as `X-Forwarded-Groups`: comma-separated, each group\'s `%`, `,` and characters outside printable ASCII percent-encoded (UTF-8). Off, the identity assertion (`X-Gatehouse-Assertion`) still carries them.' },
   { name: 'OIDC_API_AUDIENCES', default: '', meaning: 'Comma-separated audiences (`aud`) a machine client\'s bearer JWT from `OIDC_ISSUER` may carry to reach a protected service without a session (see Machine clients); unset: bearer tokens are off.' },
   { name: 'ADMIN_EMAILS', default: '', meaning: 'Comma-separated verified emails that get `isAdmin`.' },
   { name: 'ADMIN_SUBJECTS', default: '', meaning: 'Comma-separated `sub` values that get `isAdmin`.' },

@@ -84,10 +84,11 @@ describe('request headers sent upstream', () => {
   });
 
   it('sends only the session identity, never a spoofed one, for a signed-in user', async () => {
-    const cookie = await gateway.signIn({ sub: 'real-sub', email: 'real@example.com' });
+    const cookie = await gateway.signIn({ sub: 'real-sub', email: 'real@example.com', groups: ['staff'] });
     const received = await rawEcho(gateway, '/private/x', [...SPOOFED, `Cookie: ${cookie}`, 'Connection: close']);
     assert.deepEqual(folded(received, 'x-forwarded-user'), ['real-sub']);
     assert.deepEqual(folded(received, 'x-forwarded-email'), ['real@example.com']);
+    assert.deepEqual(folded(received, 'x-forwarded-groups'), [], 'groups only with FORWARD_GROUPS=true');
     const [assertion, ...more] = folded(received, 'x-gatehouse-assertion');
     assert.deepEqual(more, [], 'exactly one identity assertion: the gateway\'s');
     assert.equal(decodeJwt(assertion!).sub, 'real-sub');
@@ -184,6 +185,46 @@ describe('request headers sent upstream', () => {
     assert.deepEqual(headerValues(received, 'x-forwarded-prefix'), ['/app']);
     const root = (await gateway.fetch('/elsewhere')).json<Echo>();
     assert.deepEqual(headerValues(root, 'x-forwarded-prefix'), []);
+  });
+});
+
+describe('X-Forwarded-Groups (FORWARD_GROUPS=true)', () => {
+  let upstream: Upstream;
+  let gateway: TestDataPlane;
+
+  before(async () => {
+    upstream = await startUpstream(echo);
+    gateway = await startDataPlane({
+      env: { FORWARD_GROUPS: 'true', TRUST_PROXY: 'loopback' },
+      services: [service({ path: '/private', targetUrl: upstream.origin, requireAuth: true })],
+    });
+  });
+  after(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  const GROUPS = ['staff', 'a,b', 'Domain Users', '100%', 'équipe', 'ops\r\nX-Forwarded-User: evil'];
+  const SENT = 'staff,a%2Cb,Domain Users,100%25,%C3%A9quipe,ops%0D%0AX-Forwarded-User: evil';
+
+  it("sends the caller's groups, one field, each name's comma, % and what is not printable ASCII percent-encoded; a client's never", async () => {
+    const cookie = await gateway.signIn({ sub: 'grouped', groups: GROUPS });
+    const received = await rawEcho(gateway, '/private/x', [...SPOOFED, `Cookie: ${cookie}`, 'Connection: close']);
+    assert.deepEqual(folded(received, 'x-forwarded-groups'), [SENT]);
+    assert.deepEqual(SENT.split(',').map(decodeURIComponent), GROUPS, 'a target gets every name back by splitting on commas and decoding');
+    assert.deepEqual(folded(received, 'x-forwarded-user'), ['grouped']);
+  });
+
+  it("sends none for a caller without groups, and never a client's", async () => {
+    const cookie = await gateway.signIn({ sub: 'no-groups', groups: [] });
+    assert.deepEqual(folded(await rawEcho(gateway, '/private/x', [`Cookie: ${cookie}`, 'X-Forwarded-Groups: admins', 'Connection: close']), 'x-forwarded-groups'), []);
+  });
+
+  it("answers an ingress's /auth/verify with the same field", async () => {
+    const cookie = await gateway.signIn({ sub: 'grouped', groups: GROUPS });
+    const response = await gateway.fetch('/auth/verify', { headers: { cookie, 'x-forwarded-uri': '/private/x', 'x-forwarded-host': 'public.example' } });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers['x-forwarded-groups'], SENT);
   });
 });
 
