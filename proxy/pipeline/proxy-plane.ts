@@ -153,7 +153,7 @@ class GatewayProxyPlane implements ProxyPlane {
       assertions: this.#assertions,
       routes: () => this.#routes,
       gatewayHosts: this.#gatewayHosts,
-      refused: this.#refused,
+      limit: this.#limitOffPath,
       challenge: this.#bearerTokens?.challenge,
       forwardGroups: deps.config.oidc.forwardGroups,
     });
@@ -226,11 +226,7 @@ class GatewayProxyPlane implements ProxyPlane {
       const span = this.#sharedLimit ? trace?.child('rate limit', SpanKind.INTERNAL, { 'db.system.name': 'redis' }) : undefined;
       const decision = await limiter.consume(rateLimitKey(clientIp));
       span?.end();
-      if (!decision.allowed) {
-        const refusal = this.#refusal(decision, route.service.id);
-        record.summariseInto(this.#refused, res, refusal.status);
-        throw refusal;
-      }
+      if (!decision.allowed) throw this.#refusal(decision, route.service.id, record, res);
     }
     // §3.4–3.5 who is asking (read first, so that every outcome below is logged with the user),
     // then disabled service, deny, sign-in and access (access-decision.ts)
@@ -270,22 +266,33 @@ class GatewayProxyPlane implements ProxyPlane {
       sendContinueIfExpected(req, res);
       return this.#deps.adminPlane(req, res);
     }
-    const limiter = this.#deps.generalLimiter;
-    if (limiter.limit !== null) {
-      const decision = await limiter.consume(rateLimitKey(clientIp));
-      if (!decision.allowed) throw this.#refusal(decision, '');
-    }
+    await this.#limitOffPath(clientIp, '');
     throw new GatewayError('SERVICE_NOT_FOUND');
   }
 
   /**
-   * §3.3: the answer to a request over the general limit, counted for `serviceId` ('' for none).
-   * The caller awaits the limiter in its own frame (see rate-limiter.ts `refuseOverLimit`).
+   * §3.3: the answer to a request over the general limit, counted for `serviceId` ('' for none),
+   * and with a matched request's `record` summarised with the refused ones. The proxied request
+   * awaits the limiter in its own frame (see rate-limiter.ts `refuseOverLimit`).
    */
-  #refusal(decision: RateLimitDecision, serviceId: string): GatewayError {
+  #refusal(decision: RateLimitDecision, serviceId: string, record?: AccessRecord, res?: ServerResponse): GatewayError {
     this.#deps.refusals.rateLimited(serviceId);
-    return overLimit(decision);
+    const refusal = overLimit(decision);
+    record?.summariseInto(this.#refused, res!, refusal.status);
+    return refusal;
   }
+
+  /**
+   * §3.3 for a request counted off the hot path (no service matched; a verify request): as the
+   * proxied request's count, one more promise.
+   * @throws {GatewayError} 429 over the limit (see {@link #refusal}).
+   */
+  readonly #limitOffPath = async (clientIp: string, serviceId: string, record?: AccessRecord, res?: ServerResponse): Promise<void> => {
+    const limiter = this.#deps.generalLimiter;
+    if (limiter.limit === null) return;
+    const decision = await limiter.consume(rateLimitKey(clientIp));
+    if (!decision.allowed) throw this.#refusal(decision, serviceId, record, res);
+  };
 
   /**
    * A protected service's caller without a session (design.md §3.5): 401. On a service host, a

@@ -1,8 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessLogSink } from '../../shared/backends/access-log-sink.js';
-import { overLimit, type RateLimiter } from '../../shared/backends/rate-limiter.js';
 import { GatewayError } from '../../shared/errors.js';
-import { rateLimitKey } from '../../shared/http/client-ip.js';
 import { isGatewayPath, isReservedPath, SERVICE_HOST_PATHS, VERIFY_PATH } from '../../shared/http/gateway-paths.js';
 import { withRequestId } from '../../shared/http/request-id.js';
 import { isClientGone } from '../../shared/http/response-state.js';
@@ -22,7 +20,6 @@ import { sendAccessDenied } from './access-denied.js';
 import { AccessRecord } from './access-record.js';
 import { sendNotAuthenticated } from './login-required.js';
 import { readOriginalRequest, readSuffixRequest, type OriginalRequest } from './original-request.js';
-import type { RefusalCounter, RefusedRequests } from './refused-requests.js';
 import type { RequestIdentity } from './request-identity.js';
 import { sendServiceDisabled } from './service-disabled.js';
 
@@ -40,9 +37,12 @@ export interface VerifyEndpointDeps {
   /** PUBLIC_URL's and ADMIN_URL's host names: the gateway's paths are no service's there (design.md §3.2). */
   readonly gatewayHosts: ReadonlySet<string>;
   readonly accessLog: AccessLogSink;
-  readonly generalLimiter: RateLimiter;
-  readonly refused: RefusedRequests;
-  readonly refusals: RefusalCounter;
+  /**
+   * The general limit (design.md §3.3) for the client address and service (`''` for none), as the
+   * data plane counts a request off its hot path; a matched request's `record` is summarised with
+   * the refused ones when over it. @throws {GatewayError} 429 over the limit.
+   */
+  readonly limit: (clientIp: string, serviceId: string, record?: AccessRecord, res?: ServerResponse) => Promise<void>;
   /** `WWW-Authenticate` of a 401 while bearer tokens are on (RFC 6750 §3). */
   readonly challenge: Record<string, string> | undefined;
   /** FORWARD_GROUPS: the answer names the caller's groups too. */
@@ -92,7 +92,7 @@ export class VerifyEndpoint {
     const site = original && this.#siteOf(original, req);
     const route = original && this.#routeOf(original, site);
     if (route === undefined) {
-      await this.#limit(clientIp, '');
+      await this.#deps.limit(clientIp, '');
       throw original === undefined ? new GatewayError('ACCESS_DENIED', { message: 'Access denied: not a trusted proxy naming the original request' }) : new GatewayError('SERVICE_NOT_FOUND');
     }
     const record = new AccessRecord(this.#deps.accessLog, res, route.service.id, original!.method, original!.target, clientIp);
@@ -102,7 +102,7 @@ export class VerifyEndpoint {
     const { trace } = identity;
     if (trace?.span !== undefined) record.trace = { traceId: trace.traceId, spanId: trace.spanId! };
     record.verify = true;
-    await this.#limit(clientIp, route.service.id, record, res);
+    await this.#deps.limit(clientIp, route.service.id, record, res);
     const serviceHost = site === undefined || this.#deps.gatewayHosts.has(site.host) ? undefined : site.host;
     const decidedOn = { method: original!.method, headers: req.headers };
     const outcome = await this.#deps.decision.decide({ req: decidedOn, inbound, route, key: original!.key, serviceHost, identity });
@@ -166,22 +166,6 @@ export class VerifyEndpoint {
     const gatewayHere = site === undefined || this.#deps.gatewayHosts.has(site.host);
     if (isReservedPath(key) || (gatewayHere && (isGatewayPath(key) || (key === '/' && !table.hasRoot)))) return undefined;
     return table.lookup(key);
-  }
-
-  /**
-   * The general limit (design.md §3.3), by the resolved client address. A request matched to a
-   * service (`record`) is summarised with the refused ones when over it.
-   * @throws {GatewayError} 429 over the limit.
-   */
-  async #limit(clientIp: string, serviceId: string, record?: AccessRecord, res?: ServerResponse): Promise<void> {
-    const limiter = this.#deps.generalLimiter;
-    if (limiter.limit === null) return;
-    const decision = await limiter.consume(rateLimitKey(clientIp));
-    if (decision.allowed) return;
-    this.#deps.refusals.rateLimited(serviceId);
-    const refusal = overLimit(decision);
-    record?.summariseInto(this.#deps.refused, res!, refusal.status);
-    throw refusal;
   }
 
   /** 200, no content, with the caller's identity fields (request-headers.ts names them) when there is a caller. */
