@@ -1,6 +1,6 @@
 import type { Service } from '../../shared/types.js';
 import { html, type Html } from '../../shared/pages/html.js';
-import { isWildcardHost } from '../../shared/services/host-names.js';
+import { isWildcardHost, serviceHostOrigin } from '../../shared/services/host-names.js';
 import { serviceEntryPath } from '../../shared/services/service-entry.js';
 import type { ConsoleView } from './console-layout.js';
 import { poolSettingsOf } from '../../shared/services/target-pool-settings.js';
@@ -40,12 +40,12 @@ function targetsCell(service: Service): Html {
  * scheme and port (`https://app.example.com:8443/`), but a wildcard's, which names no one host.
  */
 export function hostLinks(service: Service, publicOrigin: string): Html {
-  const { protocol, port } = new URL(publicOrigin);
+  const publicUrl = new URL(publicOrigin);
   const entry = serviceEntryPath(service.path);
   const lines = (service.hosts ?? []).map((host) =>
     isWildcardHost(host)
       ? html`<code>${host}${entry}</code>`
-      : html`<a href="${protocol}//${host}${port ? `:${port}` : ''}${entry}" title="Open ${host}${entry} through the gateway"><code>${host}${entry}</code></a>`,
+      : html`<a href="${serviceHostOrigin(publicUrl, host)}${entry}" title="Open ${host}${entry} through the gateway"><code>${host}${entry}</code></a>`,
   );
   return html`${lines.map((line, i) => (i === 0 ? line : html`<br>${line}`))}`;
 }

@@ -25,6 +25,7 @@ import { stepUpRefusedPage } from '../../shared/pages/step-up-pages.js';
 import { readStepUpQuery } from '../../shared/identity/step-up.js';
 import { stepUpShortfall } from '../oidc/step-up-check.js';
 import { stepUpInPlace } from '../sessions/step-up-session.js';
+import { serviceHostOrigin } from '../../shared/services/host-names.js';
 import { readFormBody } from '../http/request-body.js';
 import type { Handler, RequestContext } from '../http/request-context.js';
 
@@ -184,8 +185,7 @@ async function refuseStepUp(deps: SignInDeps, ctx: RequestContext, transaction: 
   await countAttempt(deps.authLimiter, ctx);
   // "Try again" is the page itself: its service asks for the step-up again, with its own requirement
   const { handoff } = transaction;
-  const publicUrl = deps.config.publicUrl;
-  const retry = handoff === undefined ? transaction.returnTo : `${publicUrl.protocol}//${handoff.host}${publicUrl.port === '' ? '' : `:${publicUrl.port}`}${handoff.returnTo}`;
+  const retry = handoff === undefined ? transaction.returnTo : serviceHostOrigin(deps.config.publicUrl, handoff.host) + handoff.returnTo;
   sendHtml(ctx.res, 403, stepUpRefusedPage(stepUp, shortfall, retry));
 }
 

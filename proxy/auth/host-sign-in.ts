@@ -5,6 +5,7 @@ import { redirect } from '../../shared/http/http-response.js';
 import { handoffBinding, newHandoffKey } from '../../shared/identity/secrets.js';
 import { MAX_RETURN_ADDRESS_LENGTH } from '../../shared/http/return-to.js';
 import { stepUpQuery, type StepUp } from '../../shared/identity/step-up.js';
+import { serviceHostOrigin } from '../../shared/services/host-names.js';
 
 /** How long a service host's hand-off cookie lives, in seconds: as long as a login may take (10 minutes). */
 const HANDOFF_COOKIE_MAX_AGE_S = 600;
@@ -19,16 +20,13 @@ const HANDOFF_COOKIE_MAX_AGE_S = 600;
  */
 export class HostSignIn {
   readonly #login: string;
-  readonly #scheme: string;
-  /** PUBLIC_URL's `:port`, or `''`: the one listener serves every host. */
-  readonly #port: string;
+  readonly #publicUrl: URL;
   readonly #cookieName: string;
   readonly #secure: boolean;
 
   constructor(publicUrl: URL) {
     this.#login = `${publicUrl.origin}/auth/login?rd=`;
-    this.#scheme = publicUrl.protocol;
-    this.#port = publicUrl.port === '' ? '' : `:${publicUrl.port}`;
+    this.#publicUrl = publicUrl;
     this.#cookieName = gatewayCookieNames(publicUrl).handoff;
     this.#secure = publicUrl.protocol === 'https:';
   }
@@ -41,7 +39,7 @@ export class HostSignIn {
     const key = newHandoffKey();
     // The sign-in origin takes return addresses up to 2,048 characters (return-address.ts): past
     // that, the host's root, rather than a sign-in that cannot finish.
-    const address = `${this.#scheme}//${host}${this.#port}`;
+    const address = serviceHostOrigin(this.#publicUrl, host);
     const returnAddress = address.length + target.length > MAX_RETURN_ADDRESS_LENGTH ? `${address}/` : address + target;
     const cookie = serialize(this.#cookieName, key, { httpOnly: true, path: '/', sameSite: 'lax', secure: this.#secure, maxAge: HANDOFF_COOKIE_MAX_AGE_S });
     redirect(res, `${this.#login}${encodeURIComponent(returnAddress)}&bind=${handoffBinding(key)}${stepUpQuery(stepUp)}`, { 'set-cookie': cookie });

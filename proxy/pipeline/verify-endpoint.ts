@@ -11,6 +11,7 @@ import type { InboundHeaders } from '../headers/inbound-headers.js';
 import { pushIdentityFields } from '../headers/request-headers.js';
 import type { HostRoutes, HostSite } from '../routing/host-routes.js';
 import { hostField, requestHostName } from '../routing/request-host.js';
+import { serviceHostOrigin } from '../../shared/services/host-names.js';
 import type { Route } from '../routing/route-table.js';
 import type { AccessDecision, AccessOutcome } from './access-decision.js';
 import { insufficientUserAuthentication, stepUpRequiredError, stepUpSignIn } from './step-up-required.js';
@@ -66,13 +67,10 @@ export class VerifyEndpoint {
   readonly #deps: VerifyEndpointDeps;
   /** `<PUBLIC_URL>/auth/login?returnTo=`. */
   readonly #login: string;
-  /** PUBLIC_URL's `:port`, or `''`: a service host is served on it too. */
-  readonly #port: string;
 
   constructor(deps: VerifyEndpointDeps) {
     this.#deps = deps;
     this.#login = `${deps.publicUrl.origin}/auth/login?returnTo=`;
-    this.#port = deps.publicUrl.port === '' ? '' : `:${deps.publicUrl.port}`;
   }
 
   /**
@@ -183,7 +181,7 @@ export class VerifyEndpoint {
    * Traefik and Caddy pass the answer on; nginx reads the field with `auth_request_set`.
    */
   #signIn(res: ServerResponse, target: string, inbound: InboundHeaders, serviceHost: string | undefined): void {
-    const login = serviceHost === undefined ? this.#login : `${this.#deps.publicUrl.protocol}//${serviceHost}${this.#port}${SERVICE_HOST_PATHS.login}?rd=`;
+    const login = serviceHost === undefined ? this.#login : `${serviceHostOrigin(this.#deps.publicUrl, serviceHost)}${SERVICE_HOST_PATHS.login}?rd=`;
     res.setHeader('location', login + encodeURIComponent(target));
     sendNotAuthenticated(res, target, inbound.accept, this.#deps.challenge, serviceHost === undefined ? undefined : `${SERVICE_HOST_PATHS.login}?rd=`);
   }
@@ -195,7 +193,7 @@ export class VerifyEndpoint {
    */
   #stepUp(res: ServerResponse, target: string, serviceHost: string | undefined, needs: StepUp, bearer: boolean): void {
     if (bearer) return sendError(res, insufficientUserAuthentication(needs));
-    const origin = serviceHost === undefined ? this.#deps.publicUrl.origin : `${this.#deps.publicUrl.protocol}//${serviceHost}${this.#port}`;
+    const origin = serviceHost === undefined ? this.#deps.publicUrl.origin : serviceHostOrigin(this.#deps.publicUrl, serviceHost);
     res.setHeader('location', stepUpSignIn(target, needs, serviceHost !== undefined, origin));
     sendError(res, stepUpRequiredError());
   }

@@ -94,3 +94,11 @@ function domainProblem(domain: string): string | undefined {
   if (!labels.every((label) => LABEL.test(label))) return 'labels may only contain a-z, 0-9 and -, not at their start or end';
   return undefined;
 }
+
+/**
+ * The origin a service host is reached on (design.md §4.16): PUBLIC_URL's scheme and port (the one
+ * listener serves every host) with `host` (normal form), e.g. `https://app.example.com:8443`.
+ */
+export function serviceHostOrigin(publicUrl: URL, host: string): string {
+  return `${publicUrl.protocol}//${host}${publicUrl.port === '' ? '' : `:${publicUrl.port}`}`;
+}
